@@ -1,0 +1,102 @@
+// Package blobstore is a private, content-addressed store for the values that
+// bs filters remove from agent transcripts.
+//
+// A blob is an arbitrary byte string named by the SHA-256 of its bytes (a
+// [Digest]). Because the name is derived from the content, storing the same
+// bytes twice stores them once, and a reader can always check that what it got
+// back is what was put: a [Store] never returns bytes whose digest does not
+// match the one asked for.
+//
+// Transcript tool output routinely contains secrets, so implementations keep
+// blobs private to the user that owns the store.
+//
+// [Local] is the on-disk implementation. Package
+// github.com/bstools/bs/blobstore/storetest holds a conformance suite that
+// every implementation is expected to pass.
+package blobstore
+
+import (
+	"context"
+	"errors"
+)
+
+// ErrNotFound is matched (via [errors.Is]) by the error returned when a blob
+// is not in the store.
+var ErrNotFound = errors.New("blob not found")
+
+// ErrCorrupt is matched (via [errors.Is]) by the error returned when a stored
+// blob cannot be decoded or its bytes do not hash to its digest.
+var ErrCorrupt = errors.New("blob corrupt")
+
+// Store is a content-addressed blob store.
+//
+// Implementations are safe for concurrent use by multiple goroutines and by
+// multiple processes sharing the same backing storage.
+//
+// Errors about a specific blob wrap [ErrNotFound] or [ErrCorrupt] where those
+// apply, and their messages name the digest.
+type Store interface {
+	// Put stores data and returns its digest. When Put returns nil the blob
+	// is durable. Identical data is stored once: a second Put of the same
+	// bytes is a cheap no-op. Put does not retain data after it returns.
+	Put(ctx context.Context, data []byte) (Digest, error)
+
+	// Get returns the blob's bytes, verifying their digest: a mismatch or
+	// undecodable content is ErrCorrupt, never wrong bytes. A missing blob
+	// is ErrNotFound. The returned slice belongs to the caller.
+	Get(ctx context.Context, d Digest) ([]byte, error)
+
+	// Has reports whether the blob is stored. It does not verify content.
+	Has(ctx context.Context, d Digest) (bool, error)
+
+	// List calls fn once per stored blob, in no particular order; an error
+	// from fn stops the walk and is returned. Blobs put or deleted while
+	// List runs may or may not be reported. fn may call other methods of the
+	// store, including Delete.
+	List(ctx context.Context, fn func(Digest) error) error
+
+	// Delete removes a blob; deleting a missing blob is ErrNotFound.
+	Delete(ctx context.Context, d Digest) error
+}
+
+// blobError is the error returned for a specific blob. Its message has the
+// form "blob sha256:… not found" or "blob sha256:… corrupt: <detail>", and it
+// matches kind (ErrNotFound or ErrCorrupt) and cause via errors.Is/As.
+type blobError struct {
+	d      Digest
+	kind   error  // ErrNotFound or ErrCorrupt
+	detail string // why the blob is corrupt; empty for not found
+	cause  error  // underlying error, if any
+}
+
+func (e *blobError) Error() string {
+	var what string
+	switch e.kind {
+	case ErrNotFound:
+		what = "not found"
+	case ErrCorrupt:
+		what = "corrupt"
+	default:
+		what = e.kind.Error()
+	}
+	msg := "blob " + e.d.String() + " " + what
+	if e.detail != "" {
+		msg += ": " + e.detail
+	}
+	return msg
+}
+
+func (e *blobError) Unwrap() []error {
+	if e.cause == nil {
+		return []error{e.kind}
+	}
+	return []error{e.kind, e.cause}
+}
+
+func notFound(d Digest, cause error) error {
+	return &blobError{d: d, kind: ErrNotFound, cause: cause}
+}
+
+func corrupt(d Digest, detail string, cause error) error {
+	return &blobError{d: d, kind: ErrCorrupt, detail: detail, cause: cause}
+}

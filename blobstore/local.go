@@ -1,0 +1,468 @@
+package blobstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+const (
+	// dirMode and fileMode keep the store private to its owner: blobs hold
+	// tool output, which is full of secrets.
+	dirMode  = 0o700
+	fileMode = 0o600
+
+	// pendingMode marks a blob file whose directory entry may not be durable
+	// yet. A writer creates its temp file with this mode and switches the
+	// renamed blob to fileMode only after it has fsynced the shard
+	// directory, so any Put that finds a fileMode blob can trust it without
+	// an fsync of its own. See Local.Put.
+	pendingMode = 0o400
+
+	// tempPrefix starts the name of every temp file. The dot keeps such
+	// names from ever looking like a blob, whose names are pure hex.
+	tempPrefix = ".tmp-"
+
+	// staleTempAge is how old a temp file must be before OpenLocal treats
+	// it as left over from a crashed writer. A live writer renames its temp
+	// file moments after its last write, so an hour is very conservative.
+	staleTempAge = time.Hour
+
+	// maxBlobSize is the largest blob Local accepts. The decoder refuses to
+	// produce more than this, which bounds the memory a damaged or hostile
+	// blob file can make Get allocate, so Put refuses larger blobs rather
+	// than store something it could not read back.
+	maxBlobSize = 1 << 30
+
+	// Lengths of a digest's hex form as split into shard directory and
+	// file name.
+	shardLen = 2
+	nameLen  = 2*len(Digest{}) - shardLen
+)
+
+// encoderLevel trades compression ratio for speed. SpeedFastest compresses
+// JSON-ish tool output several times faster than SpeedDefault for a ratio
+// only slightly worse, and Put throughput is what bs extract needs (see
+// BenchmarkZstdLevel in local_test.go).
+const encoderLevel = zstd.SpeedFastest
+
+// Local is a [Store] kept in a directory on the local file system.
+//
+// Its layout is <dir>/blobs/sha256/<first 2 hex digits>/<other 62 hex
+// digits>, one zstd-compressed file per blob. Directories the store creates
+// get mode 0700 and blob files mode 0600, whatever the umask. Several
+// processes may use the same directory at once.
+//
+// Blobs larger than 1 GiB are refused by Put.
+type Local struct {
+	root string // <dir>/blobs/sha256
+
+	// One encoder and one decoder serve all goroutines: EncodeAll and
+	// DecodeAll are safe for concurrent use, and their internal state is
+	// costly to build.
+	enc *zstd.Encoder
+	dec *zstd.Decoder
+
+	// shardReady[i] records that this process has made sure shard
+	// directory %02x(i) exists with dirMode and that its entry in root is
+	// durable, so Put need not repeat that work.
+	shardReady [256]atomic.Bool
+}
+
+var _ Store = (*Local)(nil)
+
+// OpenLocal opens the store in dir, creating dir and the store layout inside
+// it if they do not exist, and removes temp files left there more than an
+// hour ago by writers that crashed.
+func OpenLocal(dir string) (*Local, error) {
+	if dir == "" {
+		return nil, errors.New("open blob store: empty directory name")
+	}
+	root := filepath.Join(dir, "blobs", "sha256")
+	if err := mkdirAllPrivate(root); err != nil {
+		return nil, fmt.Errorf("open blob store: %w", err)
+	}
+	enc, err := zstd.NewWriter(nil,
+		zstd.WithEncoderLevel(encoderLevel),
+		zstd.WithEncoderConcurrency(runtime.GOMAXPROCS(0)),
+		// The frame checksum lets Get tell damage from bugs cheaply; the
+		// digest check would catch it too, but later and less precisely.
+		zstd.WithEncoderCRC(true),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("open blob store: %w", err)
+	}
+	dec, err := zstd.NewReader(nil,
+		zstd.WithDecoderMaxMemory(maxBlobSize),
+		// GOMAXPROCS decoders at most: DecodeAll never uses more than one
+		// goroutine per call, so more would only hold memory.
+		zstd.WithDecoderConcurrency(0),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("open blob store: %w", err)
+	}
+	l := &Local{root: root, enc: enc, dec: dec}
+	l.removeStaleTemps(time.Now().Add(-staleTempAge))
+	return l, nil
+}
+
+// Put implements [Store.Put].
+//
+// The blob is written to a temp file in its shard directory, fsynced, and
+// renamed onto its final name; the shard directory is then fsynced so the
+// new name survives a crash. Concurrent Puts of the same data, in this
+// process or another, all succeed and leave one good file.
+func (l *Local) Put(ctx context.Context, data []byte) (Digest, error) {
+	if err := ctx.Err(); err != nil {
+		return Digest{}, err
+	}
+	d := Sum(data)
+	if len(data) > maxBlobSize {
+		return Digest{}, fmt.Errorf("put blob %s: %d bytes exceeds the limit of %d", d, len(data), maxBlobSize)
+	}
+	shard, name := l.paths(d)
+
+	fi, err := os.Lstat(name)
+	switch {
+	case err == nil && fi.Mode().IsRegular():
+		if err := l.confirmExisting(shard, name, fi); err != nil {
+			return Digest{}, fmt.Errorf("put blob %s: %w", d, err)
+		}
+		return d, nil
+	case err == nil:
+		return Digest{}, fmt.Errorf("put blob %s: %s is not a regular file", d, name)
+	case !errors.Is(err, fs.ErrNotExist):
+		return Digest{}, fmt.Errorf("put blob %s: %w", d, err)
+	}
+
+	compressed := l.enc.EncodeAll(data, nil)
+	// Compressing a large blob takes a while; don't start the I/O if the
+	// caller has given up meanwhile.
+	if err := ctx.Err(); err != nil {
+		return Digest{}, err
+	}
+	if err := l.ensureShard(d[0], shard); err != nil {
+		return Digest{}, fmt.Errorf("put blob %s: %w", d, err)
+	}
+	if err := writeBlob(shard, name, compressed); err != nil {
+		return Digest{}, fmt.Errorf("put blob %s: %w", d, err)
+	}
+	return d, nil
+}
+
+// confirmExisting makes sure that a blob file found in place by Put is
+// durable. Its writer may still be between the rename and the directory
+// fsync (or may have crashed there), in which case its mode is still
+// pendingMode and we do the fsync ourselves. The common case, a blob written
+// long ago, costs nothing beyond the Lstat already done.
+func (l *Local) confirmExisting(shard, name string, fi fs.FileInfo) error {
+	if fi.Mode().Perm() == fileMode {
+		return nil
+	}
+	if err := syncDir(shard); err != nil {
+		return err
+	}
+	// Publish what we just established so later Puts skip the fsync. The
+	// blob may have been deleted or replaced meanwhile; either is fine.
+	if err := os.Chmod(name, fileMode); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// writeBlob atomically and durably creates name in shard with the given
+// content. See Put.
+func writeBlob(shard, name string, content []byte) (err error) {
+	f, err := os.CreateTemp(shard, tempPrefix+"*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			f.Close() // may already be closed; the error is moot then
+			os.Remove(tmp)
+		}
+	}()
+	// Set the mode explicitly rather than trusting creation modes: the
+	// umask can only remove bits, and a umask of 0777 would leave 0000.
+	if err := f.Chmod(pendingMode); err != nil {
+		return err
+	}
+	if _, err := f.Write(content); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	// Rename replaces any file another writer renamed there meanwhile; both
+	// hold the same blob, so either may win.
+	if err := os.Rename(tmp, name); err != nil {
+		return err
+	}
+	if err := syncDir(shard); err != nil {
+		return err
+	}
+	// Only now may other Puts skip the fsync; see confirmExisting. The file
+	// may already have been replaced by a concurrent writer's, which will
+	// publish its own once it has synced.
+	if err := os.Chmod(name, fileMode); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// ensureShard creates shard directory shard (index i) if needed and makes
+// its entry in root durable, once per process and shard.
+func (l *Local) ensureShard(i byte, shard string) error {
+	if l.shardReady[i].Load() {
+		return nil
+	}
+	if err := mkdirPrivate(shard); err != nil {
+		return err
+	}
+	// Sync root even if another process created the shard: it may have
+	// crashed before doing so itself.
+	if err := syncDir(l.root); err != nil {
+		return err
+	}
+	l.shardReady[i].Store(true)
+	return nil
+}
+
+// Get implements [Store.Get].
+func (l *Local) Get(ctx context.Context, d Digest) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	_, name := l.paths(d)
+	compressed, err := os.ReadFile(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, notFound(d, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get blob %s: %w", d, err)
+	}
+	data, err := l.dec.DecodeAll(compressed, nil)
+	if err != nil {
+		return nil, corrupt(d, "cannot decode: "+err.Error(), err)
+	}
+	if Sum(data) != d {
+		return nil, corrupt(d, "digest mismatch", nil)
+	}
+	return data, nil
+}
+
+// Has implements [Store.Has].
+func (l *Local) Has(ctx context.Context, d Digest) (bool, error) {
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	_, name := l.paths(d)
+	fi, err := os.Lstat(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("stat blob %s: %w", d, err)
+	}
+	// List reports only regular files; stay consistent with it.
+	return fi.Mode().IsRegular(), nil
+}
+
+// List implements [Store.List]. It reports regular files whose shard and
+// file names are lowercase hex of the right lengths and ignores everything
+// else, notably temp files.
+func (l *Local) List(ctx context.Context, fn func(Digest) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	shards, err := readDir(l.root)
+	if err != nil {
+		return fmt.Errorf("list blobs: %w", err)
+	}
+	for _, shard := range shards {
+		if !shard.IsDir() || !isShardName(shard.Name()) {
+			continue
+		}
+		// Each shard is read in full before fn runs, so fn may delete
+		// blobs without disturbing the walk.
+		entries, err := readDir(filepath.Join(l.root, shard.Name()))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // removed by hand since we read root
+		}
+		if err != nil {
+			return fmt.Errorf("list blobs: %w", err)
+		}
+		for _, e := range entries {
+			if !e.Type().IsRegular() || !isBlobName(e.Name()) {
+				continue
+			}
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			d, err := parseHex(shard.Name() + e.Name())
+			if err != nil {
+				panic("blobstore: unreachable: " + err.Error())
+			}
+			if err := fn(d); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Delete implements [Store.Delete]. When it returns nil the removal is
+// durable.
+func (l *Local) Delete(ctx context.Context, d Digest) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	shard, name := l.paths(d)
+	// Check the type first so Delete never removes something that List and
+	// Has would not report as a blob.
+	fi, err := os.Lstat(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return notFound(d, err)
+	}
+	if err != nil {
+		return fmt.Errorf("delete blob %s: %w", d, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return notFound(d, nil)
+	}
+	err = os.Remove(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return notFound(d, err) // a concurrent Delete won
+	}
+	if err != nil {
+		return fmt.Errorf("delete blob %s: %w", d, err)
+	}
+	if err := syncDir(shard); err != nil {
+		return fmt.Errorf("delete blob %s: %w", d, err)
+	}
+	return nil
+}
+
+// paths returns the shard directory and file name of blob d.
+func (l *Local) paths(d Digest) (shard, name string) {
+	h := d.Hex()
+	shard = filepath.Join(l.root, h[:shardLen])
+	return shard, filepath.Join(shard, h[shardLen:])
+}
+
+// removeStaleTemps removes temp files last modified before cutoff. It is
+// best effort: a failure only leaves garbage behind, which the next
+// OpenLocal retries, so it must not stop the store from opening.
+func (l *Local) removeStaleTemps(cutoff time.Time) {
+	shards, err := readDir(l.root)
+	if err != nil {
+		return
+	}
+	for _, shard := range shards {
+		if !shard.IsDir() || !isShardName(shard.Name()) {
+			continue
+		}
+		dir := filepath.Join(l.root, shard.Name())
+		entries, err := readDir(dir)
+		if err != nil {
+			continue
+		}
+		for _, e := range entries {
+			if !strings.HasPrefix(e.Name(), tempPrefix) {
+				continue
+			}
+			if fi, err := e.Info(); err == nil && fi.ModTime().Before(cutoff) {
+				os.Remove(filepath.Join(dir, e.Name()))
+			}
+		}
+	}
+}
+
+func isShardName(s string) bool { return len(s) == shardLen && isLowerHex(s) }
+func isBlobName(s string) bool  { return len(s) == nameLen && isLowerHex(s) }
+
+// readDir returns the entries of dir in directory order; unlike
+// os.ReadDir it does not sort them, which List has no use for.
+func readDir(dir string) ([]fs.DirEntry, error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.ReadDir(-1)
+}
+
+// syncDir fsyncs directory dir, making the creation, renaming and removal of
+// entries in it durable.
+func syncDir(dir string) error {
+	f, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// mkdirPrivate creates directory dir with mode 0700 unless it already
+// exists, and makes its entry durable.
+func mkdirPrivate(dir string) error {
+	err := os.Mkdir(dir, dirMode)
+	if errors.Is(err, fs.ErrExist) {
+		// Maybe created by a concurrent Put or another process: check that
+		// it is a directory, but leave its mode alone since we didn't make it.
+		fi, err := os.Stat(dir)
+		if err != nil {
+			return err
+		}
+		if !fi.IsDir() {
+			return fmt.Errorf("%s exists and is not a directory", dir)
+		}
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	// The umask may have removed bits from dirMode; set it exactly.
+	if err := os.Chmod(dir, dirMode); err != nil {
+		return err
+	}
+	return syncDir(filepath.Dir(dir))
+}
+
+// mkdirAllPrivate is like mkdirPrivate but also creates missing parents,
+// each with mode 0700.
+func mkdirAllPrivate(dir string) error {
+	fi, err := os.Stat(dir)
+	if err == nil {
+		if !fi.IsDir() {
+			return fmt.Errorf("%s exists and is not a directory", dir)
+		}
+		return nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if parent := filepath.Dir(dir); parent != dir {
+		if err := mkdirAllPrivate(parent); err != nil {
+			return err
+		}
+	}
+	return mkdirPrivate(dir)
+}

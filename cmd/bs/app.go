@@ -1,0 +1,264 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/bstools/bs/blobstore"
+	"github.com/bstools/bs/filters/rules"
+	"github.com/bstools/bs/filters/transcript"
+)
+
+// Exit codes, the contract of DESIGN §5.
+const (
+	exitOK          = 0
+	exitFailure     = 1
+	exitUsage       = 2
+	exitBadRule     = 3
+	exitBadInput    = 4
+	exitInterrupted = 130
+)
+
+// usageError is a mistake in how bs was called.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, args...)}
+}
+
+// reported marks an error whose message has already been shown.
+type reported struct{ code int }
+
+func (e *reported) Error() string { return fmt.Sprintf("exit %d", e.code) }
+
+// run is main without os.Exit, so tests can call it.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	app := newApp(stdin, stdout, stderr)
+	err := app.RunContext(ctx, args)
+	return exitCode(ctx, ui{stderr}, currentCommand(args), err)
+}
+
+// exitCode maps an error to its exit code and shows it: the one place that
+// does either.
+func exitCode(ctx context.Context, u ui, cmd string, err error) int {
+	if err == nil {
+		return exitOK
+	}
+	var (
+		rep   *reported
+		usage *usageError
+		bad   *transcript.BadLineError
+		rule  *rules.CompileError
+	)
+	switch {
+	case errors.As(err, &rep):
+		return rep.code
+	case ctx.Err() != nil && errors.Is(err, context.Canceled):
+		u.errorf(cmd, msgInterrupted)
+		return exitInterrupted
+	case errors.As(err, &usage):
+		u.errorf(cmd, "%s", usage.msg)
+		if cmd != "" {
+			u.hintf("see 'bs %s --help'", cmd)
+		}
+		return exitUsage
+	case errors.As(err, &rule):
+		u.errorf(cmd, msgBadRule, rule.Rule, rule.Err)
+		u.hintf(hintRule)
+		return exitBadRule
+	case errors.As(err, &bad):
+		u.errorf(cmd, msgBadLineStrict, bad.Name, bad.Line, bad.Err)
+		u.hintf(hintStrict)
+		return exitBadInput
+	}
+	if strings.Contains(err.Error(), "flag provided but not defined") || strings.Contains(err.Error(), "invalid value") {
+		u.errorf(cmd, "%v", err)
+		return exitUsage
+	}
+	u.errorf(cmd, "%v", err)
+	return exitFailure
+}
+
+func currentCommand(args []string) string {
+	for _, a := range args[1:] {
+		if !strings.HasPrefix(a, "-") {
+			return a
+		}
+	}
+	return ""
+}
+
+func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
+	return &cli.App{
+		Name:  "bs",
+		Usage: "keep agent session transcripts lean without losing a byte",
+		Description: "bs is a set of composable filters over LLM-agent session transcripts " +
+			"(OpenClaw/pi, Claude Code, Codex, BrainSurgeon flat and generic chat JSONL). " +
+			"Each reads JSONL on standard input or from files and writes JSONL on standard output. " +
+			"Values it removes go to a zstd-compressed, content-addressed blob store and can be put back byte for byte.\n\n" +
+			"EXIT STATUS: 0 ok, 1 failure, 2 usage error, 3 bad jq rule, 4 bad input under --strict, 130 interrupted.",
+		Reader:          stdin,
+		Writer:          stdout,
+		ErrWriter:       stderr,
+		HideHelpCommand: true,
+		ExitErrHandler:  func(*cli.Context, error) {}, // exit codes are mapped in run, not inside urfave
+		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
+			return &usageError{msg: err.Error()}
+		},
+		Commands: []*cli.Command{
+			extractCommand(),
+			restoreCommand(),
+		},
+	}
+}
+
+// commonFlags are accepted by every filter.
+func commonFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "store", Usage: "blob store directory (default $XDG_DATA_HOME/bs, ~/.local/share/bs)", EnvVars: []string{"BS_STORE"}},
+		&cli.StringFlag{Name: "format", Value: "auto", Usage: "transcript dialect: " + transcript.DialectNames},
+		&cli.StringFlag{Name: "now", Usage: "the time to act at, RFC 3339 (default: the clock)", EnvVars: []string{"BS_NOW"}},
+		&cli.BoolFlag{Name: "strict", Usage: "treat a line that is not valid JSON as an error (exit 4) instead of passing it through"},
+		&cli.StringFlag{Name: "log-level", Value: "warn", Usage: "log records on stderr at this level and above: debug, info, warn, error"},
+		&cli.BoolFlag{Name: "in-place", Aliases: []string{"i"}, Usage: "rewrite the named files safely instead of writing standard output"},
+	}
+}
+
+// common holds the parsed common flags.
+type common struct {
+	ui       ui
+	cmd      string
+	format   transcript.Dialect
+	now      time.Time
+	strict   bool
+	log      *slog.Logger
+	storeDir string
+	inPlace  bool
+	files    []string
+	stdin    io.Reader
+	stdout   io.Writer
+}
+
+func parseCommon(c *cli.Context) (*common, error) {
+	errw := c.App.ErrWriter
+	cm := &common{ui: ui{errw}, cmd: c.Command.Name, strict: c.Bool("strict"), inPlace: c.Bool("in-place"),
+		files: c.Args().Slice(), stdin: c.App.Reader, stdout: c.App.Writer}
+	var err error
+	if cm.format, err = transcript.ParseDialect(c.String("format")); err != nil {
+		return nil, usagef("%v", err)
+	}
+	cm.now = time.Now()
+	if s := c.String("now"); s != "" {
+		if cm.now, err = time.Parse(time.RFC3339, s); err != nil {
+			return nil, usagef(msgBadNow, s)
+		}
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(c.String("log-level"))); err != nil {
+		return nil, usagef(msgBadLogLevel, c.String("log-level"))
+	}
+	cm.log = slog.New(slog.NewTextHandler(errw, &slog.HandlerOptions{Level: level}))
+	cm.storeDir = c.String("store")
+	if cm.storeDir == "" {
+		cm.storeDir = defaultStoreDir()
+	}
+	if cm.inPlace && len(cm.files) == 0 {
+		return nil, usagef(msgInPlaceStdin)
+	}
+	return cm, nil
+}
+
+// defaultStoreDir is $XDG_DATA_HOME/bs, else ~/.local/share/bs.
+func defaultStoreDir() string {
+	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
+		return filepath.Join(d, "bs")
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return filepath.Join(".local", "share", "bs")
+	}
+	return filepath.Join(home, ".local", "share", "bs")
+}
+
+func (cm *common) openStore() (blobstore.Store, error) {
+	s, err := blobstore.OpenLocal(cm.storeDir)
+	if err != nil {
+		return nil, fmt.Errorf(msgStoreOpen, cm.storeDir, err)
+	}
+	return s, nil
+}
+
+// onBadLine warns about a line that is not valid JSON, or stops the run
+// under --strict.
+func (cm *common) onBadLine(e *transcript.BadLineError) error {
+	if cm.strict {
+		return e
+	}
+	cm.ui.warnf(msgBadLine, e.Name, e.Line, e.Err)
+	return nil
+}
+
+// sessionName names a transcript for log records: "agent/session" for an
+// OpenClaw layout (<agent>/sessions/<id>.jsonl), else the file's base name.
+func sessionName(path string) string {
+	if path == "-" {
+		return ""
+	}
+	base := strings.TrimSuffix(filepath.Base(path), ".jsonl")
+	dir := filepath.Dir(path)
+	if filepath.Base(dir) == "sessions" {
+		return filepath.Base(filepath.Dir(dir)) + "/" + base
+	}
+	return base
+}
+
+// filterFunc transforms one transcript.
+type filterFunc func(ctx context.Context, name string, r io.Reader, w io.Writer) error
+
+// each runs f over standard input, over each named file into standard
+// output, or over each named file in place.
+func (cm *common) each(ctx context.Context, f filterFunc) error {
+	if len(cm.files) == 0 {
+		return f(ctx, "-", cm.stdin, cm.stdout)
+	}
+	var errs []error
+	for _, path := range cm.files {
+		var err error
+		if cm.inPlace {
+			err = rewriteInPlace(ctx, path, func(r io.Reader, w io.Writer) error { return f(ctx, path, r, w) })
+		} else {
+			err = func() error {
+				fh, err := os.Open(path)
+				if err != nil {
+					return err
+				}
+				defer fh.Close()
+				return f(ctx, path, fh, cm.stdout)
+			}()
+		}
+		if err != nil {
+			var bad *transcript.BadLineError
+			var rule *rules.CompileError
+			if errors.As(err, &bad) || errors.As(err, &rule) || errors.Is(err, context.Canceled) {
+				return err
+			}
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}

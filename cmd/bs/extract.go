@@ -1,0 +1,75 @@
+package main
+
+import (
+	"context"
+	"io"
+	"runtime"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/bstools/bs/filters/extract"
+	"github.com/bstools/bs/filters/rules"
+	"github.com/bstools/bs/filters/transcript"
+)
+
+func extractCommand() *cli.Command {
+	d := extract.Defaults()
+	return &cli.Command{
+		Name:      "extract",
+		Usage:     "move large old values to the blob store, leaving [[extracted-ID]] placeholders",
+		ArgsUsage: "[FILE...]",
+		Description: "Keeps the last --keep-recent messages whole and moves every value of the chosen --types " +
+			"that is at least --min-length characters long, in older entries, to the blob store. " +
+			"An entry's _extractable (true: always, false: never, N: keep for N messages) or, failing that, " +
+			"the first --rule with an opinion overrides the defaults; an entry restored less than " +
+			"--keep-after-restore ago stays unless forced. Each moved value is listed under the entry's " +
+			"_extracted; 'bs restore' puts it back byte for byte.",
+		Flags: append([]cli.Flag{
+			&cli.IntFlag{Name: "keep-recent", Value: d.KeepRecent, Usage: "leave the last `N` messages untouched"},
+			&cli.IntFlag{Name: "min-length", Value: d.MinLength, Usage: "move only values of at least `N` characters"},
+			&cli.StringFlag{Name: "types", Value: d.Types.String(), Usage: "kinds of values to move: tool_call, tool_result, thinking, text, image"},
+			&cli.StringSliceFlag{Name: "rule", Usage: "jq predicate deciding _extractable for entries without one (repeatable; first non-null wins)"},
+			&cli.DurationFlag{Name: "keep-after-restore", Value: d.KeepAfterRestore, Usage: "protect a restored entry for this long"},
+			&cli.BoolFlag{Name: "dry-run", Usage: "print a JSON report of what would move and change nothing"},
+		}, commonFlags()...),
+		Action: runExtract,
+	}
+}
+
+func runExtract(c *cli.Context) error {
+	cm, err := parseCommon(c)
+	if err != nil {
+		return err
+	}
+	opt := extract.Defaults()
+	opt.KeepRecent = c.Int("keep-recent")
+	opt.MinLength = c.Int("min-length")
+	opt.KeepAfterRestore = c.Duration("keep-after-restore")
+	opt.DryRun = c.Bool("dry-run")
+	if opt.KeepRecent < 0 || opt.MinLength < 0 {
+		return usagef("--keep-recent and --min-length must not be negative")
+	}
+	if opt.Types, err = transcript.ParseKinds(c.String("types")); err != nil {
+		return usagef("bad --types: %v", err)
+	}
+	if opt.DryRun && cm.inPlace {
+		return usagef(msgDryRunInPlace)
+	}
+	if opt.Rules, err = rules.Compile(c.StringSlice("rule")); err != nil {
+		return err
+	}
+	opt.Now, opt.Format, opt.Log, opt.OnBadLine = cm.now, cm.format, cm.log, cm.onBadLine
+	opt.Workers = 4 * runtime.GOMAXPROCS(0)
+	if !opt.DryRun {
+		if opt.Store, err = cm.openStore(); err != nil {
+			return err
+		}
+	}
+	return cm.each(c.Context, func(ctx context.Context, name string, r io.Reader, w io.Writer) error {
+		o := opt
+		o.Session = sessionName(name)
+		st, err := extract.Run(ctx, name, r, w, o)
+		cm.log.Info("extract done", "file", name, "values", st.Values, "entries", st.Entries, "bytes_in", st.BytesIn, "bytes_out", st.BytesOut, "bad_lines", st.BadLines)
+		return err
+	})
+}

@@ -1,0 +1,50 @@
+package main
+
+// Every message bs shows a person is written here, so that they read as one
+// voice: on stderr, prefixed "bs: ", lowercase, no trailing period; a
+// warning says "warning: " and goes on; an error ends the run; a hint says
+// what to try next. Logs (--log-level) are slog records and separate.
+
+import (
+	"fmt"
+	"io"
+)
+
+type ui struct{ w io.Writer }
+
+func (u ui) errorf(cmd, format string, args ...any) {
+	if cmd != "" {
+		cmd += ": "
+	}
+	fmt.Fprintf(u.w, "bs: %s%s\n", cmd, fmt.Sprintf(format, args...))
+}
+
+func (u ui) warnf(format string, args ...any) {
+	fmt.Fprintf(u.w, "bs: warning: %s\n", fmt.Sprintf(format, args...))
+}
+
+func (u ui) hintf(format string, args ...any) {
+	fmt.Fprintf(u.w, "bs: hint: %s\n", fmt.Sprintf(format, args...))
+}
+
+const (
+	msgBadLine        = "%s:%d: not a valid JSON entry (%v); passed through unchanged"
+	msgBadLineStrict  = "%s:%d: not a valid JSON entry: %v"
+	hintStrict        = "run without --strict to pass such lines through unchanged"
+	msgBadRule        = "bad --rule %q: %v"
+	hintRule          = "a rule is a jq expression yielding true, false, an integer or null, e.g. --rule '.message.role == \"toolResult\"'"
+	msgBlob           = "%s:%d: entry %s: %v; entry left unchanged"
+	hintMissingBlob   = "was the transcript extracted with another --store? restore reads the store it was written to"
+	msgRestoreWhat    = "nothing to do: give --id ID, --all or --set-extractable ID=VALUE"
+	msgRestoreBoth    = "--id and --all cannot be used together"
+	msgKeysWithoutID  = "--keys needs --id"
+	msgSetExtractable = "bad --set-extractable %q: want ID=true, ID=false or ID=N"
+	msgBadNow         = "bad --now %q: want an RFC 3339 time such as 2026-02-20T17:30:00Z"
+	msgBadLogLevel    = "bad --log-level %q: want debug, info, warn or error"
+	msgInterrupted    = "interrupted"
+	msgNotFound       = "%v"
+	msgStoreOpen      = "cannot open the blob store at %s: %v"
+	msgInPlaceStdin   = "-i/--in-place needs file arguments"
+	msgDryRunInPlace  = "--dry-run writes a report and cannot be used with -i/--in-place"
+	msgExtractSummary = "extracted %d values from %d entries: %d -> %d bytes"
+)

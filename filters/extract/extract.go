@@ -1,0 +1,349 @@
+// Package extract implements seed 000's "keep recent, extract old": large
+// values in entries older than the last keep-recent messages move to the
+// blob store and leave [[extracted-<id>]] placeholders behind.
+package extract
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"time"
+
+	"github.com/bstools/bs/blobstore"
+	"github.com/bstools/bs/filters/rules"
+	"github.com/bstools/bs/filters/transcript"
+)
+
+// Options configure a run. The zero value is not useful; see Defaults.
+type Options struct {
+	KeepRecent       int             // messages at the end that are never touched
+	MinLength        int             // characters a value needs to be moved
+	Types            transcript.Kind // kinds of values that move
+	Rules            []*rules.Rule   // consulted when an entry has no _extractable
+	KeepAfterRestore time.Duration   // protection after a restore
+	Now              time.Time
+	DryRun           bool // report what would move on Report, change nothing
+	Format           transcript.Dialect
+	Store            blobstore.Store // required unless DryRun
+	Workers          int             // concurrent blob writes
+	Log              *slog.Logger
+	Session          string // for log records; "" means the transcript's own id
+
+	// OnBadLine is told about each invalid line; returning an error stops
+	// the run (--strict).
+	OnBadLine func(*transcript.BadLineError) error
+}
+
+// Defaults returns the contract's defaults.
+func Defaults() Options {
+	return Options{
+		KeepRecent:       3,
+		MinLength:        500,
+		Types:            transcript.ToolCall | transcript.ToolResult | transcript.Thinking,
+		KeepAfterRestore: 10 * time.Minute,
+		Workers:          8,
+	}
+}
+
+// Stats summarise a run.
+type Stats struct {
+	Lines     int   `json:"lines"`
+	Entries   int   `json:"entries_extracted"`
+	Values    int   `json:"values_extracted"`
+	BytesIn   int64 `json:"bytes_in"`
+	BytesOut  int64 `json:"bytes_out"`
+	BadLines  int   `json:"bad_lines"`
+	Protected int   `json:"entries_protected"`
+}
+
+// Moved describes one value that moves (or would move, under --dry-run).
+type Moved struct {
+	Line    int    `json:"line"`
+	EntryID string `json:"entry_id"`
+	Pointer string `json:"pointer"`
+	Kind    string `json:"kind"`
+	Bytes   int    `json:"bytes"`
+	Blob    string `json:"blob"`
+}
+
+// Report is what --dry-run prints.
+type Report struct {
+	Stats
+	Values []Moved `json:"values"`
+}
+
+// item is a line waiting for its fate: whether enough messages follow it.
+type item struct {
+	line   transcript.Line
+	tree   *transcript.Tree // nil when nothing in the line can move
+	entry  transcript.Entry
+	chosen []transcript.Value
+	seq    int // messages seen up to and including this line
+	need   int // messages that must follow before it may move
+}
+
+type run struct {
+	opt     Options
+	src     *transcript.Source
+	sink    *transcript.Sink
+	stats   Stats
+	report  *Report
+	session string
+	warned  map[*rules.Rule]bool
+}
+
+// Run reads a transcript from r and writes it to w with old large values
+// extracted. Under DryRun it writes a Report as JSON to w instead.
+func Run(ctx context.Context, name string, r io.Reader, w io.Writer, opt Options) (Stats, error) {
+	if opt.Log == nil {
+		opt.Log = slog.New(slog.DiscardHandler)
+	}
+	x := &run{opt: opt, session: opt.Session, warned: map[*rules.Rule]bool{}}
+	onBad := func(e *transcript.BadLineError) error {
+		x.stats.BadLines++
+		if opt.OnBadLine != nil {
+			return opt.OnBadLine(e)
+		}
+		return nil
+	}
+	x.src = transcript.NewSource(name, r, opt.Format, onBad)
+	if opt.DryRun {
+		x.report = &Report{Values: []Moved{}}
+		x.sink = transcript.NewSink(ctx, io.Discard, nil, 1)
+	} else {
+		put := func(ctx context.Context, b []byte) error {
+			_, err := opt.Store.Put(ctx, b)
+			return err
+		}
+		x.sink = transcript.NewSink(ctx, w, put, opt.Workers)
+	}
+	err := x.loop(ctx)
+	if cerr := x.sink.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("writing output: %w", cerr)
+	}
+	if err == nil && x.report != nil {
+		x.report.Stats = x.stats
+		enc := json.NewEncoder(w)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		err = enc.Encode(x.report)
+	}
+	return x.stats, err
+}
+
+func (x *run) loop(ctx context.Context) error {
+	var queue []*item
+	messages := 0
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		line, tree, err := x.src.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		x.stats.Lines++
+		x.stats.BytesIn += int64(line.Len())
+		it := &item{line: line, need: -1}
+		if tree != nil {
+			it.entry = transcript.View(tree, x.src.Dialect())
+			if x.session == "" && it.entry.SessionID != "" {
+				x.session = it.entry.SessionID
+			}
+			if it.entry.Message {
+				messages++
+			}
+			x.decide(it)
+			if it.need >= 0 {
+				it.tree = tree.Clone()
+				it.entry.Tree = it.tree
+			}
+		}
+		it.seq = messages
+		queue = append(queue, it)
+		// Emit from the head every line whose fate is now final.
+		for len(queue) > 0 {
+			h := queue[0]
+			if h.need >= 0 && messages-h.seq < h.need {
+				break
+			}
+			if err := x.emit(h, h.need >= 0); err != nil {
+				return err
+			}
+			queue[0] = nil
+			queue = queue[1:]
+		}
+	}
+	for _, it := range queue {
+		if err := x.emit(it, it.need >= 0 && messages-it.seq >= it.need); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// decide sets it.need and it.chosen: which values would move, and how many
+// messages must follow the entry first. need stays -1 when nothing can.
+func (x *run) decide(it *item) {
+	e := &it.entry
+	if len(e.Values) == 0 {
+		return
+	}
+	t := e.Tree
+	verdict := rules.Verdict{Keep: -1}
+	if e.Extractable >= 0 {
+		var v any
+		if err := json.Unmarshal(t.Raw(e.Extractable), &v); err == nil {
+			if f, ok := v.(float64); ok {
+				v = f // Interpret accepts integral floats
+			}
+			verdict, err = rules.Interpret(v)
+			if err != nil {
+				x.opt.Log.Warn("ignoring _extractable", "line", it.line.Num, "entry_id", e.ID, "error", err.Error())
+			}
+		}
+	} else if len(x.opt.Rules) > 0 {
+		verdict = x.evalRules(it)
+	}
+	if verdict.Never {
+		return
+	}
+	if !verdict.Force && e.Restored >= 0 {
+		if at, err := time.Parse(time.RFC3339, t.Str(e.Restored)); err == nil && x.opt.Now.Before(at.Add(x.opt.KeepAfterRestore)) {
+			x.stats.Protected++
+			return
+		}
+	}
+	done := x.alreadyExtracted(e)
+	for _, v := range e.Values {
+		if done[v.Pointer] || isPlaceholder(t, v) {
+			continue
+		}
+		raw := t.Raw(v.Measure)
+		if verdict.Force {
+			if len(raw) > 2 { // a non-empty string
+				it.chosen = append(it.chosen, v)
+			}
+			continue
+		}
+		if v.Kind&x.opt.Types != 0 && transcript.AtLeastChars(raw, x.opt.MinLength) {
+			it.chosen = append(it.chosen, v)
+		}
+	}
+	if len(it.chosen) == 0 {
+		return
+	}
+	switch {
+	case verdict.Force:
+		it.need = 0
+	case verdict.Keep >= 0:
+		it.need = verdict.Keep
+	default:
+		it.need = x.opt.KeepRecent
+	}
+}
+
+func (x *run) evalRules(it *item) rules.Verdict {
+	v, err := rules.Decode(it.line.Body)
+	if err != nil {
+		return rules.Verdict{Keep: -1}
+	}
+	for _, r := range x.opt.Rules {
+		verdict, err := r.Eval(v)
+		if err != nil {
+			if !x.warned[r] {
+				x.warned[r] = true
+				x.opt.Log.Warn("rule gave no verdict; treating it as null", "line", it.line.Num, "error", err.Error())
+			}
+			continue
+		}
+		if verdict.Opinion {
+			return verdict
+		}
+	}
+	return rules.Verdict{Keep: -1}
+}
+
+// alreadyExtracted returns the pointers the entry's _extracted names.
+func (x *run) alreadyExtracted(e *transcript.Entry) map[string]bool {
+	if e.Extracted < 0 {
+		return nil
+	}
+	done := map[string]bool{}
+	e.Tree.Children(e.Extracted, func(c, _ int) { done[e.Tree.Key(c)] = true })
+	return done
+}
+
+// isPlaceholder reports whether a value already holds a placeholder, so
+// that a forced entry never extracts its own placeholders.
+func isPlaceholder(t *transcript.Tree, v transcript.Value) bool {
+	return transcript.IsPlaceholder(t.Str(v.Measure))
+}
+
+// emit writes the item, extracting its chosen values when move is true.
+func (x *run) emit(it *item, move bool) error {
+	orig := it.line.AppendTo(nil)
+	if !move || len(it.chosen) == 0 {
+		x.stats.BytesOut += int64(len(orig))
+		x.sink.Write(orig, nil, nil)
+		return nil
+	}
+	t, e := it.tree, &it.entry
+	id, generated := e.ID, false
+	if id == "" {
+		id, generated = transcript.DeriveID(it.line.Body), true
+	}
+	ph := transcript.Placeholder(id)
+	var edits []transcript.Edit
+	var blobs [][]byte
+	meta := transcript.NewExtractedMeta(t, e.Extracted)
+	sizes := map[string]int{}
+	keys := make([]string, 0, len(it.chosen))
+	for _, v := range it.chosen {
+		raw := t.Raw(v.Node)
+		d := blobstore.Sum(raw)
+		edits = append(edits, t.ReplaceValue(v.Node, transcript.PlaceholderValue(ph, v.Block)))
+		blobs = append(blobs, raw)
+		meta.Add(v.Pointer, d.String(), len(raw))
+		sizes[v.Pointer] = len(raw)
+		keys = append(keys, v.Pointer)
+		if x.report != nil {
+			x.report.Values = append(x.report.Values, Moved{Line: it.line.Num, EntryID: id, Pointer: v.Pointer, Kind: v.Kind.String(), Bytes: len(raw), Blob: d.String()})
+		}
+	}
+	if generated {
+		edits = append(edits, t.InsertMember(0, "__id", transcript.AppendQuote(nil, id)))
+	}
+	edits = append(edits, meta.Edit())
+	body, err := transcript.Splice(nil, it.line.Body, edits)
+	if err != nil {
+		return fmt.Errorf("line %d: %w", it.line.Num, err)
+	}
+	out := transcript.Line{Body: body, Newline: it.line.Newline}.AppendTo(nil)
+	x.stats.Entries++
+	x.stats.Values += len(it.chosen)
+	x.stats.BytesOut += int64(len(out))
+	x.opt.Log.Debug("extracted", "module", "extraction", "entry_id", id, "keys_extracted", keys, "sizes_bytes", sizes, "session", x.sessionName(), "line", it.line.Num)
+	if x.report != nil {
+		x.sink.Write(orig, nil, nil)
+		return nil
+	}
+	x.sink.Write(out, orig, blobs)
+	return nil
+}
+
+func (x *run) sessionName() string {
+	if x.session == "" {
+		return "-"
+	}
+	return x.session
+}
+
+// String is for debugging.
+func (it *item) String() string { return strconv.Itoa(it.line.Num) }

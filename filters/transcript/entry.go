@@ -1,0 +1,443 @@
+package transcript
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strings"
+)
+
+// Kind says what a candidate value is, for --types.
+type Kind uint8
+
+const (
+	ToolCall Kind = 1 << iota
+	ToolResult
+	Thinking
+	Text
+	Image
+)
+
+// AllKinds is every kind of value.
+const AllKinds = ToolCall | ToolResult | Thinking | Text | Image
+
+var kindNames = []struct {
+	k    Kind
+	name string
+}{{ToolCall, "tool_call"}, {ToolResult, "tool_result"}, {Thinking, "thinking"}, {Text, "text"}, {Image, "image"}}
+
+func (k Kind) String() string {
+	var parts []string
+	for _, kn := range kindNames {
+		if k&kn.k != 0 {
+			parts = append(parts, kn.name)
+		}
+	}
+	return strings.Join(parts, ",")
+}
+
+// ParseKinds parses a comma-separated list such as "tool_call,tool_result".
+func ParseKinds(list string) (Kind, error) {
+	var k Kind
+	for _, s := range strings.Split(list, ",") {
+		s = strings.TrimSpace(s)
+		if s == "" {
+			continue
+		}
+		found := false
+		for _, kn := range kindNames {
+			if s == kn.name {
+				k |= kn.k
+				found = true
+			}
+		}
+		if !found {
+			return 0, fmt.Errorf("unknown type %q (want tool_call, tool_result, thinking, text or image)", s)
+		}
+	}
+	return k, nil
+}
+
+// Value is one candidate for extraction inside an entry.
+type Value struct {
+	Node    int    // the node that is replaced
+	Pointer string // its JSON Pointer within the entry
+	Kind    Kind
+	// Block, when set, means Node is a whole content block (a thinking or
+	// image block) that is replaced by a text block of this type holding
+	// the placeholder, so the entry stays valid for its runtime.
+	Block string
+	// Measure is the string whose decoded length counts for --min-length:
+	// Node itself, or the text inside a block.
+	Measure int
+}
+
+// Entry is the view of one transcript line that filters work with.
+type Entry struct {
+	Tree      *Tree
+	ID        string // the entry id, "" when the entry has none
+	IDField   string // the member that holds it: id, uuid or __id
+	Role      string
+	Time      string
+	Message   bool     // a conversation message, counted by --keep-recent
+	Tools     []string // names of the tool calls this entry makes
+	ToolName  string   // the tool a result belongs to, where the line says it
+	SessionID string   // set on header lines that name the session
+	Values    []Value
+
+	// bs's own members, -1 when absent.
+	Extractable, Extracted, Restored, Redacted int
+}
+
+// GeneratedIDPrefix starts every id bs makes up for an entry without one.
+const GeneratedIDPrefix = "bs-"
+
+// DeriveID returns the stable id of an entry that has none of its own: it
+// depends only on the line's original bytes, so a fully restored line gets
+// the same id again when it is next extracted.
+func DeriveID(line []byte) string {
+	sum := sha256.Sum256(line)
+	return GeneratedIDPrefix + hex.EncodeToString(sum[:8])
+}
+
+// View builds the entry view of a parsed line in dialect d.
+func View(t *Tree, d Dialect) Entry {
+	e := Entry{Tree: t, Extractable: -1, Extracted: -1, Restored: -1, Redacted: -1}
+	if len(t.Nodes) == 0 || t.Nodes[0].Kind != '{' {
+		return e
+	}
+	e.Extractable = t.Get(0, "_extractable")
+	e.Extracted = t.Get(0, "_extracted")
+	e.Restored = t.Get(0, "_restored")
+	e.Redacted = t.Get(0, "_redacted")
+	v := viewer{t: t, e: &e}
+	switch d {
+	case OpenClaw:
+		v.openclaw()
+	case ClaudeCode:
+		v.claude()
+	case Codex:
+		v.codex()
+	case BrainSurgeon:
+		v.brainsurgeon()
+	default:
+		v.generic()
+	}
+	e.ID, e.IDField = entryID(t, d)
+	return e
+}
+
+func entryID(t *Tree, d Dialect) (string, string) {
+	var fields []string
+	switch d {
+	case OpenClaw:
+		fields = []string{"id", "__id"}
+	case ClaudeCode:
+		fields = []string{"uuid", "__id"}
+	case BrainSurgeon:
+		fields = []string{"__id", "id"}
+	default:
+		fields = []string{"__id"}
+	}
+	for _, f := range fields {
+		if n := t.Get(0, f); n >= 0 && t.Nodes[n].Kind == '"' {
+			if id := t.Str(n); id != "" {
+				return id, f
+			}
+		}
+	}
+	return "", "__id"
+}
+
+type viewer struct {
+	t *Tree
+	e *Entry
+}
+
+func (v *viewer) add(node int, kind Kind) {
+	if node < 0 || v.t.Nodes[node].Kind != '"' {
+		return
+	}
+	v.e.Values = append(v.e.Values, Value{Node: node, Pointer: v.t.Pointer(node), Kind: kind, Measure: node})
+}
+
+func (v *viewer) addBlock(block, measure int, kind Kind, replacement string) {
+	if block < 0 || measure < 0 || v.t.Nodes[measure].Kind != '"' {
+		return
+	}
+	v.e.Values = append(v.e.Values, Value{Node: block, Pointer: v.t.Pointer(block), Kind: kind, Block: replacement, Measure: measure})
+}
+
+// leaves adds every string below node (or node itself) as kind.
+func (v *viewer) leaves(node int, kind Kind) {
+	if node < 0 {
+		return
+	}
+	switch v.t.Nodes[node].Kind {
+	case '"':
+		v.add(node, kind)
+	case '{', '[':
+		v.t.Children(node, func(c, _ int) { v.leaves(c, kind) })
+	}
+}
+
+func (v *viewer) str(i int, names ...string) string { return v.t.Str(v.t.Path(i, names...)) }
+
+// --- OpenClaw / pi -------------------------------------------------------
+
+func (v *viewer) openclaw() {
+	t, e := v.t, v.e
+	e.Time = v.str(0, "timestamp")
+	switch v.str(0, "type") {
+	case "session":
+		e.SessionID = v.str(0, "id")
+	case "message":
+		msg := t.Get(0, "message")
+		e.Message = true
+		e.Role = v.str(msg, "role")
+		v.piMessage(msg, e.Role)
+	case "custom_message":
+		e.Message = true
+		e.Role = "custom"
+		v.piContent(t.Get(0, "content"), Text)
+	}
+}
+
+func (v *viewer) piMessage(msg int, role string) {
+	t, e := v.t, v.e
+	content := t.Get(msg, "content")
+	switch role {
+	case "toolResult":
+		e.ToolName = v.str(msg, "toolName")
+		v.piContent(content, ToolResult)
+		v.leaves(t.Get(msg, "details"), ToolResult)
+	case "bashExecution":
+		e.ToolName = "bash"
+		v.add(t.Get(msg, "output"), ToolResult)
+	default:
+		v.piContent(content, Text)
+	}
+}
+
+// piContent handles pi content: a string or an array of text, thinking,
+// toolCall and image blocks. textKind is what a text block counts as.
+func (v *viewer) piContent(content int, textKind Kind) {
+	t := v.t
+	if content < 0 {
+		return
+	}
+	if t.Nodes[content].Kind == '"' {
+		v.add(content, textKind)
+		return
+	}
+	t.Children(content, func(b, _ int) {
+		switch v.str(b, "type") {
+		case "text":
+			v.add(t.Get(b, "text"), textKind)
+		case "thinking":
+			v.addBlock(b, t.Get(b, "thinking"), Thinking, "text")
+		case "toolCall":
+			v.e.Tools = append(v.e.Tools, v.str(b, "name"))
+			v.leaves(t.Get(b, "arguments"), ToolCall)
+		case "image":
+			v.addBlock(b, t.Get(b, "data"), Image, "text")
+		}
+	})
+}
+
+// --- Claude Code and Anthropic-style blocks ------------------------------
+
+func (v *viewer) claude() {
+	t, e := v.t, v.e
+	e.Time = v.str(0, "timestamp")
+	typ := v.str(0, "type")
+	if id := v.str(0, "sessionId"); id != "" {
+		e.SessionID = id
+	}
+	if typ != "user" && typ != "assistant" {
+		return
+	}
+	e.Message = true
+	e.Role = typ
+	msg := t.Get(0, "message")
+	v.anthropicContent(t.Get(msg, "content"), Text)
+	if r := t.Get(0, "toolUseResult"); r >= 0 {
+		v.leaves(r, ToolResult)
+	}
+}
+
+// anthropicContent handles Messages API content: a string or an array of
+// text, thinking, redacted_thinking, tool_use, tool_result and image blocks.
+func (v *viewer) anthropicContent(content int, textKind Kind) {
+	t := v.t
+	if content < 0 {
+		return
+	}
+	if t.Nodes[content].Kind == '"' {
+		v.add(content, textKind)
+		return
+	}
+	t.Children(content, func(b, _ int) {
+		switch v.str(b, "type") {
+		case "text":
+			v.add(t.Get(b, "text"), textKind)
+		case "thinking":
+			v.addBlock(b, t.Get(b, "thinking"), Thinking, "text")
+		case "redacted_thinking":
+			v.addBlock(b, t.Get(b, "data"), Thinking, "text")
+		case "tool_use":
+			v.e.Tools = append(v.e.Tools, v.str(b, "name"))
+			v.leaves(t.Get(b, "input"), ToolCall)
+		case "tool_result":
+			v.anthropicContent(t.Get(b, "content"), ToolResult)
+		case "image":
+			v.addBlock(b, t.Path(b, "source", "data"), Image, "text")
+		}
+	})
+}
+
+// --- Codex ----------------------------------------------------------------
+
+func (v *viewer) codex() {
+	t, e := v.t, v.e
+	e.Time = v.str(0, "timestamp")
+	p := t.Get(0, "payload")
+	switch v.str(0, "type") {
+	case "session_meta":
+		e.SessionID = v.str(p, "id")
+	case "response_item":
+		e.Message = true
+		v.codexItem(p)
+	case "event_msg":
+		switch v.str(p, "type") {
+		case "exec_command_end", "patch_apply_end":
+			for _, f := range []string{"stdout", "stderr", "aggregated_output", "formatted_output"} {
+				v.add(t.Get(p, f), ToolResult)
+			}
+		case "agent_reasoning", "agent_reasoning_raw_content":
+			v.add(t.Get(p, "text"), Thinking)
+		case "agent_message", "user_message":
+			v.add(t.Get(p, "message"), Text)
+		}
+	}
+}
+
+func (v *viewer) codexItem(p int) {
+	t, e := v.t, v.e
+	e.Role = v.str(p, "role")
+	switch v.str(p, "type") {
+	case "message":
+		v.codexContent(t.Get(p, "content"), Text)
+	case "function_call", "custom_tool_call":
+		e.Role = "assistant"
+		e.Tools = append(e.Tools, v.str(p, "name"))
+		v.add(t.Get(p, "arguments"), ToolCall)
+		v.add(t.Get(p, "input"), ToolCall)
+	case "function_call_output", "custom_tool_call_output":
+		e.Role = "tool"
+		out := t.Get(p, "output")
+		if out >= 0 && t.Nodes[out].Kind == '{' {
+			out = t.Get(out, "content") // the {content, success} shape of some forks
+		}
+		v.codexContent(out, ToolResult)
+	case "reasoning":
+		e.Role = "assistant"
+		for _, f := range []string{"summary", "content"} {
+			t.Children(t.Get(p, f), func(b, _ int) { v.add(t.Get(b, "text"), Thinking) })
+		}
+	}
+}
+
+func (v *viewer) codexContent(content int, textKind Kind) {
+	t := v.t
+	if content < 0 {
+		return
+	}
+	if t.Nodes[content].Kind == '"' {
+		v.add(content, textKind)
+		return
+	}
+	t.Children(content, func(b, _ int) {
+		switch v.str(b, "type") {
+		case "input_text", "output_text", "text":
+			v.add(t.Get(b, "text"), textKind)
+		case "input_image":
+			v.addBlock(b, t.Get(b, "image_url"), Image, "input_text")
+		}
+	})
+}
+
+// --- BrainSurgeon flat ----------------------------------------------------
+
+var brainSurgeonKinds = map[string]Kind{
+	"tool_result": ToolResult, "tool_call": ToolCall, "thinking": Thinking,
+	"user_message": Text, "assistant_message": Text,
+}
+
+func (v *viewer) brainsurgeon() {
+	t, e := v.t, v.e
+	e.Time = v.str(0, "timestamp")
+	typ := v.str(0, "type")
+	kind, ok := brainSurgeonKinds[typ]
+	if !ok {
+		return
+	}
+	e.Message = true
+	e.Role = strings.TrimSuffix(typ, "_message")
+	if typ == "tool_call" {
+		e.Tools = append(e.Tools, firstNonEmpty(v.str(0, "toolName"), v.str(0, "name")))
+	}
+	if typ == "tool_result" {
+		e.ToolName = v.str(0, "toolName")
+	}
+	// The value-bearing members the BrainSurgeon trigger detector checks.
+	for _, f := range []string{"content", "text", "output", "result", "data", "thinking", "input", "arguments"} {
+		v.leaves(t.Get(0, f), kind)
+	}
+	if msg := t.Get(0, "message"); msg >= 0 {
+		if t.Nodes[msg].Kind == '"' {
+			v.add(msg, kind)
+		} else {
+			v.leaves(t.Get(msg, "content"), kind)
+		}
+	}
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, x := range s {
+		if x != "" {
+			return x
+		}
+	}
+	return ""
+}
+
+// --- generic chat ---------------------------------------------------------
+
+func (v *viewer) generic() {
+	t, e := v.t, v.e
+	if msgs := t.Get(0, "messages"); msgs >= 0 {
+		e.Message = true
+		t.Children(msgs, func(m, _ int) { v.chatMessage(m) })
+		return
+	}
+	if t.Get(0, "role") >= 0 {
+		e.Message = true
+		e.Role = v.str(0, "role")
+		v.chatMessage(0)
+	}
+}
+
+func (v *viewer) chatMessage(m int) {
+	t := v.t
+	role := v.str(m, "role")
+	kind := Text
+	if role == "tool" || role == "function" {
+		kind = ToolResult
+	}
+	v.anthropicContent(t.Get(m, "content"), kind)
+	t.Children(t.Get(m, "tool_calls"), func(c, _ int) {
+		v.e.Tools = append(v.e.Tools, v.str(c, "function", "name"))
+		v.add(t.Path(c, "function", "arguments"), ToolCall)
+	})
+}

@@ -1,0 +1,77 @@
+package transcript
+
+import (
+	"strconv"
+	"strings"
+)
+
+// Placeholder returns the text left where a value of entry id was removed:
+// exactly [[extracted-<id>]] (seed 000).
+func Placeholder(id string) string { return "[[extracted-" + id + "]]" }
+
+// IsPlaceholder reports whether s is a placeholder left by extraction.
+func IsPlaceholder(s string) bool {
+	return strings.HasPrefix(s, "[[extracted-") && strings.HasSuffix(s, "]]")
+}
+
+// PlaceholderValue returns the JSON that replaces a removed value: the
+// placeholder string, or for a whole block a text block of the given type
+// holding it.
+func PlaceholderValue(ph, block string) []byte {
+	if block == "" {
+		return AppendQuote(nil, ph)
+	}
+	b := []byte(`{"type":`)
+	b = AppendQuote(b, block)
+	b = append(b, `,"text":`...)
+	b = AppendQuote(b, ph)
+	return append(b, '}')
+}
+
+// ExtractedMeta builds the _extracted member of an entry: JSON Pointer →
+// {"blob":"sha256:…","bytes":N}. Existing members keep their bytes and
+// order; new ones are appended.
+type ExtractedMeta struct {
+	t     *Tree
+	node  int // the existing _extracted object, or -1
+	added []byte
+}
+
+// NewExtractedMeta starts from the entry's existing _extracted (node, or -1).
+func NewExtractedMeta(t *Tree, node int) *ExtractedMeta {
+	return &ExtractedMeta{t: t, node: node}
+}
+
+// Add records a removed value.
+func (m *ExtractedMeta) Add(ptr, blob string, n int) {
+	if len(m.added) > 0 {
+		m.added = append(m.added, ',')
+	}
+	m.added = AppendQuote(m.added, ptr)
+	m.added = append(m.added, `:{"blob":`...)
+	m.added = AppendQuote(m.added, blob)
+	m.added = append(m.added, `,"bytes":`...)
+	m.added = appendInt(m.added, n)
+	m.added = append(m.added, '}')
+}
+
+// Edit returns the edit that writes the metadata into the entry.
+func (m *ExtractedMeta) Edit() Edit {
+	if m.node < 0 || m.t.Nodes[m.node].Kind != '{' {
+		v := append(append([]byte{'{'}, m.added...), '}')
+		if m.node >= 0 {
+			return m.t.ReplaceValue(m.node, v)
+		}
+		return m.t.InsertMember(0, "_extracted", v)
+	}
+	n := m.t.Nodes[m.node]
+	if n.Last < 0 {
+		return Edit{Start: n.Start + 1, End: n.Start + 1, Text: m.added}
+	}
+	at := m.t.Nodes[n.Last].End
+	return Edit{Start: at, End: at, Text: append([]byte{','}, m.added...)}
+}
+
+func appendInt(b []byte, n int) []byte {
+	return strconv.AppendInt(b, int64(n), 10)
+}

@@ -1,0 +1,86 @@
+// Package transcript is the shared machinery every bs filter stands on: a
+// line reader that keeps every byte, a JSON tree with byte spans, dialect
+// detection, an entry view over one line, and a splicer that rewrites values
+// at their byte offsets and leaves every other byte alone.
+package transcript
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+)
+
+// Line is one line of a transcript exactly as it stood in the input.
+type Line struct {
+	Num     int    // 1-based line number
+	Body    []byte // the bytes before the line feed; owned by the Line
+	Newline bool   // whether the line ended with '\n' (a last line may not)
+}
+
+// AppendTo appends the line as it must be written back: its body plus the line
+// feed it had.
+func (l Line) AppendTo(dst []byte) []byte {
+	dst = append(dst, l.Body...)
+	if l.Newline {
+		dst = append(dst, '\n')
+	}
+	return dst
+}
+
+// Len is the number of bytes the line occupied in the input.
+func (l Line) Len() int {
+	if l.Newline {
+		return len(l.Body) + 1
+	}
+	return len(l.Body)
+}
+
+// Reader reads lines of any length. Unlike bufio.Scanner it has no line
+// length limit, and unlike bufio.Reader.ReadBytes it tells a missing final
+// line feed apart from a present one.
+type Reader struct {
+	r   *bufio.Reader
+	num int
+}
+
+// NewReader returns a Reader over r.
+func NewReader(r io.Reader) *Reader {
+	return &Reader{r: bufio.NewReaderSize(r, 256<<10)}
+}
+
+// Next returns the next line, or io.EOF when the input is exhausted.
+func (r *Reader) Next() (Line, error) {
+	chunk, err := r.r.ReadSlice('\n')
+	if err == nil {
+		r.num++
+		body := make([]byte, len(chunk)-1)
+		copy(body, chunk)
+		return Line{Num: r.num, Body: body, Newline: true}, nil
+	}
+	// A long line or the last line: gather chunks.
+	var buf bytes.Buffer
+	for errors.Is(err, bufio.ErrBufferFull) {
+		buf.Write(chunk)
+		chunk, err = r.r.ReadSlice('\n')
+	}
+	buf.Write(chunk)
+	if err != nil && err != io.EOF {
+		return Line{}, err
+	}
+	b := buf.Bytes()
+	if err == io.EOF {
+		if len(b) == 0 {
+			return Line{}, io.EOF
+		}
+		r.num++
+		return Line{Num: r.num, Body: b}, nil
+	}
+	r.num++
+	return Line{Num: r.num, Body: b[:len(b)-1], Newline: true}, nil
+}
+
+// Buffered reports how many input bytes are waiting in memory. A writer
+// flushes when it is zero, so that `tail -f | bs …` sees output promptly
+// while files are still written in large batches.
+func (r *Reader) Buffered() int { return r.r.Buffered() }

@@ -1,0 +1,106 @@
+package transcript
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+)
+
+// BadLineError is a line that is not one valid JSON value. Filters pass such
+// lines through untouched and warn; under --strict it stops the run.
+type BadLineError struct {
+	Name string // the input's name, "-" for standard input
+	Line int
+	Err  error
+}
+
+func (e *BadLineError) Error() string {
+	return fmt.Sprintf("%s:%d: not a valid JSON entry: %v", e.Name, e.Line, e.Err)
+}
+
+func (e *BadLineError) Unwrap() error { return e.Err }
+
+// Source reads a transcript line by line, detects its dialect from the
+// first lines and parses each line. It is the front end every filter shares.
+type Source struct {
+	Name string // for messages, "-" for standard input
+
+	r       *Reader
+	p       Parser
+	dialect Dialect
+	held    []Line // lines read while detecting the dialect
+	onBad   func(*BadLineError) error
+}
+
+// NewSource returns a Source over r. A dialect of Unknown means detect it.
+// onBad is called for each line that is not valid JSON; a non-nil error
+// from it stops the run (that is how --strict works).
+func NewSource(name string, r io.Reader, d Dialect, onBad func(*BadLineError) error) *Source {
+	return &Source{Name: name, r: NewReader(r), dialect: d, onBad: onBad}
+}
+
+// Dialect returns the detected or forced dialect (Unknown before the first
+// call to Next).
+func (s *Source) Dialect() Dialect { return s.dialect }
+
+// Buffered reports whether input is waiting in memory (see Reader.Buffered).
+func (s *Source) Buffered() int { return s.r.Buffered() + len(s.held) }
+
+// Next returns the next line and its tree. The tree is nil for a blank line
+// or an invalid one (after onBad has been told), and is valid only until
+// the next call. At the end of input it returns io.EOF.
+func (s *Source) Next() (Line, *Tree, error) {
+	if s.dialect == Unknown {
+		if err := s.detect(); err != nil {
+			return Line{}, nil, err
+		}
+	}
+	var line Line
+	if len(s.held) > 0 {
+		line = s.held[0]
+		s.held = s.held[1:]
+	} else {
+		var err error
+		if line, err = s.r.Next(); err != nil {
+			return Line{}, nil, err
+		}
+	}
+	if len(bytes.TrimSpace(line.Body)) == 0 {
+		return line, nil, nil
+	}
+	t, err := s.p.Parse(line.Body)
+	if err != nil {
+		if err := s.onBad(&BadLineError{Name: s.Name, Line: line.Num, Err: err}); err != nil {
+			return Line{}, nil, err
+		}
+		return line, nil, nil
+	}
+	return line, t, nil
+}
+
+// detect reads ahead until a line tells the dialect, holding what it read.
+func (s *Source) detect() error {
+	for len(s.held) < DetectLines {
+		line, err := s.r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		s.held = append(s.held, line)
+		if t, err := s.p.Parse(line.Body); err == nil {
+			if d := Classify(t); d != Unknown {
+				s.dialect = d
+				return nil
+			}
+		}
+	}
+	s.dialect = Generic
+	return nil
+}
+
+// Clone returns a copy of t that stays valid after the parser moves on.
+func (t *Tree) Clone() *Tree {
+	return &Tree{Src: t.Src, Nodes: append([]Node(nil), t.Nodes...)}
+}

@@ -1,0 +1,69 @@
+package transcript
+
+import (
+	"fmt"
+	"sort"
+)
+
+// Edit replaces src[Start:End] with Text. Start == End inserts.
+type Edit struct {
+	Start, End int
+	Text       []byte
+}
+
+// Splice appends to dst the bytes of src with edits applied. Every byte of
+// src outside the edited spans is copied unchanged. Edits may come in any
+// order but must not overlap (two inserts at one offset keep their order).
+func Splice(dst, src []byte, edits []Edit) ([]byte, error) {
+	sort.SliceStable(edits, func(i, j int) bool { return edits[i].Start < edits[j].Start })
+	pos := 0
+	for _, e := range edits {
+		if e.Start < pos || e.End < e.Start || e.End > len(src) {
+			return nil, fmt.Errorf("splice: edit [%d,%d) overlaps or lies outside [%d,%d)", e.Start, e.End, pos, len(src))
+		}
+		dst = append(dst, src[pos:e.Start]...)
+		dst = append(dst, e.Text...)
+		pos = e.End
+	}
+	return append(dst, src[pos:]...), nil
+}
+
+// InsertMember returns the edit that adds the member "name":value at the
+// end of object obj. It is the exact inverse of RemoveMember on the member
+// it creates, which is what lets restore give back the original bytes.
+func (t *Tree) InsertMember(obj int, name string, value []byte) Edit {
+	n := &t.Nodes[obj]
+	var text []byte
+	at := n.Start + 1
+	if n.Last >= 0 {
+		at = t.Nodes[n.Last].End
+		text = append(text, ',')
+	}
+	text = AppendQuote(text, name)
+	text = append(text, ':')
+	text = append(text, value...)
+	return Edit{Start: at, End: at, Text: text}
+}
+
+// RemoveMember returns the edit that deletes member m from its object along
+// with the comma that separates it from its neighbour.
+func (t *Tree) RemoveMember(m int) Edit {
+	n := &t.Nodes[m]
+	obj := &t.Nodes[n.Parent]
+	if obj.First != m {
+		prev := obj.First
+		for t.Nodes[prev].Next != m {
+			prev = t.Nodes[prev].Next
+		}
+		return Edit{Start: t.Nodes[prev].End, End: n.End}
+	}
+	if n.Next >= 0 {
+		return Edit{Start: n.KeyStart, End: t.Nodes[n.Next].KeyStart}
+	}
+	return Edit{Start: n.KeyStart, End: n.End}
+}
+
+// ReplaceValue returns the edit that replaces the value of node i.
+func (t *Tree) ReplaceValue(i int, value []byte) Edit {
+	return Edit{Start: t.Nodes[i].Start, End: t.Nodes[i].End, Text: value}
+}

@@ -1,0 +1,314 @@
+package transcript
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// Node is one JSON value inside a line, located by its byte span.
+type Node struct {
+	Kind       jsontext.Kind // '{', '[', '"', '0', 't', 'f' or 'n'
+	Start, End int           // the value's bytes are line[Start:End]
+	KeyStart   int           // for object members: where the quoted name starts
+	Name       []byte        // for object members: the raw quoted name
+	Parent     int           // index of the parent node, -1 for the root
+	First      int           // first child, -1 if none
+	Next       int           // next sibling, -1 if none
+	Last       int           // last child, -1 if none
+}
+
+// Tree is a parsed line: every value with its byte span. Strings are not
+// decoded; callers decode only the few they need.
+type Tree struct {
+	Src   []byte
+	Nodes []Node
+}
+
+// ErrTrailing reports a line that holds more than one JSON value, such as
+// two objects glued together by a runtime that lost a line feed.
+var ErrTrailing = errors.New("more than one JSON value on the line")
+
+// Parser parses lines into trees, reusing its buffers between lines.
+type Parser struct {
+	dec  *jsontext.Decoder
+	buf  bytes.Buffer
+	tree Tree
+}
+
+// Parse validates line as exactly one JSON value and returns its tree. The
+// tree is valid until the next call to Parse. Invalid UTF-8, duplicate
+// object names, trailing values and truncated input are errors: such lines
+// are passed through untouched by every filter, since a splice into them
+// could not be proven safe.
+func (p *Parser) Parse(line []byte) (*Tree, error) {
+	p.buf.Reset()
+	p.buf.Write(line)
+	if p.dec == nil {
+		p.dec = jsontext.NewDecoder(&p.buf)
+	} else {
+		p.dec.Reset(&p.buf)
+	}
+	p.tree.Src = line
+	p.tree.Nodes = p.tree.Nodes[:0]
+	if _, err := p.value(-1, nil, 0); err != nil {
+		return nil, err
+	}
+	if _, err := p.dec.ReadToken(); err != io.EOF {
+		if err == nil {
+			return nil, ErrTrailing
+		}
+		return nil, err
+	}
+	return &p.tree, nil
+}
+
+func (p *Parser) value(parent int, name []byte, keyStart int) (int, error) {
+	d := p.dec
+	idx := len(p.tree.Nodes)
+	kind := d.PeekKind()
+	if kind == 0 {
+		_, err := d.ReadToken()
+		if err == nil || err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return -1, err
+	}
+	p.tree.Nodes = append(p.tree.Nodes, Node{Kind: kind, KeyStart: keyStart, Name: name, Parent: parent, First: -1, Next: -1, Last: -1})
+	switch kind {
+	case '{', '[':
+		if _, err := d.ReadToken(); err != nil {
+			return -1, err
+		}
+		p.tree.Nodes[idx].Start = int(d.InputOffset()) - 1
+		prev := -1
+		for {
+			k := d.PeekKind()
+			if k == '}' || k == ']' {
+				if _, err := d.ReadToken(); err != nil {
+					return -1, err
+				}
+				break
+			}
+			if k == 0 {
+				_, err := d.ReadToken()
+				if err == nil || err == io.EOF {
+					err = io.ErrUnexpectedEOF
+				}
+				return -1, err
+			}
+			var childName []byte
+			childKeyStart := 0
+			if kind == '{' {
+				n, err := d.ReadValue()
+				if err != nil {
+					return -1, err
+				}
+				childName = p.tree.Src[int(d.InputOffset())-len(n) : d.InputOffset()]
+				childKeyStart = int(d.InputOffset()) - len(n)
+			}
+			c, err := p.value(idx, childName, childKeyStart)
+			if err != nil {
+				return -1, err
+			}
+			if prev < 0 {
+				p.tree.Nodes[idx].First = c
+			} else {
+				p.tree.Nodes[prev].Next = c
+			}
+			prev = c
+		}
+		p.tree.Nodes[idx].Last = prev
+		p.tree.Nodes[idx].End = int(d.InputOffset())
+	default:
+		v, err := d.ReadValue()
+		if err != nil {
+			return -1, err
+		}
+		end := int(d.InputOffset())
+		p.tree.Nodes[idx].Start = end - len(v)
+		p.tree.Nodes[idx].End = end
+	}
+	return idx, nil
+}
+
+// Raw returns the bytes of node i.
+func (t *Tree) Raw(i int) []byte { n := &t.Nodes[i]; return t.Src[n.Start:n.End] }
+
+// Get returns the member of object i named name, or -1.
+func (t *Tree) Get(i int, name string) int {
+	if i < 0 || t.Nodes[i].Kind != '{' {
+		return -1
+	}
+	for c := t.Nodes[i].First; c >= 0; c = t.Nodes[c].Next {
+		if nameIs(t.Nodes[c].Name, name) {
+			return c
+		}
+	}
+	return -1
+}
+
+// Path follows a sequence of member names from node i; -1 if any is missing.
+func (t *Tree) Path(i int, names ...string) int {
+	for _, n := range names {
+		i = t.Get(i, n)
+	}
+	return i
+}
+
+// Str returns the decoded string at node i, or "" when i is not a string.
+func (t *Tree) Str(i int) string {
+	if i < 0 || t.Nodes[i].Kind != '"' {
+		return ""
+	}
+	return unquote(t.Raw(i))
+}
+
+// Key returns the decoded member name of node i.
+func (t *Tree) Key(i int) string { return unquote(t.Nodes[i].Name) }
+
+// Children calls fn for each child of node i in order.
+func (t *Tree) Children(i int, fn func(c, index int)) {
+	if i < 0 {
+		return
+	}
+	k := 0
+	for c := t.Nodes[i].First; c >= 0; c = t.Nodes[c].Next {
+		fn(c, k)
+		k++
+	}
+}
+
+// Resolve finds the node at an RFC 6901 JSON Pointer below the root.
+func (t *Tree) Resolve(ptr string) (int, error) {
+	toks, err := SplitPointer(ptr)
+	if err != nil {
+		return -1, err
+	}
+	i := 0
+	for _, tok := range toks {
+		switch t.Nodes[i].Kind {
+		case '{':
+			i = t.Get(i, tok)
+		case '[':
+			k, err := strconv.Atoi(tok)
+			if err != nil || k < 0 || (len(tok) > 1 && tok[0] == '0') {
+				return -1, fmt.Errorf("pointer %s: bad array index %q", ptr, tok)
+			}
+			c := t.Nodes[i].First
+			for ; c >= 0 && k > 0; k-- {
+				c = t.Nodes[c].Next
+			}
+			i = c
+		default:
+			i = -1
+		}
+		if i < 0 {
+			return -1, fmt.Errorf("pointer %s: no such value", ptr)
+		}
+	}
+	return i, nil
+}
+
+// Pointer returns the JSON Pointer of node i.
+func (t *Tree) Pointer(i int) string {
+	var toks []string
+	for ; t.Nodes[i].Parent >= 0; i = t.Nodes[i].Parent {
+		p := t.Nodes[i].Parent
+		if t.Nodes[p].Kind == '{' {
+			toks = append(toks, t.Key(i))
+			continue
+		}
+		k := 0
+		for c := t.Nodes[p].First; c != i; c = t.Nodes[c].Next {
+			k++
+		}
+		toks = append(toks, strconv.Itoa(k))
+	}
+	var b []byte
+	for j := len(toks) - 1; j >= 0; j-- {
+		b = append(b, '/')
+		b = appendPointerToken(b, toks[j])
+	}
+	return string(b)
+}
+
+// nameIs reports whether the raw quoted name equals name, without
+// allocating in the common case of a name with no escapes.
+func nameIs(raw []byte, name string) bool {
+	if len(raw) == len(name)+2 && string(raw[1:len(raw)-1]) == name {
+		return true
+	}
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return false
+	}
+	return unquote(raw) == name
+}
+
+func unquote(raw []byte) string {
+	if len(raw) >= 2 && bytes.IndexByte(raw, '\\') < 0 {
+		return string(raw[1 : len(raw)-1])
+	}
+	v, err := jsontext.AppendUnquote(nil, raw)
+	if err != nil {
+		return ""
+	}
+	return string(v)
+}
+
+// StringChars reports the number of characters the JSON string raw decodes
+// to, counting a \uXXXX escape (or a surrogate pair of them) as one.
+func StringChars(raw []byte) int {
+	if len(raw) < 2 {
+		return 0
+	}
+	s := raw[1 : len(raw)-1]
+	n := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == '\\':
+			if i+1 < len(s) && s[i+1] == 'u' {
+				// A high surrogate followed by an escaped low one is one character.
+				if i+11 < len(s) && s[i+6] == '\\' && s[i+7] == 'u' && isHighSurrogate(s[i+2:i+6]) {
+					i += 12
+				} else {
+					i += 6
+				}
+			} else {
+				i += 2
+			}
+		case c < utf8.RuneSelf:
+			i++
+		default:
+			_, size := utf8.DecodeRune(s[i:])
+			i += size
+		}
+		n++
+	}
+	return n
+}
+
+func isHighSurrogate(hex []byte) bool {
+	v, err := strconv.ParseUint(string(hex), 16, 16)
+	return err == nil && v >= 0xD800 && v < 0xDC00
+}
+
+// AtLeastChars reports whether the JSON string raw decodes to at least n
+// characters, deciding from the length alone when it can: a character takes
+// at least one and at most twelve bytes of JSON.
+func AtLeastChars(raw []byte, n int) bool {
+	l := len(raw) - 2
+	switch {
+	case l < n:
+		return false
+	case l >= 12*n:
+		return true
+	}
+	return StringChars(raw) >= n
+}
