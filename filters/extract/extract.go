@@ -89,6 +89,7 @@ type run struct {
 	opt     Options
 	src     *transcript.Source
 	sink    *transcript.Sink
+	batch   blobstore.Batcher // the store, when it can batch syncs
 	stats   Stats
 	report  *Report
 	session string
@@ -110,16 +111,17 @@ func Run(ctx context.Context, name string, r io.Reader, w io.Writer, opt Options
 		return nil
 	}
 	x.src = transcript.NewSource(name, r, opt.Format, onBad)
+	out := w
 	if opt.DryRun {
 		x.report = &Report{Values: []Moved{}}
-		x.sink = transcript.NewSink(ctx, io.Discard, nil, 1)
-	} else {
-		put := func(ctx context.Context, b []byte) error {
-			_, err := opt.Store.Put(ctx, b)
-			return err
-		}
-		x.sink = transcript.NewSink(ctx, w, put, opt.Workers)
+		out = io.Discard
 	}
+	var commit func() error
+	if b, ok := opt.Store.(blobstore.Batcher); ok {
+		x.batch = b
+		commit = func() error { return b.Commit(ctx) }
+	}
+	x.sink = transcript.NewSink(out, opt.Workers, commit)
 	err := x.loop(ctx)
 	if cerr := x.sink.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("writing output: %w", cerr)
@@ -173,7 +175,7 @@ func (x *run) loop(ctx context.Context) error {
 			if h.need >= 0 && messages-h.seq < h.need {
 				break
 			}
-			if err := x.emit(h, h.need >= 0); err != nil {
+			if err := x.emit(ctx, h, h.need >= 0); err != nil {
 				return err
 			}
 			queue[0] = nil
@@ -181,7 +183,7 @@ func (x *run) loop(ctx context.Context) error {
 		}
 	}
 	for _, it := range queue {
-		if err := x.emit(it, it.need >= 0 && messages-it.seq >= it.need); err != nil {
+		if err := x.emit(ctx, it, it.need >= 0 && messages-it.seq >= it.need); err != nil {
 			return err
 		}
 	}
@@ -283,15 +285,15 @@ func (x *run) alreadyExtracted(e *transcript.Entry) map[string]bool {
 // isPlaceholder reports whether a value already holds a placeholder, so
 // that a forced entry never extracts its own placeholders.
 func isPlaceholder(t *transcript.Tree, v transcript.Value) bool {
-	return transcript.IsPlaceholder(t.Str(v.Measure))
+	return transcript.IsRawPlaceholder(t.Raw(v.Measure))
 }
 
 // emit writes the item, extracting its chosen values when move is true.
-func (x *run) emit(it *item, move bool) error {
+func (x *run) emit(ctx context.Context, it *item, move bool) error {
 	orig := it.line.AppendTo(nil)
 	if !move || len(it.chosen) == 0 {
 		x.stats.BytesOut += int64(len(orig))
-		x.sink.Write(orig, nil, nil)
+		x.sink.Write(orig)
 		return nil
 	}
 	t, e := it.tree, &it.entry
@@ -301,7 +303,7 @@ func (x *run) emit(it *item, move bool) error {
 	}
 	ph := transcript.Placeholder(id)
 	var edits []transcript.Edit
-	var blobs [][]byte
+	blobs := make([]blob, 0, len(it.chosen))
 	meta := transcript.NewExtractedMeta(t, e.Extracted)
 	sizes := map[string]int{}
 	keys := make([]string, 0, len(it.chosen))
@@ -309,7 +311,7 @@ func (x *run) emit(it *item, move bool) error {
 		raw := t.Raw(v.Node)
 		d := blobstore.Sum(raw)
 		edits = append(edits, t.ReplaceValue(v.Node, transcript.PlaceholderValue(ph, v.Block)))
-		blobs = append(blobs, raw)
+		blobs = append(blobs, blob{d, raw})
 		meta.Add(v.Pointer, d.String(), len(raw))
 		sizes[v.Pointer] = len(raw)
 		keys = append(keys, v.Pointer)
@@ -331,11 +333,34 @@ func (x *run) emit(it *item, move bool) error {
 	x.stats.BytesOut += int64(len(out))
 	x.opt.Log.Debug("extracted", "module", "extraction", "entry_id", id, "keys_extracted", keys, "sizes_bytes", sizes, "session", x.sessionName(), "line", it.line.Num)
 	if x.report != nil {
-		x.sink.Write(orig, nil, nil)
+		x.sink.Write(orig)
 		return nil
 	}
-	x.sink.Write(out, orig, blobs)
+	x.sink.Go(ctx, len(out)+len(orig), func(ctx context.Context) ([]byte, []byte, error) {
+		for _, b := range blobs {
+			if err := x.store(ctx, b); err != nil {
+				return nil, orig, fmt.Errorf("line %d: entry %s: storing %s: %w", it.line.Num, id, b.d, err)
+			}
+		}
+		return out, orig, nil
+	})
 	return nil
+}
+
+// blob is a value on its way to the store.
+type blob struct {
+	d    blobstore.Digest
+	data []byte
+}
+
+// store writes a blob: pending until the sink's next commit when the store
+// batches syncs, durable at once otherwise.
+func (x *run) store(ctx context.Context, b blob) error {
+	if x.batch != nil {
+		return x.batch.PutPending(ctx, b.d, b.data)
+	}
+	_, err := x.opt.Store.Put(ctx, b.data)
+	return err
 }
 
 func (x *run) sessionName() string {

@@ -10,6 +10,9 @@ import (
 	"io"
 	"log/slog"
 	"slices"
+	"strconv"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/bstools/bs/blobstore"
@@ -31,6 +34,7 @@ type Options struct {
 	Format    transcript.Dialect
 	Log       *slog.Logger
 	Session   string
+	Workers   int // concurrent blob reads
 	OnBadLine func(*transcript.BadLineError) error
 }
 
@@ -80,10 +84,11 @@ type run struct {
 	opt    Options
 	res    *Result
 	stats  Stats
-	errs   []error
 	found  bool
-	p      transcript.Parser
 	setHit map[string]bool
+
+	mu   sync.Mutex // guards errs and res.KeysRestored, written by jobs
+	errs []error
 }
 
 // Run restores from r to w. It returns the result object when ID is set.
@@ -92,6 +97,9 @@ type run struct {
 func Run(ctx context.Context, name string, r io.Reader, w io.Writer, opt Options) (*Result, Stats, error) {
 	if opt.Log == nil {
 		opt.Log = slog.New(slog.DiscardHandler)
+	}
+	if opt.Workers < 1 {
+		opt.Workers = 8
 	}
 	x := &run{opt: opt, setHit: map[string]bool{}}
 	if opt.ID != "" {
@@ -104,7 +112,7 @@ func Run(ctx context.Context, name string, r io.Reader, w io.Writer, opt Options
 		}
 		return nil
 	})
-	sink := transcript.NewSink(ctx, w, nil, 1)
+	sink := transcript.NewSink(w, opt.Workers, nil)
 	err := func() error {
 		for {
 			if err := ctx.Err(); err != nil {
@@ -118,17 +126,13 @@ func Run(ctx context.Context, name string, r io.Reader, w io.Writer, opt Options
 				return err
 			}
 			x.stats.Lines++
-			out := line.AppendTo(nil)
-			if tree != nil {
-				body, err := x.line(ctx, line, tree, src.Dialect())
-				if err != nil {
-					return err
-				}
-				if body != nil {
-					out = transcript.Line{Body: body, Newline: line.Newline}.AppendTo(nil)
-				}
+			if tree == nil {
+				sink.Write(line.AppendTo(nil))
+				continue
 			}
-			sink.Write(out, nil, nil)
+			if err := x.line(ctx, sink, line, tree, src.Dialect()); err != nil {
+				return err
+			}
 		}
 	}()
 	if cerr := sink.Close(); err == nil && cerr != nil {
@@ -162,8 +166,18 @@ func Run(ctx context.Context, name string, r io.Reader, w io.Writer, opt Options
 	return x.res, x.stats, errors.Join(x.errs...)
 }
 
-// line returns the new body of the line, or nil to keep it as it is.
-func (x *run) line(ctx context.Context, line transcript.Line, t *transcript.Tree, d transcript.Dialect) ([]byte, error) {
+// fetch is an extracted value to read back from the store.
+type fetch struct {
+	ptr   string
+	node  int
+	blob  blobstore.Digest
+	bytes string // the size _extracted records, as written there
+}
+
+// line plans the changes to one line and queues them on the sink. Blobs
+// are read on the sink's workers; the whole entry passes through unchanged
+// if any of its values cannot be restored exactly.
+func (x *run) line(ctx context.Context, sink *transcript.Sink, line transcript.Line, t *transcript.Tree, d transcript.Dialect) error {
 	e := transcript.View(t, d)
 	var edits []transcript.Edit
 	mine := x.opt.ID != "" && e.ID == x.opt.ID
@@ -180,20 +194,26 @@ func (x *run) line(ctx context.Context, line transcript.Line, t *transcript.Tree
 		}
 	}
 
-	restoring := e.Extracted >= 0 && (x.opt.All || mine)
-	var restored []string
-	if restoring {
+	var fetches []fetch
+	if e.Extracted >= 0 && (x.opt.All || mine) {
+		var metaEdit *transcript.Edit
 		var err error
-		var valueEdits []transcript.Edit
-		valueEdits, restored, err = x.values(ctx, line, &e)
+		fetches, metaEdit, err = x.plan(line, &e)
 		if err != nil {
 			x.errs = append(x.errs, err)
-			return nil, nil // the whole entry passes through unchanged
+			sink.Write(line.AppendTo(nil))
+			return nil
 		}
-		edits = append(edits, valueEdits...)
+		if metaEdit != nil {
+			edits = append(edits, *metaEdit)
+		}
+	}
+	restored := make([]string, len(fetches))
+	for i, f := range fetches {
+		restored[i] = f.ptr
 	}
 
-	if mine && len(restored) > 0 {
+	if mine && len(fetches) > 0 {
 		now := transcript.AppendQuote(nil, x.opt.Now.UTC().Format(time.RFC3339))
 		if e.Restored >= 0 {
 			x.res.PreviousRestoredAt = t.Str(e.Restored)
@@ -202,7 +222,6 @@ func (x *run) line(ctx context.Context, line transcript.Line, t *transcript.Tree
 		} else {
 			edits = append(edits, t.InsertMember(0, "_restored", now))
 		}
-		x.res.KeysRestored = append(x.res.KeysRestored, restored...)
 	}
 
 	redacting := x.opt.ID != "" && !x.opt.KeepRestoreCalls
@@ -210,103 +229,136 @@ func (x *run) line(ctx context.Context, line transcript.Line, t *transcript.Tree
 		edits = append(edits, t.InsertMember(0, "_redacted", []byte("true")))
 	}
 
-	if len(edits) == 0 {
-		return nil, nil
+	orig := line.AppendTo(nil)
+	if len(edits) == 0 && len(fetches) == 0 {
+		sink.Write(orig)
+		return nil
 	}
-	body, err := transcript.Splice(nil, line.Body, edits)
-	if err != nil {
-		return nil, fmt.Errorf("line %d: %w", line.Num, err)
-	}
-	if x.opt.All && len(restored) > 0 {
-		body = x.dropGeneratedID(body)
-	}
-	if len(restored) > 0 {
+	if len(fetches) > 0 {
 		x.stats.Entries++
-		x.stats.Values += len(restored)
-		x.opt.Log.Debug("restored", "module", "extraction", "entry_id", e.ID, "keys_restored", restored, "redacted", redacting, "session", x.opt.Session, "line", line.Num)
+		x.stats.Values += len(fetches)
 	}
-	return body, nil
+	// The job owns copies of what it needs: the tree is reused for the
+	// next line as soon as this function returns.
+	spans := make([][2]int, len(fetches))
+	for i, f := range fetches {
+		spans[i] = [2]int{t.Nodes[f.node].Start, t.Nodes[f.node].End}
+	}
+	id := e.ID
+	var dropID *transcript.Edit
+	if x.opt.All && len(fetches) > 0 && e.IDField == "__id" && strings.HasPrefix(id, transcript.GeneratedIDPrefix) {
+		if n := t.Get(0, "__id"); n >= 0 {
+			edit := t.RemoveMember(n)
+			dropID = &edit
+		}
+	}
+	sink.Go(ctx, 2*len(orig), func(ctx context.Context) ([]byte, []byte, error) {
+		all := edits
+		for i, f := range fetches {
+			data, err := x.opt.Store.Get(ctx, f.blob)
+			if err == nil && f.bytes != "" && f.bytes != strconv.Itoa(len(data)) {
+				err = fmt.Errorf("blob %s holds %d bytes, _extracted says %s", f.blob, len(data), f.bytes)
+			}
+			if err != nil {
+				x.fail(&BlobError{Line: line.Num, EntryID: id, Blob: f.blob.String(), Err: err})
+				return orig, nil, nil
+			}
+			all = append(all, transcript.Edit{Start: spans[i][0], End: spans[i][1], Text: data})
+		}
+		body, err := transcript.Splice(nil, line.Body, all)
+		if err != nil {
+			return nil, orig, fmt.Errorf("line %d: %w", line.Num, err)
+		}
+		if dropID != nil {
+			// The __id goes too if bs derived it from exactly the bytes
+			// that are now back: then this is the original line.
+			if without, err := transcript.Splice(nil, line.Body, append(all, *dropID)); err == nil && transcript.DeriveID(without) == id {
+				body = without
+			}
+		}
+		if mine {
+			x.mu.Lock()
+			x.res.KeysRestored = append(x.res.KeysRestored, restored...)
+			x.mu.Unlock()
+		}
+		if len(fetches) > 0 {
+			x.opt.Log.Debug("restored", "module", "extraction", "entry_id", id, "keys_restored", restored, "redacted", redacting, "session", x.opt.Session, "line", line.Num)
+		}
+		return transcript.Line{Body: body, Newline: line.Newline}.AppendTo(nil), orig, nil
+	})
+	return nil
 }
 
-// values returns the edits that put the selected extracted values back and
-// update _extracted, or an error if any value cannot be restored exactly.
-func (x *run) values(ctx context.Context, line transcript.Line, e *transcript.Entry) ([]transcript.Edit, []string, error) {
+func (x *run) fail(err error) {
+	x.mu.Lock()
+	x.errs = append(x.errs, err)
+	x.mu.Unlock()
+}
+
+// plan selects the extracted values to restore, checks that each still
+// holds its placeholder, and returns them with the edit that updates
+// _extracted (nil when nothing is selected).
+func (x *run) plan(line transcript.Line, e *transcript.Entry) ([]fetch, *transcript.Edit, error) {
 	t := e.Tree
-	var edits []transcript.Edit
-	var restored []string
+	var fetches []fetch
 	var keep [][]byte // raw members of _extracted that stay
+	var bad error
 	t.Children(e.Extracted, func(m, _ int) {
 		ptr := t.Key(m)
 		if !x.opt.All && !keyMatches(ptr, x.opt.Keys) {
 			keep = append(keep, t.Src[t.Nodes[m].KeyStart:t.Nodes[m].End])
 			return
 		}
-		restored = append(restored, ptr)
-	})
-	if len(restored) == 0 {
-		return nil, nil, nil
-	}
-	sizes := map[string]int{}
-	for _, ptr := range restored {
-		m := t.Get(e.Extracted, ptr)
+		if bad != nil {
+			return
+		}
 		blob := t.Str(t.Get(m, "blob"))
-		fail := func(err error) error {
-			return &BlobError{Line: line.Num, EntryID: e.ID, Blob: blob, Err: err}
+		fail := func(err error) {
+			bad = &BlobError{Line: line.Num, EntryID: e.ID, Blob: blob, Err: err}
 		}
 		d, err := blobstore.ParseDigest(blob)
 		if err != nil {
-			return nil, nil, fail(fmt.Errorf("%s: bad blob reference: %w", ptr, err))
+			fail(fmt.Errorf("%s: bad blob reference: %w", ptr, err))
+			return
 		}
 		node, err := t.Resolve(ptr)
 		if err != nil {
-			return nil, nil, fail(err)
+			fail(err)
+			return
 		}
 		if !holdsPlaceholder(t, node) {
-			return nil, nil, fail(fmt.Errorf("%s no longer holds a placeholder", ptr))
+			fail(fmt.Errorf("%s no longer holds a placeholder", ptr))
+			return
 		}
-		data, err := x.opt.Store.Get(ctx, d)
-		if err != nil {
-			return nil, nil, fail(err)
+		var size string
+		if n := t.Get(m, "bytes"); n >= 0 {
+			size = string(t.Raw(n))
 		}
-		if n := t.Get(m, "bytes"); n >= 0 && string(t.Raw(n)) != fmt.Sprint(len(data)) {
-			return nil, nil, fail(fmt.Errorf("blob %s holds %d bytes, _extracted says %s", blob, len(data), t.Raw(n)))
-		}
-		edits = append(edits, t.ReplaceValue(node, data))
-		sizes[ptr] = len(data)
+		fetches = append(fetches, fetch{ptr: ptr, node: node, blob: d, bytes: size})
+	})
+	if bad != nil {
+		return nil, nil, bad
 	}
+	if len(fetches) == 0 {
+		return nil, nil, nil
+	}
+	var edit transcript.Edit
 	if len(keep) == 0 {
-		edits = append(edits, t.RemoveMember(e.Extracted))
+		edit = t.RemoveMember(e.Extracted)
 	} else {
 		obj := append([]byte{'{'}, bytes.Join(keep, []byte{','})...)
-		edits = append(edits, t.ReplaceValue(e.Extracted, append(obj, '}')))
+		edit = t.ReplaceValue(e.Extracted, append(obj, '}'))
 	}
-	return edits, restored, nil
-}
-
-// dropGeneratedID removes an __id that bs made up from exactly these bytes,
-// so that restore --all gives back the original line.
-func (x *run) dropGeneratedID(body []byte) []byte {
-	t, err := x.p.Parse(body)
-	if err != nil {
-		return body
-	}
-	n := t.Get(0, "__id")
-	if n < 0 {
-		return body
-	}
-	without, err := transcript.Splice(nil, body, []transcript.Edit{t.RemoveMember(n)})
-	if err != nil || transcript.DeriveID(without) != t.Str(n) {
-		return body
-	}
-	return without
+	return fetches, &edit, nil
 }
 
 func holdsPlaceholder(t *transcript.Tree, n int) bool {
 	switch t.Nodes[n].Kind {
 	case '"':
-		return transcript.IsPlaceholder(t.Str(n))
+		return transcript.IsRawPlaceholder(t.Raw(n))
 	case '{':
-		return transcript.IsPlaceholder(t.Str(t.Get(n, "text")))
+		text := t.Get(n, "text")
+		return text >= 0 && transcript.IsRawPlaceholder(t.Raw(text))
 	}
 	return false
 }

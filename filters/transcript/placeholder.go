@@ -1,6 +1,7 @@
 package transcript
 
 import (
+	"bytes"
 	"strconv"
 	"strings"
 )
@@ -12,6 +13,13 @@ func Placeholder(id string) string { return "[[extracted-" + id + "]]" }
 // IsPlaceholder reports whether s is a placeholder left by extraction.
 func IsPlaceholder(s string) bool {
 	return strings.HasPrefix(s, "[[extracted-") && strings.HasSuffix(s, "]]")
+}
+
+// IsRawPlaceholder is IsPlaceholder on a raw JSON string, without decoding
+// it: a placeholder is short and extract writes it without escapes, so a
+// long tool output costs two comparisons, not a decode.
+func IsRawPlaceholder(raw []byte) bool {
+	return bytes.HasPrefix(raw, []byte(`"[[extracted-`)) && bytes.HasSuffix(raw, []byte(`]]"`))
 }
 
 // PlaceholderValue returns the JSON that replaces a removed value: the

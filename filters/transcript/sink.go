@@ -7,116 +7,140 @@ import (
 	"sync"
 )
 
-// Sink writes output lines in input order while the blobs behind them are
-// stored on background workers. A line is written only after every blob it
-// references has been stored durably; if a store fails, the line's original
-// bytes are written instead, so a failing store never loses data.
+// Sink writes output lines in input order while the work behind them (
+// storing or fetching blobs) runs on background workers.
+//
+// A line may come with a fallback: its original bytes, written instead when
+// its job fails or when Commit fails, so a failing store never loses data.
+// Output is held until Commit (for example, the one sync that makes a batch
+// of blobs durable) has succeeded for everything it references: no
+// placeholder reaches the output before its blob is durable.
 type Sink struct {
-	ctx     context.Context
-	put     func(context.Context, []byte) error
 	w       *bufio.Writer
+	commit  func() error
 	items   chan *sinkItem
-	workers chan struct{} // a slot per concurrent put
+	workers chan struct{} // a slot per running job
 	budget  *byteBudget
 	done    chan struct{}
 
-	mu      sync.Mutex
-	putErr  error // the first store error
-	writeEr error
+	// Owned by the writer goroutine.
+	held      []*sinkItem
+	heldBytes int
+	err       error // the first job, commit or write error
 }
 
 type sinkItem struct {
-	out, orig []byte
-	wg        sync.WaitGroup
-	failed    bool
-	size      int
+	out, fallback []byte
+	err           error
+	ready         chan struct{} // closed when the job is done; nil for ready lines
+	size          int
 }
 
-// maxInFlight bounds the bytes of lines waiting for their blobs, so memory
-// stays bounded by the longest line plus a constant.
-const maxInFlight = 64 << 20
+// maxHeld bounds the bytes of lines waiting for their jobs or for a commit,
+// so memory stays bounded by the longest line plus a constant.
+const maxHeld = 16 << 20
 
-// NewSink starts a sink writing to w, storing blobs with put on up to
-// workers goroutines.
-func NewSink(ctx context.Context, w io.Writer, put func(context.Context, []byte) error, workers int) *Sink {
+// NewSink starts a sink writing to w with up to workers concurrent jobs.
+// commit, if not nil, is called before held output is written.
+func NewSink(w io.Writer, workers int, commit func() error) *Sink {
 	if workers < 1 {
 		workers = 1
 	}
 	s := &Sink{
-		ctx:     ctx,
-		put:     put,
 		w:       bufio.NewWriterSize(w, 256<<10),
-		items:   make(chan *sinkItem, 1024),
+		commit:  commit,
+		items:   make(chan *sinkItem, 4096),
 		workers: make(chan struct{}, workers),
-		budget:  newByteBudget(maxInFlight),
+		budget:  newByteBudget(maxHeld),
 		done:    make(chan struct{}),
 	}
 	go s.run()
 	return s
 }
 
-// Write queues a line for output. blobs are stored before out is written;
-// orig is written instead if storing any of them fails. Write keeps no
-// reference to out or orig beyond the sink's lifetime.
-func (s *Sink) Write(out, orig []byte, blobs [][]byte) {
-	it := &sinkItem{out: out, orig: orig, size: len(out) + len(orig)}
-	s.budget.acquire(it.size)
-	for _, b := range blobs {
-		it.wg.Add(1)
-		s.workers <- struct{}{}
-		go func(b []byte) {
-			defer func() { <-s.workers; it.wg.Done() }()
-			if err := s.put(s.ctx, b); err != nil {
-				s.mu.Lock()
-				if s.putErr == nil {
-					s.putErr = err
-				}
-				it.failed = true
-				s.mu.Unlock()
-			}
-		}(b)
-	}
+// Write queues a line that needs no work.
+func (s *Sink) Write(out []byte) {
+	s.budget.acquire(len(out))
+	s.items <- &sinkItem{out: out, size: len(out)}
+}
+
+// Go queues a line computed by job on a worker. job returns the line, the
+// fallback to write if the job or a later commit fails, and its error.
+// size is what the line holds in memory meanwhile.
+func (s *Sink) Go(ctx context.Context, size int, job func(context.Context) (out, fallback []byte, err error)) {
+	s.budget.acquire(size)
+	it := &sinkItem{ready: make(chan struct{}), size: size}
+	s.workers <- struct{}{}
+	go func() {
+		defer func() { <-s.workers; close(it.ready) }()
+		it.out, it.fallback, it.err = job(ctx)
+	}()
 	s.items <- it
 }
 
 func (s *Sink) run() {
 	defer close(s.done)
 	for it := range s.items {
-		it.wg.Wait()
-		s.mu.Lock()
-		out := it.out
-		if it.failed {
-			out = it.orig
+		if it.ready != nil {
+			<-it.ready
 		}
-		s.mu.Unlock()
-		if s.writeEr == nil {
-			if _, err := s.w.Write(out); err != nil {
-				s.writeEr = err
-			}
+		if it.err != nil {
+			s.fail(it.err)
+			it.out = it.fallback
 		}
-		s.budget.release(it.size)
-		// Flush when nothing else is queued: files are written in large
-		// batches, a live `tail -f` pipe still sees each line promptly.
-		if len(s.items) == 0 && s.writeEr == nil {
-			if err := s.w.Flush(); err != nil {
-				s.writeEr = err
-			}
+		s.held = append(s.held, it)
+		s.heldBytes += it.size
+		// Flush when nothing else is queued or enough is held: files are
+		// written in large batches, and a live `tail -f` pipe still sees
+		// each line promptly.
+		if len(s.items) == 0 || s.heldBytes >= maxHeld/2 {
+			s.flush()
 		}
 	}
-	if s.writeEr == nil {
-		s.writeEr = s.w.Flush()
+	s.flush()
+}
+
+// flush commits, then writes every held line.
+func (s *Sink) flush() {
+	if len(s.held) == 0 {
+		return
+	}
+	committed := true
+	if s.commit != nil {
+		if err := s.commit(); err != nil {
+			s.fail(err)
+			committed = false
+		}
+	}
+	for _, it := range s.held {
+		out := it.out
+		if !committed && it.fallback != nil {
+			out = it.fallback
+		}
+		if _, err := s.w.Write(out); err != nil {
+			s.fail(err)
+		}
+		s.budget.release(it.size)
+	}
+	s.held = s.held[:0]
+	s.heldBytes = 0
+	if err := s.w.Flush(); err != nil {
+		s.fail(err)
+	}
+}
+
+func (s *Sink) fail(err error) {
+	if s.err == nil {
+		s.err = err
 	}
 }
 
 // Close waits for every queued line to be written and returns the first
-// write error, or else the first store error.
+// error of a job, a commit or a write.
 func (s *Sink) Close() error {
 	close(s.items)
 	<-s.done
-	if s.writeEr != nil {
-		return s.writeEr
-	}
-	return s.putErr
+	return s.err
 }
 
 // byteBudget is a counting semaphore over bytes. A single request larger
