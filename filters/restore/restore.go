@@ -252,7 +252,12 @@ func (x *run) line(ctx context.Context, sink *transcript.Sink, line transcript.L
 			dropID = &edit
 		}
 	}
-	sink.Go(ctx, 2*len(orig), func(ctx context.Context) ([]byte, []byte, error) {
+	size := 2 * len(orig) // the line and its fallback, plus what comes back
+	for _, f := range fetches {
+		n, _ := strconv.Atoi(f.bytes)
+		size += n
+	}
+	sink.Go(ctx, size, func(ctx context.Context) ([]byte, []byte, error) {
 		all := edits
 		for i, f := range fetches {
 			data, err := x.opt.Store.Get(ctx, f.blob)
