@@ -198,6 +198,12 @@ func (x *run) decide(it *item) {
 		return
 	}
 	t := e.Tree
+	// bs's own members must be what bs wrote, or a splice could not be
+	// undone exactly: leave such an entry alone.
+	if (e.ID == "" && t.Get(0, "__id") >= 0) || (e.Extracted >= 0 && t.Nodes[e.Extracted].Kind != '{') {
+		x.opt.Log.Warn("entry has an __id or _extracted bs cannot use; left unchanged", "line", it.line.Num)
+		return
+	}
 	verdict := rules.Verdict{Keep: -1}
 	if e.Extractable >= 0 {
 		var v any

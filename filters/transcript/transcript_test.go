@@ -1,0 +1,211 @@
+package transcript
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"strings"
+	"testing"
+)
+
+func TestReaderKeepsEveryByte(t *testing.T) {
+	long := strings.Repeat("x", 3<<20) // longer than the reader's buffer
+	for _, in := range []string{"", "a", "a\n", "a\nb", "a\nb\n", "\n\n", "a\r\nb\r\n", long + "\n" + long} {
+		r := NewReader(strings.NewReader(in))
+		var out []byte
+		n := 0
+		for {
+			l, err := r.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			n++
+			if l.Num != n {
+				t.Fatalf("line number %d, want %d", l.Num, n)
+			}
+			out = l.AppendTo(out)
+		}
+		if string(out) != in {
+			t.Errorf("reading %q gave back %q", trunc(in), trunc(string(out)))
+		}
+	}
+}
+
+func trunc(s string) string {
+	if len(s) > 40 {
+		return s[:40] + "…"
+	}
+	return s
+}
+
+func TestParseRejects(t *testing.T) {
+	var p Parser
+	for _, in := range []string{
+		`{"a":1}{"b":2}`,   // glued
+		`{"a":1} {"b":2}`,  // two values
+		`{"a":"x`,          // truncated
+		"{\"a\":\"\xff\"}", // invalid UTF-8
+		`{"a":1,"a":2}`,    // duplicate names make pointers ambiguous
+		`{"a":01}`,
+		``,
+	} {
+		if _, err := p.Parse([]byte(in)); err == nil {
+			t.Errorf("Parse(%q) succeeded, want an error", in)
+		}
+	}
+}
+
+func TestTreeSpansAndPointers(t *testing.T) {
+	in := []byte(` {"a" : [1, {"b/c~d":"x\"y"}, true], "e":{}, "f":null} `)
+	var p Parser
+	tr, err := p.Parse(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for ptr, want := range map[string]string{
+		"":             `{"a" : [1, {"b/c~d":"x\"y"}, true], "e":{}, "f":null}`,
+		"/a":           `[1, {"b/c~d":"x\"y"}, true]`,
+		"/a/0":         `1`,
+		"/a/1/b~1c~0d": `"x\"y"`,
+		"/a/2":         `true`,
+		"/e":           `{}`,
+		"/f":           `null`,
+	} {
+		n, err := tr.Resolve(ptr)
+		if err != nil {
+			t.Fatalf("Resolve(%q): %v", ptr, err)
+		}
+		if got := string(tr.Raw(n)); got != want {
+			t.Errorf("Resolve(%q) = %s, want %s", ptr, got, want)
+		}
+		if got := tr.Pointer(n); got != ptr {
+			t.Errorf("Pointer = %q, want %q", got, ptr)
+		}
+	}
+	for _, bad := range []string{"/x", "/a/3", "/a/01", "/a/-1", "a", "/f/g"} {
+		if _, err := tr.Resolve(bad); err == nil {
+			t.Errorf("Resolve(%q) succeeded", bad)
+		}
+	}
+	if got := tr.Str(tr.Path(0, "a")); got != "" {
+		t.Errorf("Str of an array = %q", got)
+	}
+}
+
+func TestStringChars(t *testing.T) {
+	for _, s := range []string{"", "abc", "café", "😀", "a\nb\t\"c\\", "\u2028", strings.Repeat("é😀x", 100)} {
+		raw, _ := json.Marshal(s)
+		want := len([]rune(s))
+		if got := StringChars(raw); got != want {
+			t.Errorf("StringChars(%s) = %d, want %d", raw, got, want)
+		}
+		for n := 0; n <= want+1; n++ {
+			if got := AtLeastChars(raw, n); got != (want >= n) {
+				t.Errorf("AtLeastChars(%s, %d) = %v", raw, n, got)
+			}
+		}
+	}
+	// An escaped surrogate pair is one character.
+	if got := StringChars([]byte(`"\ud83d\ude00x"`)); got != 2 {
+		t.Errorf("surrogate pair counted as %d characters, want 2", got)
+	}
+}
+
+func TestMemberInsertRemoveAreInverse(t *testing.T) {
+	for _, in := range []string{`{}`, `{"a":1}`, `{ "a" : 1 , "b":[2] }`, "{\"a\":1\n}"} {
+		var p Parser
+		tr, err := p.Parse([]byte(in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ins := tr.InsertMember(0, "_x", []byte(`{"k":"v"}`))
+		out, err := Splice(nil, []byte(in), []Edit{ins})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !json.Valid(out) {
+			t.Fatalf("insert into %s gave invalid %s", in, out)
+		}
+		tr2, err := p.Parse(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := Splice(nil, out, []Edit{tr2.RemoveMember(tr2.Get(0, "_x"))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(back) != in {
+			t.Errorf("insert then remove on %q gave %q", in, back)
+		}
+	}
+	// Removing the first of several members keeps the object valid.
+	var p Parser
+	in := []byte(`{"a":1, "b":2}`)
+	tr, _ := p.Parse(in)
+	out, _ := Splice(nil, in, []Edit{tr.RemoveMember(tr.Get(0, "a"))})
+	if string(out) != `{"b":2}` {
+		t.Errorf("removing the first member gave %s", out)
+	}
+}
+
+func TestSpliceRejectsOverlap(t *testing.T) {
+	src := []byte("0123456789")
+	if _, err := Splice(nil, src, []Edit{{Start: 2, End: 5}, {Start: 4, End: 6}}); err == nil {
+		t.Error("overlapping edits accepted")
+	}
+	if _, err := Splice(nil, src, []Edit{{Start: 8, End: 12}}); err == nil {
+		t.Error("edit past the end accepted")
+	}
+	got, err := Splice(nil, src, []Edit{{Start: 5, End: 5, Text: []byte("b")}, {Start: 0, End: 1, Text: []byte("X")}, {Start: 5, End: 5, Text: []byte("c")}})
+	if err != nil || string(got) != "X1234bc56789" {
+		t.Errorf("Splice = %q, %v", got, err)
+	}
+}
+
+func TestKinds(t *testing.T) {
+	k, err := ParseKinds("tool_call, image")
+	if err != nil || k != ToolCall|Image || k.String() != "tool_call,image" {
+		t.Errorf("ParseKinds = %v (%s), %v", k, k, err)
+	}
+	if _, err := ParseKinds("tool_output"); err == nil {
+		t.Error("unknown kind accepted")
+	}
+}
+
+// FuzzSplice checks that parsing arbitrary bytes never panics, and that
+// on any object an inserted member can be spliced out again exactly.
+func FuzzSplice(f *testing.F) {
+	for _, s := range []string{`{}`, `{"a":[1,{"b":"c"}]}`, `{"a":1}{"b":2}`, `[1,2]`, `"x"`, "{\"a\":\"\\u00e9\"}", `{"a":1,"a":2}`} {
+		f.Add([]byte(s), 0, 0)
+	}
+	f.Fuzz(func(t *testing.T, in []byte, start, end int) {
+		// Arbitrary edits are either applied or refused, never a panic.
+		_, _ = Splice(nil, in, []Edit{{Start: start, End: end, Text: []byte("z")}})
+		var p Parser
+		tr, err := p.Parse(in)
+		if err != nil || tr.Nodes[0].Kind != '{' || tr.Get(0, "_extracted") >= 0 {
+			return
+		}
+		for i := range tr.Nodes {
+			ptr := tr.Pointer(i)
+			if n, err := tr.Resolve(ptr); err != nil || n != i {
+				t.Fatalf("Resolve(Pointer(%d)=%q) = %d, %v", i, ptr, n, err)
+			}
+		}
+		out, err := Splice(nil, in, []Edit{tr.InsertMember(0, "_extracted", []byte(`{}`))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr2, err := p.Parse(out)
+		if err != nil {
+			t.Fatalf("insert made %q invalid: %v", out, err)
+		}
+		back, err := Splice(nil, out, []Edit{tr2.RemoveMember(tr2.Get(0, "_extracted"))})
+		if err != nil || !bytes.Equal(back, in) {
+			t.Fatalf("insert+remove changed %q into %q (%v)", in, back, err)
+		}
+	})
+}
