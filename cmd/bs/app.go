@@ -86,18 +86,19 @@ func exitCode(ctx context.Context, u ui, cmd string, err error) int {
 		u.hintf(hintStrict)
 		return exitBadInput
 	}
-	if strings.Contains(err.Error(), "flag provided but not defined") || strings.Contains(err.Error(), "invalid value") {
-		u.errorf(cmd, "%v", err)
-		return exitUsage
-	}
 	u.errorf(cmd, "%v", err)
 	return exitFailure
 }
 
+// currentCommand names the subcommand being run, for messages: the first
+// argument if it is one of bs's commands.
 func currentCommand(args []string) string {
-	for _, a := range args[1:] {
-		if !strings.HasPrefix(a, "-") {
-			return a
+	if len(args) < 2 {
+		return ""
+	}
+	for _, c := range newApp(nil, nil, nil).Commands {
+		if c.Name == args[1] {
+			return c.Name
 		}
 	}
 	return ""
@@ -112,19 +113,36 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			"Each reads JSONL on standard input or from files and writes JSONL on standard output. " +
 			"Values it removes go to a zstd-compressed, content-addressed blob store and can be put back byte for byte.\n\n" +
 			"EXIT STATUS: 0 ok, 1 failure, 2 usage error, 3 bad jq rule, 4 bad input under --strict, 130 interrupted.",
-		Reader:          stdin,
-		Writer:          stdout,
-		ErrWriter:       stderr,
-		HideHelpCommand: true,
-		ExitErrHandler:  func(*cli.Context, error) {}, // exit codes are mapped in run, not inside urfave
+		Reader:         stdin,
+		Writer:         stdout,
+		ErrWriter:      stderr,
+		ExitErrHandler: func(*cli.Context, error) {}, // exit codes are mapped in run, not inside urfave
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
 			return &usageError{msg: err.Error()}
 		},
-		Commands: []*cli.Command{
+		Action: func(c *cli.Context) error {
+			if c.NArg() == 0 {
+				return cli.ShowAppHelp(c)
+			}
+			return usagef(msgUnknownCommand, c.Args().First())
+		},
+		Commands: withUsageErrors(
 			extractCommand(),
 			restoreCommand(),
-		},
+		),
 	}
+}
+
+// withUsageErrors makes a command's flag errors usage errors (exit 2, one
+// line on stderr) instead of urfave's help text on standard output, where
+// a transcript belongs.
+func withUsageErrors(cmds ...*cli.Command) []*cli.Command {
+	for _, c := range cmds {
+		c.OnUsageError = func(_ *cli.Context, err error, _ bool) error {
+			return &usageError{msg: err.Error()}
+		}
+	}
+	return cmds
 }
 
 // commonFlags are accepted by every filter.

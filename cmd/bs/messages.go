@@ -42,6 +42,7 @@ const (
 	msgBadNow         = "bad --now %q: want an RFC 3339 time such as 2026-02-20T17:30:00Z"
 	msgBadLogLevel    = "bad --log-level %q: want debug, info, warn or error"
 	msgInterrupted    = "interrupted"
+	msgUnknownCommand = "unknown command %q (see 'bs --help')"
 	msgNotFound       = "%v"
 	msgStoreOpen      = "cannot open the blob store at %s: %v"
 	msgInPlaceStdin   = "-i/--in-place needs file arguments"

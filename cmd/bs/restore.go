@@ -61,13 +61,14 @@ func runRestore(c *cli.Context) error {
 	}
 	for _, s := range c.StringSlice("set-extractable") {
 		id, val, ok := strings.Cut(s, "=")
-		if !ok || id == "" || !validExtractable(val) {
+		raw, valid := extractableJSON(val)
+		if !ok || id == "" || !valid {
 			return usagef(msgSetExtractable, s)
 		}
 		if opt.SetExtractable == nil {
 			opt.SetExtractable = map[string][]byte{}
 		}
-		opt.SetExtractable[id] = []byte(val)
+		opt.SetExtractable[id] = raw
 	}
 	if opt.ID == "" && !opt.All && opt.SetExtractable == nil {
 		return usagef(msgRestoreWhat)
@@ -119,12 +120,18 @@ func runRestore(c *cli.Context) error {
 	return nil
 }
 
-func validExtractable(v string) bool {
+// extractableJSON turns a --set-extractable value into the JSON written
+// to the entry: true, false, or a count written the way JSON spells it
+// (so "+5" and "007" become 5 and 7).
+func extractableJSON(v string) ([]byte, bool) {
 	if v == "true" || v == "false" {
-		return true
+		return []byte(v), true
 	}
 	n, err := strconv.Atoi(v)
-	return err == nil && n >= 0
+	if err != nil || n < 0 {
+		return nil, false
+	}
+	return strconv.AppendInt(nil, int64(n), 10), true
 }
 
 func unjoin(err error) []error {

@@ -204,20 +204,25 @@ func (x *run) decide(it *item) {
 		x.opt.Log.Warn("entry has an __id or _extracted bs cannot use; left unchanged", "line", it.line.Num)
 		return
 	}
+	// _extractable decides when it holds an opinion; null (or a value
+	// that is not one, after a warning) counts as absent, and the rules
+	// decide.
 	verdict := rules.Verdict{Keep: -1}
 	if e.Extractable >= 0 {
 		var v any
-		if err := json.Unmarshal(t.Raw(e.Extractable), &v); err == nil {
-			if f, ok := v.(float64); ok {
-				v = f // Interpret accepts integral floats
-			}
+		err := json.Unmarshal(t.Raw(e.Extractable), &v)
+		if err == nil {
 			verdict, err = rules.Interpret(v)
-			if err != nil {
-				x.opt.Log.Warn("ignoring _extractable", "line", it.line.Num, "entry_id", e.ID, "error", err.Error())
-			}
 		}
-	} else if len(x.opt.Rules) > 0 {
+		if err != nil {
+			x.opt.Log.Warn("ignoring _extractable", "line", it.line.Num, "entry_id", e.ID, "error", err.Error())
+		}
+	}
+	if !verdict.Opinion && len(x.opt.Rules) > 0 {
 		verdict = x.evalRules(it)
+	}
+	if !verdict.Opinion {
+		verdict = rules.Verdict{Keep: -1}
 	}
 	if verdict.Never {
 		return
@@ -337,7 +342,11 @@ func (x *run) emit(ctx context.Context, it *item, move bool) error {
 	x.stats.Entries++
 	x.stats.Values += len(it.chosen)
 	x.stats.BytesOut += int64(len(out))
-	x.opt.Log.Debug("extracted", "module", "extraction", "entry_id", id, "keys_extracted", keys, "sizes_bytes", sizes, "session", x.sessionName(), "line", it.line.Num)
+	msg := "extracted"
+	if x.report != nil {
+		msg = "would extract"
+	}
+	x.opt.Log.Debug(msg, "module", "extraction", "entry_id", id, "keys_extracted", keys, "sizes_bytes", sizes, "session", x.sessionName(), "line", it.line.Num)
 	if x.report != nil {
 		x.sink.Write(orig)
 		return nil

@@ -259,6 +259,7 @@ func (x *run) line(ctx context.Context, sink *transcript.Sink, line transcript.L
 	}
 	sink.Go(ctx, size, func(ctx context.Context) ([]byte, []byte, error) {
 		all := edits
+		sizes := make(map[string]int, len(fetches))
 		for i, f := range fetches {
 			data, err := x.opt.Store.Get(ctx, f.blob)
 			if err == nil && f.bytes != "" && f.bytes != strconv.Itoa(len(data)) {
@@ -269,6 +270,7 @@ func (x *run) line(ctx context.Context, sink *transcript.Sink, line transcript.L
 				return orig, nil, nil
 			}
 			all = append(all, transcript.Edit{Start: spans[i][0], End: spans[i][1], Text: data})
+			sizes[f.ptr] = len(data)
 		}
 		body, err := transcript.Splice(nil, line.Body, all)
 		if err != nil {
@@ -287,7 +289,7 @@ func (x *run) line(ctx context.Context, sink *transcript.Sink, line transcript.L
 			x.mu.Unlock()
 		}
 		if len(fetches) > 0 {
-			x.opt.Log.Debug("restored", "module", "extraction", "entry_id", id, "keys_restored", restored, "redacted", redacting, "session", x.opt.Session, "line", line.Num)
+			x.opt.Log.Debug("restored", "module", "extraction", "entry_id", id, "keys_restored", restored, "sizes_bytes", sizes, "redacted", redacting, "session", x.opt.Session, "line", line.Num)
 		}
 		return transcript.Line{Body: body, Newline: line.Newline}.AppendTo(nil), orig, nil
 	})

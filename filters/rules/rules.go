@@ -92,14 +92,14 @@ func (r *Rule) Eval(entry any) (Verdict, error) {
 	iter := r.code.Run(entry)
 	v, ok := iter.Next()
 	if !ok {
-		return Verdict{}, nil
+		return Verdict{Keep: -1}, nil
 	}
 	if err, isErr := v.(error); isErr {
-		return Verdict{}, fmt.Errorf("rule %q: %v", r.Source, err)
+		return Verdict{Keep: -1}, fmt.Errorf("rule %q: %v", r.Source, err)
 	}
 	verdict, err := Interpret(v)
 	if err != nil {
-		return Verdict{}, fmt.Errorf("rule %q: %v", r.Source, err)
+		return Verdict{Keep: -1}, fmt.Errorf("rule %q: %v", r.Source, err)
 	}
 	return verdict, nil
 }
@@ -108,7 +108,7 @@ func (r *Rule) Eval(entry any) (Verdict, error) {
 func Interpret(v any) (Verdict, error) {
 	switch x := v.(type) {
 	case nil:
-		return Verdict{}, nil
+		return Verdict{Keep: -1}, nil
 	case bool:
 		if x {
 			return Verdict{Opinion: true, Force: true, Keep: -1}, nil
@@ -116,7 +116,7 @@ func Interpret(v any) (Verdict, error) {
 		return Verdict{Opinion: true, Never: true, Keep: -1}, nil
 	case int:
 		if x < 0 {
-			return Verdict{}, fmt.Errorf("negative keep count %d", x)
+			return Verdict{Keep: -1}, fmt.Errorf("negative keep count %d", x)
 		}
 		return Verdict{Opinion: true, Keep: x}, nil
 	case float64:
@@ -124,5 +124,5 @@ func Interpret(v any) (Verdict, error) {
 			return Verdict{Opinion: true, Keep: int(x)}, nil
 		}
 	}
-	return Verdict{}, fmt.Errorf("got %v, want true, false, an integer or null", v)
+	return Verdict{Keep: -1}, fmt.Errorf("got %v, want true, false, an integer or null", v)
 }
