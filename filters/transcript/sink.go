@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"sync"
+	"time"
 )
 
 // Sink writes output lines in input order while the work behind them (
@@ -80,25 +81,49 @@ func (s *Sink) Go(ctx context.Context, size int, job func(context.Context) (out,
 
 func (s *Sink) run() {
 	defer close(s.done)
-	for it := range s.items {
-		if it.ready != nil {
-			<-it.ready
+	var linger *time.Timer
+	for {
+		var timeout <-chan time.Time
+		if len(s.held) > 0 && s.commit != nil {
+			// A commit costs a sync: wait briefly for more lines to
+			// share it rather than paying one per line.
+			if linger == nil {
+				linger = time.NewTimer(commitLinger)
+			} else {
+				linger.Reset(commitLinger)
+			}
+			timeout = linger.C
 		}
-		if it.err != nil {
-			s.fail(it.err)
-			it.out = it.fallback
-		}
-		s.held = append(s.held, it)
-		s.heldBytes += it.size
-		// Flush when nothing else is queued or enough is held: files are
-		// written in large batches, and a live `tail -f` pipe still sees
-		// each line promptly.
-		if len(s.items) == 0 || s.heldBytes >= maxHeld/2 {
+		select {
+		case it, ok := <-s.items:
+			if !ok {
+				s.flush()
+				return
+			}
+			if it.ready != nil {
+				<-it.ready
+			}
+			if it.err != nil {
+				s.fail(it.err)
+				it.out = it.fallback
+			}
+			s.held = append(s.held, it)
+			s.heldBytes += it.size
+			// Without a commit to share, flush as soon as nothing else is
+			// queued: files are written in large batches and a live
+			// `tail -f` pipe still sees each line promptly.
+			if s.heldBytes >= maxHeld/2 || (s.commit == nil && len(s.items) == 0) {
+				s.flush()
+			}
+		case <-timeout:
 			s.flush()
 		}
 	}
-	s.flush()
 }
+
+// commitLinger is how long held output waits for more lines to share a
+// commit before it is committed and written anyway.
+const commitLinger = 20 * time.Millisecond
 
 // flush commits, then writes every held line.
 func (s *Sink) flush() {

@@ -1,0 +1,121 @@
+package blobstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+)
+
+var _ Batcher = (*Local)(nil)
+
+// pendingBlob is a blob written to a temp file, waiting for Commit.
+type pendingBlob struct {
+	d         Digest
+	tmp, name string
+	shard     string
+}
+
+// PutPending implements [Batcher.PutPending]: the blob is compressed and
+// written to a temp file in its shard directory, mode 0400, without a sync.
+// Commit syncs and renames it.
+func (l *Local) PutPending(ctx context.Context, d Digest, data []byte) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if len(data) > maxBlobSize {
+		return fmt.Errorf("put blob %s: %d bytes exceeds the limit of %d", d, len(data), maxBlobSize)
+	}
+	l.mu.Lock()
+	_, dup := l.pendingSet[d]
+	l.mu.Unlock()
+	if dup {
+		return nil
+	}
+	shard, name := l.paths(d)
+	fi, err := os.Lstat(name)
+	switch {
+	case err == nil && fi.Mode().IsRegular():
+		if err := l.confirmExisting(shard, name, fi); err != nil {
+			return fmt.Errorf("put blob %s: %w", d, err)
+		}
+		return nil
+	case err == nil:
+		return fmt.Errorf("put blob %s: %s is not a regular file", d, name)
+	case !errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("put blob %s: %w", d, err)
+	}
+	compressed := l.enc.EncodeAll(data, nil)
+	if err := l.ensureShard(d[0], shard); err != nil {
+		return fmt.Errorf("put blob %s: %w", d, err)
+	}
+	f, err := os.CreateTemp(shard, tempPrefix+"*")
+	if err != nil {
+		return fmt.Errorf("put blob %s: %w", d, err)
+	}
+	tmp := f.Name()
+	err = f.Chmod(pendingMode)
+	if err == nil {
+		_, err = f.Write(compressed)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("put blob %s: %w", d, err)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if _, dup := l.pendingSet[d]; dup {
+		os.Remove(tmp) // another goroutine got there first
+		return nil
+	}
+	if l.pendingSet == nil {
+		l.pendingSet = map[Digest]struct{}{}
+	}
+	l.pendingSet[d] = struct{}{}
+	l.pending = append(l.pending, pendingBlob{d: d, tmp: tmp, name: name, shard: shard})
+	return nil
+}
+
+// Commit implements [Batcher.Commit]: one sync makes every pending temp
+// file durable, the renames make them visible, a second sync makes the
+// renames durable, and only then are the blobs marked 0600 (see Put for
+// what that mode promises).
+func (l *Local) Commit(ctx context.Context) error {
+	l.mu.Lock()
+	batch := l.pending
+	l.pending = nil
+	for _, p := range batch {
+		delete(l.pendingSet, p.d)
+	}
+	l.mu.Unlock()
+	if len(batch) == 0 {
+		return nil
+	}
+	fail := func(err error, from int) error {
+		for _, p := range batch[from:] {
+			os.Remove(p.tmp)
+		}
+		return fmt.Errorf("commit %d blobs: %w", len(batch), err)
+	}
+	if err := l.syncFiles(batch, func(p pendingBlob) string { return p.tmp }); err != nil {
+		return fail(err, 0)
+	}
+	for i, p := range batch {
+		if err := os.Rename(p.tmp, p.name); err != nil {
+			return fail(err, i)
+		}
+	}
+	if err := l.syncDirs(batch); err != nil {
+		return fail(err, len(batch))
+	}
+	for _, p := range batch {
+		if err := os.Chmod(p.name, fileMode); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fail(err, len(batch))
+		}
+	}
+	return nil
+}
