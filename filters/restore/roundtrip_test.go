@@ -3,6 +3,8 @@ package restore_test
 import (
 	"bytes"
 	"context"
+	"io"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -106,4 +108,50 @@ func FuzzRoundTrip(f *testing.F) {
 			t.Fatalf("restore(extract(x)) != x\n x: %q\ngot: %q", in, back)
 		}
 	})
+}
+
+// benchSession builds an OpenClaw session of about n bytes whose tool
+// results (4 KiB each) are all eligible for extraction.
+func benchSession(n int) []byte {
+	var b bytes.Buffer
+	b.WriteString(`{"type":"session","version":3,"id":"bench","timestamp":"2026-03-08T12:00:00.000Z","cwd":"/"}` + "\n")
+	text := strings.Repeat(`grep result line with \"quotes\" and a tab\t and more words\n`, 70)
+	for i := 0; b.Len() < n; i++ {
+		b.WriteString(`{"type":"message","id":"` + strconv.Itoa(i) + `","parentId":null,"timestamp":"2026-03-08T12:00:00.000Z","message":{"role":"toolResult","toolCallId":"c","toolName":"bash","content":[{"type":"text","text":"` + strconv.Itoa(i) + text + `"}],"isError":false,"timestamp":1772971200000}}` + "\n")
+		b.WriteString(`{"type":"message","id":"u` + strconv.Itoa(i) + `","parentId":null,"timestamp":"2026-03-08T12:00:00.000Z","message":{"role":"user","content":"ok","timestamp":1772971200000}}` + "\n")
+	}
+	return b.Bytes()
+}
+
+// BenchmarkExtract measures the engine (parse, decide, splice, order) with
+// an in-memory store, so disk and compression costs are left out.
+func BenchmarkExtract(b *testing.B) {
+	in := benchSession(8 << 20)
+	opt := extract.Defaults()
+	opt.Store = newMapStore()
+	b.SetBytes(int64(len(in)))
+	for b.Loop() {
+		if _, err := extract.Run(context.Background(), "bench", bytes.NewReader(in), io.Discard, opt); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkRestoreAll measures restore --all with an in-memory store; the
+// throughput is of the restored (original) bytes.
+func BenchmarkRestoreAll(b *testing.B) {
+	in := benchSession(8 << 20)
+	store := newMapStore()
+	opt := extract.Defaults()
+	opt.Store = store
+	var lean bytes.Buffer
+	if _, err := extract.Run(context.Background(), "bench", bytes.NewReader(in), &lean, opt); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(in)))
+	for b.Loop() {
+		if _, _, err := restore.Run(context.Background(), "bench", bytes.NewReader(lean.Bytes()), io.Discard, restore.Options{All: true, Store: store}); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

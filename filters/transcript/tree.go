@@ -37,7 +37,6 @@ var ErrTrailing = errors.New("more than one JSON value on the line")
 // Parser parses lines into trees, reusing its buffers between lines.
 type Parser struct {
 	dec  *jsontext.Decoder
-	buf  bytes.Buffer
 	tree Tree
 }
 
@@ -47,12 +46,11 @@ type Parser struct {
 // are passed through untouched by every filter, since a splice into them
 // could not be proven safe.
 func (p *Parser) Parse(line []byte) (*Tree, error) {
-	p.buf.Reset()
-	p.buf.Write(line)
+	// A bytes.Buffer lets the decoder read line in place, without a copy.
 	if p.dec == nil {
-		p.dec = jsontext.NewDecoder(&p.buf)
+		p.dec = jsontext.NewDecoder(bytes.NewBuffer(line))
 	} else {
-		p.dec.Reset(&p.buf)
+		p.dec.Reset(bytes.NewBuffer(line))
 	}
 	p.tree.Src = line
 	p.tree.Nodes = p.tree.Nodes[:0]
@@ -263,7 +261,11 @@ func unquote(raw []byte) string {
 
 // StringChars reports the number of characters the JSON string raw decodes
 // to, counting a \uXXXX escape (or a surrogate pair of them) as one.
-func StringChars(raw []byte) int {
+func StringChars(raw []byte) int { return countChars(raw, -1) }
+
+// countChars counts like StringChars but stops once it has seen limit
+// characters (limit < 0: no limit).
+func countChars(raw []byte, limit int) int {
 	if len(raw) < 2 {
 		return 0
 	}
@@ -290,6 +292,9 @@ func StringChars(raw []byte) int {
 			i += size
 		}
 		n++
+		if n == limit {
+			break
+		}
 	}
 	return n
 }
@@ -310,5 +315,5 @@ func AtLeastChars(raw []byte, n int) bool {
 	case l >= 12*n:
 		return true
 	}
-	return StringChars(raw) >= n
+	return countChars(raw, n) >= n
 }
