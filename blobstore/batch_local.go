@@ -47,7 +47,7 @@ func (l *Local) PutPending(ctx context.Context, d Digest, data []byte) error {
 		return fmt.Errorf("put blob %s: %w", d, err)
 	}
 	compressed := l.enc.EncodeAll(data, nil)
-	if err := l.ensureShard(d[0], shard); err != nil {
+	if err := l.ensureShardUnsynced(d[0], shard); err != nil {
 		return fmt.Errorf("put blob %s: %w", d, err)
 	}
 	f, err := os.CreateTemp(shard, tempPrefix+"*")
@@ -117,5 +117,35 @@ func (l *Local) Commit(ctx context.Context) error {
 			return fail(err, len(batch))
 		}
 	}
+	return nil
+}
+
+// ensureShardUnsynced creates shard directory shard if needed, without
+// the fsyncs of ensureShard: a new store would otherwise pay 512 of them
+// before its first commit. Commit's first sync makes the directory durable
+// before any blob is renamed into it.
+func (l *Local) ensureShardUnsynced(i byte, shard string) error {
+	if l.shardReady[i].Load() || l.shardMade[i].Load() {
+		return nil
+	}
+	err := os.Mkdir(shard, dirMode)
+	switch {
+	case errors.Is(err, fs.ErrExist):
+		fi, err := os.Stat(shard)
+		if err != nil {
+			return err
+		}
+		if !fi.IsDir() {
+			return fmt.Errorf("%s exists and is not a directory", shard)
+		}
+	case err != nil:
+		return err
+	default:
+		// The umask may have removed bits from dirMode; set it exactly.
+		if err := os.Chmod(shard, dirMode); err != nil {
+			return err
+		}
+	}
+	l.shardMade[i].Store(true)
 	return nil
 }

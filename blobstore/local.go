@@ -89,6 +89,9 @@ type Local struct {
 	// shardReady[i] records that this process has run ensureShard for
 	// shard directory %02x(i), so Put need not repeat that work.
 	shardReady [256]atomic.Bool
+	// shardMade[i] records that PutPending has created shard %02x(i);
+	// it becomes durable with the next Commit (batch_local.go).
+	shardMade [256]atomic.Bool
 
 	// Blobs written by PutPending and not yet committed (batch_local.go).
 	mu         sync.Mutex
