@@ -129,6 +129,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		Commands: withUsageErrors(
 			extractCommand(),
 			restoreCommand(),
+			gaugeCommand(),
 		),
 	}
 }

@@ -1,0 +1,115 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/bstools/bs/filters/gauge"
+)
+
+func gaugeCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "gauge",
+		Usage:     "report how full the context window is: [Context: 81% | 162k/200k tokens]",
+		ArgsUsage: "[FILE...]",
+		Description: "Context tokens are the size recorded by the last assistant message that carries usage " +
+			"(OpenClaw/pi usage, Claude Code usage counted once per API message, Codex token_count) plus an " +
+			"estimate (characters/4) of every entry after it. Usage before the latest compaction is stale, and " +
+			"with no usage at all the whole figure is an estimate (source: estimate). A file argument is read " +
+			"from its end, so a huge transcript costs about what a small one does.",
+		Flags: append([]cli.Flag{
+			&cli.IntFlag{Name: "context-window", Usage: "the window in tokens (default: from the transcript's model, else 200000)"},
+			&cli.BoolFlag{Name: "json", Usage: "print a JSON object: tokens, window, ratio, source, usage_tokens, estimated_tokens, model"},
+			&cli.BoolFlag{Name: "tee", Usage: "pass the transcript to standard output and print the gauge on standard error"},
+			&cli.Float64Flag{Name: "fail-above", Usage: "exit 1 when the ratio is above `RATIO` (e.g. 0.8)"},
+			&cli.BoolFlag{Name: "calibrate", Usage: "compare the estimator with the usage deltas between assistant turns and print its error"},
+		}, commonFlags()...),
+		Action: runGauge,
+	}
+}
+
+func runGauge(c *cli.Context) error {
+	cm, err := parseCommon(c)
+	if err != nil {
+		return err
+	}
+	if cm.inPlace {
+		return usagef("gauge does not change transcripts; -i/--in-place does not apply")
+	}
+	opt := gauge.Options{Window: c.Int("context-window"), Format: cm.format, OnBadLine: cm.onBadLine}
+	if opt.Window < 0 {
+		return usagef("--context-window must be positive")
+	}
+	asJSON, tee, failAbove := c.Bool("json"), c.Bool("tee"), c.Float64("fail-above")
+	out := cm.stdout
+	if tee {
+		out = c.App.ErrWriter
+	}
+	over := false
+	report := func(name string, v any, line string) {
+		if asJSON {
+			b, _ := json.Marshal(v)
+			fmt.Fprintf(out, "%s\n", b)
+		} else if len(cm.files) > 1 {
+			fmt.Fprintf(out, "%s: %s\n", name, line)
+		} else {
+			fmt.Fprintln(out, line)
+		}
+	}
+	measure := func(name string, r io.Reader) error {
+		if c.Bool("calibrate") {
+			cal, err := gauge.Calibrate(name, r, opt)
+			if err != nil {
+				return err
+			}
+			report(name, cal, fmt.Sprintf("[Calibration: %s over %d turns | overall %+.0f%% | per turn: mean %.0f%%, worst %+.0f%% at line %d]",
+				cal.Estimator, cal.Pairs, 100*cal.TotalError, 100*cal.MeanAbsError, 100*cal.WorstError, cal.WorstLine))
+			return nil
+		}
+		var res gauge.Result
+		var err error
+		if f, ok := r.(*os.File); ok && !tee && name != "-" {
+			res, err = gauge.MeasureFile(f, opt)
+		} else {
+			var teeW io.Writer
+			if tee {
+				teeW = cm.stdout
+			}
+			res, err = gauge.Measure(name, r, teeW, opt)
+		}
+		if err != nil {
+			return err
+		}
+		report(name, res, res.String())
+		if failAbove > 0 && res.Ratio > failAbove {
+			over = true
+		}
+		return nil
+	}
+	if len(cm.files) == 0 {
+		err = measure("-", cm.stdin)
+	} else {
+		for _, path := range cm.files {
+			f, ferr := os.Open(path)
+			if ferr != nil {
+				return ferr
+			}
+			err = measure(path, f)
+			f.Close()
+			if err != nil {
+				break
+			}
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if over {
+		return &reported{code: exitFailure}
+	}
+	return nil
+}

@@ -1,0 +1,230 @@
+// Package gauge measures how full an agent's context window is: the size
+// the provider last reported (usage) plus an estimate of everything after
+// it, the accounting seed 003 §6 describes and pi itself uses.
+package gauge
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/bstools/bs/filters/transcript"
+)
+
+// Role says what a line means for the accounting.
+type Role int
+
+const (
+	Other      Role = iota // not in context (headers, progress, snapshots, events)
+	Content                // in context; its tokens are estimated
+	Usage                  // an assistant message carrying the context size the provider saw
+	Compaction             // a compaction (or bs roll's note): earlier usage is stale
+)
+
+// Line is what one transcript line contributes.
+type Line struct {
+	Role     Role
+	Tokens   int    // for Usage: the context size recorded
+	MsgID    string // for Usage in Claude Code: the API message id shared by the lines of one response
+	Estimate int    // estimated tokens of the line's context content
+	Model    string // a model the line names
+	Window   int    // a context window the line states (Codex token_count)
+}
+
+// Estimator turns text into an estimated token count.
+type Estimator interface {
+	Tokens(chars int) int
+	Name() string
+}
+
+// CharsPer4 is the default estimator: a token per four characters.
+type CharsPer4 struct{}
+
+func (CharsPer4) Tokens(chars int) int { return (chars + 3) / 4 }
+func (CharsPer4) Name() string         { return "chars/4" }
+
+// imageTokens is what one image costs in context, roughly, whatever its
+// base64 length.
+const imageTokens = 1200
+
+// Classify says what a parsed line contributes in dialect d.
+func Classify(t *transcript.Tree, d transcript.Dialect, est Estimator) Line {
+	if len(t.Nodes) == 0 || t.Nodes[0].Kind != '{' {
+		return Line{}
+	}
+	str := func(i int, names ...string) string { return t.Str(t.Path(i, names...)) }
+	content := func(i int) Line {
+		c := countChars(t, i)
+		return Line{Role: Content, Estimate: est.Tokens(c.chars) + c.images*imageTokens}
+	}
+	switch d {
+	case transcript.OpenClaw:
+		switch str(0, "type") {
+		case "message":
+			msg := t.Get(0, "message")
+			l := content(msg)
+			if str(msg, "role") == "assistant" {
+				l.Model = str(msg, "model")
+				if n, ok := piUsage(t, msg); ok {
+					l.Role, l.Tokens = Usage, n
+				}
+			}
+			return l
+		case "custom_message", "branch_summary":
+			return content(0)
+		case "compaction":
+			l := content(t.Get(0, "summary"))
+			l.Role = Compaction
+			return l
+		case "model_change":
+			return Line{Model: str(0, "modelId")}
+		case "session":
+			return Line{Model: str(0, "modelId")}
+		}
+	case transcript.ClaudeCode:
+		typ := str(0, "type")
+		if typ == "" {
+			typ = str(0, "message", "role") // usage-only lines (ccusage fixtures) have no type
+		}
+		switch typ {
+		case "user":
+			return content(t.Get(0, "message"))
+		case "assistant":
+			msg := t.Get(0, "message")
+			l := content(msg)
+			if m := str(msg, "model"); m != "" && m != "<synthetic>" {
+				l.Model = m
+			}
+			if n, ok := claudeUsage(t, msg); ok && t.Get(0, "isApiErrorMessage") < 0 {
+				l.Role, l.Tokens, l.MsgID = Usage, n, str(msg, "id")
+			}
+			return l
+		case "system":
+			if str(0, "subtype") == "compact_boundary" {
+				return Line{Role: Compaction}
+			}
+		}
+	case transcript.Codex:
+		p := t.Get(0, "payload")
+		switch str(0, "type") {
+		case "response_item":
+			return content(p)
+		case "compacted":
+			l := content(t.Get(p, "replacement_history"))
+			if l.Estimate == 0 {
+				l = content(t.Get(p, "message"))
+			}
+			l.Role = Compaction
+			return l
+		case "turn_context":
+			return Line{Model: str(p, "model")}
+		case "event_msg":
+			if str(p, "type") != "token_count" {
+				return Line{}
+			}
+			info := t.Get(p, "info")
+			l := Line{Window: intAt(t, t.Get(info, "model_context_window"))}
+			last := t.Get(info, "last_token_usage")
+			n := intAt(t, t.Get(last, "total_tokens"))
+			if n == 0 {
+				n = intAt(t, t.Get(last, "input_tokens")) + intAt(t, t.Get(last, "output_tokens"))
+			}
+			if n > 0 {
+				l.Role, l.Tokens = Usage, n
+			}
+			return l
+		}
+	default:
+		e := transcript.View(t, d)
+		if e.Message {
+			return content(0)
+		}
+	}
+	return Line{}
+}
+
+// piUsage reads an OpenClaw/pi assistant message's usage. Messages that
+// ended in an error or were aborted, and all-zero usage (gateway-injected
+// and mirrored messages), carry no context size.
+func piUsage(t *transcript.Tree, msg int) (int, bool) {
+	switch t.Str(t.Get(msg, "stopReason")) {
+	case "error", "aborted":
+		return 0, false
+	}
+	u := t.Get(msg, "usage")
+	if u < 0 {
+		return 0, false
+	}
+	n := intAt(t, t.Get(u, "input")) + intAt(t, t.Get(u, "cacheRead")) + intAt(t, t.Get(u, "cacheWrite")) + intAt(t, t.Get(u, "output"))
+	if n == 0 {
+		n = intAt(t, t.Get(u, "totalTokens"))
+	}
+	return n, n > 0
+}
+
+// claudeUsage reads a Claude Code assistant line's usage.
+func claudeUsage(t *transcript.Tree, msg int) (int, bool) {
+	u := t.Get(msg, "usage")
+	if u < 0 {
+		return 0, false
+	}
+	n := intAt(t, t.Get(u, "input_tokens")) + intAt(t, t.Get(u, "cache_creation_input_tokens")) +
+		intAt(t, t.Get(u, "cache_read_input_tokens")) + intAt(t, t.Get(u, "output_tokens"))
+	return n, n > 0
+}
+
+func intAt(t *transcript.Tree, i int) int {
+	if i < 0 || t.Nodes[i].Kind != '0' {
+		return 0
+	}
+	n, err := strconv.ParseFloat(string(t.Raw(i)), 64)
+	if err != nil {
+		return 0
+	}
+	return int(n)
+}
+
+type charCount struct{ chars, images int }
+
+// notText are members whose strings are not text the model reads as
+// such: signatures, encrypted reasoning, image data, ids and the
+// bookkeeping runtimes add around a message.
+var notText = map[string]bool{
+	"role": true, "type": true, "model": true, "api": true, "provider": true, "stopReason": true,
+	"stop_reason": true, "timestamp": true, "status": true,
+	"signature": true, "thinkingSignature": true, "textSignature": true, "thoughtSignature": true,
+	"encrypted_content": true, "data": true, "image_url": true, "id": true, "toolCallId": true,
+	"tool_use_id": true, "call_id": true, "partialJson": true, "mimeType": true, "media_type": true,
+}
+
+// countChars adds up the characters of the strings below node i that the
+// model reads, and counts the images.
+func countChars(t *transcript.Tree, i int) charCount {
+	var c charCount
+	var walk func(i int)
+	walk = func(i int) {
+		n := &t.Nodes[i]
+		switch n.Kind {
+		case '"':
+			c.chars += transcript.StringChars(t.Raw(i))
+		case '{':
+			typ := t.Str(t.Get(i, "type"))
+			if typ == "image" || typ == "input_image" {
+				c.images++
+				return
+			}
+			for ch := n.First; ch >= 0; ch = t.Nodes[ch].Next {
+				if k := t.Key(ch); !notText[k] && !strings.HasPrefix(k, "_") {
+					walk(ch)
+				}
+			}
+		case '[':
+			for ch := n.First; ch >= 0; ch = t.Nodes[ch].Next {
+				walk(ch)
+			}
+		}
+	}
+	if i >= 0 {
+		walk(i)
+	}
+	return c
+}

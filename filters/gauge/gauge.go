@@ -1,0 +1,308 @@
+package gauge
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strings"
+
+	"github.com/bstools/bs/filters/transcript"
+)
+
+// DefaultWindow is the context window assumed when neither the flag, the
+// transcript nor the model table says.
+const DefaultWindow = 200000
+
+// Options configure a measurement.
+type Options struct {
+	Window    int // --context-window; 0: from the transcript or the model table
+	Estimator Estimator
+	Format    transcript.Dialect
+	OnBadLine func(*transcript.BadLineError) error
+}
+
+// Result is the gauge's reading.
+type Result struct {
+	Tokens          int     `json:"tokens"`
+	Window          int     `json:"window"`
+	Ratio           float64 `json:"ratio"`
+	Source          string  `json:"source"` // usage or estimate
+	UsageTokens     int     `json:"usage_tokens"`
+	EstimatedTokens int     `json:"estimated_tokens"`
+	Model           string  `json:"model,omitempty"`
+	Estimator       string  `json:"estimator"`
+}
+
+// String renders the one-line gauge of seed 003 §6.4.
+func (r Result) String() string {
+	return fmt.Sprintf("[Context: %d%% | %s/%s tokens]", int(math.Round(100*r.Ratio)), kilo(r.Tokens), kilo(r.Window))
+}
+
+func kilo(n int) string {
+	if n < 1000 {
+		return fmt.Sprint(n)
+	}
+	return fmt.Sprintf("%dk", (n+500)/1000)
+}
+
+// State accumulates the accounting line by line. Roll uses it too, so that
+// a gauge of roll's output reads what roll aimed for.
+type State struct {
+	HasUsage bool
+	Usage    int // the last usage recorded (valid when HasUsage)
+	Estimate int // estimated tokens since the last usage or compaction
+	Model    string
+	Window   int // a window the transcript states
+}
+
+// Add accounts for one line.
+func (s *State) Add(l Line) {
+	switch l.Role {
+	case Usage:
+		s.HasUsage, s.Usage, s.Estimate = true, l.Tokens, 0
+	case Compaction:
+		// Usage recorded before a compaction is stale: estimate from here.
+		s.HasUsage, s.Usage, s.Estimate = false, 0, l.Estimate
+	case Content:
+		s.Estimate += l.Estimate
+	}
+	if l.Model != "" {
+		s.Model = l.Model
+	}
+	if l.Window > 0 {
+		s.Window = l.Window
+	}
+}
+
+// Tokens is the current context size.
+func (s *State) Tokens() int { return s.Usage + s.Estimate }
+
+// Result turns the state into a reading.
+func (s *State) Result(opt Options) Result {
+	r := Result{Tokens: s.Tokens(), UsageTokens: s.Usage, EstimatedTokens: s.Estimate, Model: s.Model, Source: "estimate", Estimator: opt.Estimator.Name()}
+	if s.HasUsage {
+		r.Source = "usage"
+	}
+	r.Window = opt.Window
+	if r.Window == 0 {
+		r.Window = s.Window
+	}
+	if r.Window == 0 {
+		r.Window = WindowFor(s.Model)
+	}
+	r.Ratio = float64(r.Tokens) / float64(r.Window)
+	return r
+}
+
+// Measure reads a whole transcript from r. If tee is not nil, every byte
+// read is copied to it unchanged.
+func Measure(name string, r io.Reader, tee io.Writer, opt Options) (Result, error) {
+	opt = withDefaults(opt)
+	if tee != nil {
+		r = io.TeeReader(r, tee)
+	}
+	src := transcript.NewSource(name, r, opt.Format, opt.OnBadLine)
+	var s State
+	for {
+		_, t, err := src.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return Result{}, err
+		}
+		if t != nil {
+			s.Add(Classify(t, src.Dialect(), opt.Estimator))
+		}
+	}
+	return s.Result(opt), nil
+}
+
+func withDefaults(opt Options) Options {
+	if opt.Estimator == nil {
+		opt.Estimator = CharsPer4{}
+	}
+	if opt.OnBadLine == nil {
+		opt.OnBadLine = func(*transcript.BadLineError) error { return nil }
+	}
+	return opt
+}
+
+// tailChunk is how much MeasureFile reads at a time, backwards.
+const tailChunk = 1 << 20
+
+// MeasureFile gauges a transcript file reading from its end: only the
+// lines after the last usage (or compaction) are parsed, so a 1 GiB file
+// costs about what a small one does. It gives the same result as Measure.
+func MeasureFile(f *os.File, opt Options) (Result, error) {
+	opt = withDefaults(opt)
+	info, err := f.Stat()
+	if err != nil {
+		return Result{}, err
+	}
+	if !info.Mode().IsRegular() {
+		return Measure(f.Name(), f, nil, opt)
+	}
+	d := opt.Format
+	var headModel string
+	if d == transcript.Unknown {
+		d, headModel, err = detectHead(f, opt)
+		if err != nil {
+			return Result{}, err
+		}
+	}
+	// Walk lines backwards, newest first, until one ends the accounting.
+	var lines []Line // newest first
+	var p transcript.Parser
+	stop := false
+	err = backwardLines(f, info.Size(), func(line []byte) bool {
+		if len(bytes.TrimSpace(line)) == 0 {
+			return true
+		}
+		t, err := p.Parse(line)
+		if err != nil {
+			return true // bad lines count for nothing, as in Measure
+		}
+		l := Classify(t, d, opt.Estimator)
+		lines = append(lines, l)
+		if l.Role == Usage || l.Role == Compaction {
+			stop = true
+			return false
+		}
+		return true
+	})
+	if err != nil {
+		return Result{}, err
+	}
+	_ = stop
+	var s State
+	s.Model = headModel
+	for i := len(lines) - 1; i >= 0; i-- {
+		s.Add(lines[i])
+	}
+	if s.Model == headModel || s.Window == 0 {
+		// The model may be named only before the walked lines.
+		m, w := lastModel(f, info.Size(), d, opt)
+		if s.Model == headModel && m != "" {
+			s.Model = m
+		}
+		if s.Window == 0 {
+			s.Window = w
+		}
+	}
+	return s.Result(opt), nil
+}
+
+// detectHead detects the dialect from the first lines, and a model named
+// in the header.
+func detectHead(f *os.File, opt Options) (transcript.Dialect, string, error) {
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return 0, "", err
+	}
+	src := transcript.NewSource(f.Name(), io.LimitReader(f, 4<<20), transcript.Unknown, func(*transcript.BadLineError) error { return nil })
+	_, t, err := src.Next()
+	if err != nil && err != io.EOF {
+		return 0, "", err
+	}
+	model := ""
+	if t != nil {
+		model = Classify(t, src.Dialect(), opt.Estimator).Model
+	}
+	return src.Dialect(), model, nil
+}
+
+// lastModel scans back (at most 8 MiB) for the last line naming a model or
+// stating a window.
+func lastModel(f *os.File, size int64, d transcript.Dialect, opt Options) (string, int) {
+	var p transcript.Parser
+	model, window := "", 0
+	scanned := 0
+	backwardLines(f, size, func(line []byte) bool {
+		scanned += len(line)
+		if bytes.Contains(line, []byte(`"model`)) {
+			if t, err := p.Parse(line); err == nil {
+				l := Classify(t, d, opt.Estimator)
+				if model == "" {
+					model = l.Model
+				}
+				if window == 0 {
+					window = l.Window
+				}
+			}
+		}
+		return (model == "" || (d == transcript.Codex && window == 0)) && scanned < 8<<20
+	})
+	return model, window
+}
+
+// backwardLines calls fn with each line of f[0:size), last line first,
+// until fn returns false. A line longer than the chunk is assembled whole.
+func backwardLines(f *os.File, size int64, fn func([]byte) bool) error {
+	var carry []byte // the start of the line that continues into the next chunk
+	pos := size
+	buf := make([]byte, tailChunk)
+	for pos > 0 {
+		n := int64(tailChunk)
+		if pos < n {
+			n = pos
+		}
+		pos -= n
+		chunk := buf[:n]
+		if _, err := f.ReadAt(chunk, pos); err != nil && err != io.EOF {
+			return err
+		}
+		data := append(chunk, carry...)
+		for {
+			i := bytes.LastIndexByte(data, '\n')
+			if i < 0 {
+				break
+			}
+			line := data[i+1:]
+			if !fn(line) {
+				return nil
+			}
+			data = data[:i]
+		}
+		carry = append([]byte(nil), data...)
+		buf = make([]byte, tailChunk) // data may alias buf
+	}
+	if len(carry) > 0 {
+		fn(carry)
+	}
+	return nil
+}
+
+// WindowFor returns the context window of a model named in a transcript,
+// from a table of common models, or DefaultWindow.
+func WindowFor(model string) int {
+	m := strings.ToLower(model)
+	for _, w := range modelWindows {
+		if strings.Contains(m, w.prefix) {
+			return w.window
+		}
+	}
+	return DefaultWindow
+}
+
+// modelWindows is checked in order, so more specific names come first.
+var modelWindows = []struct {
+	prefix string
+	window int
+}{
+	{"gpt-4.1", 1047576},
+	{"gpt-4o", 128000},
+	{"gpt-4-turbo", 128000},
+	{"gpt-5", 400000},
+	{"o3", 200000},
+	{"o4-mini", 200000},
+	{"codex", 400000},
+	{"claude", 200000},
+	{"gemini-2", 1048576},
+	{"gemini-1.5", 1048576},
+	{"qwen3", 262144},
+	{"qwen", 131072},
+	{"deepseek", 128000},
+	{"llama", 128000},
+}

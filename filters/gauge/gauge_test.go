@@ -1,0 +1,201 @@
+package gauge
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/bstools/bs/filters/transcript"
+)
+
+const corpusDir = "../../../shared/corpus"
+
+// usageOf computes the usage-derived context size of a line independently
+// of Classify, with encoding/json, from the field definitions: OpenClaw/pi
+// input+cacheRead+cacheWrite+output (or totalTokens), Claude Code
+// input+cache_creation+cache_read+output, Codex last_token_usage.total_tokens.
+func usageOf(line []byte) (int, bool) {
+	var v struct {
+		Type    string
+		Message struct {
+			Role       string
+			StopReason string
+			Usage      map[string]any
+		}
+		Payload struct {
+			Type string
+			Info *struct {
+				LastTokenUsage map[string]any `json:"last_token_usage"`
+			}
+		}
+		IsAPIErrorMessage *bool `json:"isApiErrorMessage"`
+	}
+	if json.Unmarshal(line, &v) != nil {
+		return 0, false
+	}
+	num := func(m map[string]any, k string) int { f, _ := m[k].(float64); return int(f) }
+	u := v.Message.Usage
+	switch {
+	case v.Type == "event_msg" && v.Payload.Type == "token_count" && v.Payload.Info != nil:
+		n := num(v.Payload.Info.LastTokenUsage, "total_tokens")
+		return n, n > 0
+	case v.Message.Role == "assistant" && u != nil && v.IsAPIErrorMessage == nil:
+		if v.Message.StopReason == "error" || v.Message.StopReason == "aborted" {
+			return 0, false
+		}
+		n := num(u, "input") + num(u, "cacheRead") + num(u, "cacheWrite") + num(u, "output")
+		if n == 0 {
+			n = num(u, "totalTokens")
+		}
+		n += num(u, "input_tokens") + num(u, "cache_creation_input_tokens") + num(u, "cache_read_input_tokens") + num(u, "output_tokens")
+		return n, n > 0
+	}
+	return 0, false
+}
+
+// TestCorpusUsagePrefixes: at every line that carries usage, the gauge of
+// the prefix ending there is exactly that usage, source "usage", both
+// streamed and read from the end of a file.
+func TestCorpusUsagePrefixes(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join(corpusDir, "*", "*.jsonl"))
+	if len(files) == 0 {
+		t.Skip("corpus not present")
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines := strings.SplitAfter(string(data), "\n")
+			var s State
+			var p transcript.Parser
+			d := detect(t, data)
+			checked, offset := 0, 0
+			for i, line := range lines {
+				offset += len(line)
+				body := bytes.TrimSuffix([]byte(line), []byte("\n"))
+				tr, err := p.Parse(body)
+				if err != nil {
+					continue
+				}
+				s.Add(Classify(tr, d, CharsPer4{}))
+				want, ok := usageOf(body)
+				if !ok {
+					continue
+				}
+				res := s.Result(withDefaults(Options{}))
+				if res.Tokens != want || res.Source != "usage" {
+					t.Fatalf("line %d: streamed gauge %d (%s), want %d (usage)", i+1, res.Tokens, res.Source, want)
+				}
+				// Reading the prefix from its end agrees (checked on a sample:
+				// each check writes the prefix to a file).
+				if checked%16 == 0 {
+					fres := measurePrefix(t, data[:offset])
+					if fres.Tokens != want || fres.Source != "usage" {
+						t.Fatalf("line %d: gauge of the file prefix %d (%s), want %d", i+1, fres.Tokens, fres.Source, want)
+					}
+				}
+				checked++
+			}
+			t.Logf("%d usage points", checked)
+		})
+	}
+}
+
+func detect(t *testing.T, data []byte) transcript.Dialect {
+	src := transcript.NewSource("x", bytes.NewReader(data), transcript.Unknown, func(*transcript.BadLineError) error { return nil })
+	src.Next()
+	return src.Dialect()
+}
+
+func measurePrefix(t *testing.T, prefix []byte) Result {
+	path := filepath.Join(t.TempDir(), "p.jsonl")
+	if err := os.WriteFile(path, prefix, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	res, err := MeasureFile(f, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// TestFileAndStreamAgree: reading a file from its end gives exactly what
+// streaming it gives, on every corpus file.
+func TestFileAndStreamAgree(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join(corpusDir, "*", "*.jsonl"))
+	if len(files) == 0 {
+		t.Skip("corpus not present")
+	}
+	for _, f := range files {
+		fh, err := os.Open(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fromEnd, err := MeasureFile(fh, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fh.Seek(0, 0)
+		streamed, err := Measure(f, fh, nil, Options{})
+		fh.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fromEnd != streamed {
+			t.Errorf("%s: from the end %+v, streamed %+v", filepath.Base(f), fromEnd, streamed)
+		}
+	}
+}
+
+func TestNoUsageIsEstimate(t *testing.T) {
+	in := `{"role":"user","content":"` + strings.Repeat("x", 4000) + `"}` + "\n"
+	res, err := Measure("-", strings.NewReader(in), nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Source != "estimate" || res.Tokens != 1000 || res.Window != DefaultWindow {
+		t.Errorf("got %+v, want 1000 estimated tokens of a 200000 window", res)
+	}
+	if got := res.String(); got != "[Context: 1% | 1k/200k tokens]" {
+		t.Errorf("String() = %q", got)
+	}
+}
+
+func TestCompactionMakesUsageStale(t *testing.T) {
+	in := `{"type":"session","version":3,"id":"s"}
+{"type":"message","id":"a","message":{"role":"assistant","content":[],"usage":{"input":150000,"output":10,"cacheRead":0,"cacheWrite":0,"totalTokens":150010},"stopReason":"stop","model":"claude-sonnet-4-5"}}
+{"type":"compaction","id":"c","summary":"` + strings.Repeat("s", 400) + `","firstKeptEntryId":"a","tokensBefore":150010}
+{"type":"message","id":"b","message":{"role":"user","content":"` + strings.Repeat("u", 40) + `"}}
+`
+	res, _ := Measure("-", strings.NewReader(in), nil, Options{})
+	if res.Source != "estimate" || res.Tokens != 110 {
+		t.Errorf("after a compaction got %+v, want 110 estimated tokens", res)
+	}
+	// An errored or zero-usage assistant message carries no size.
+	in2 := `{"type":"message","id":"a","message":{"role":"assistant","content":[],"usage":{"input":100,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":100},"stopReason":"stop"}}
+{"type":"message","id":"b","message":{"role":"assistant","content":[],"usage":{"input":900,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":900},"stopReason":"error"}}
+{"type":"message","id":"c","message":{"role":"assistant","content":[],"usage":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":0},"stopReason":"stop","provider":"openclaw","model":"delivery-mirror"}}
+`
+	res, _ = Measure("-", strings.NewReader(in2), nil, Options{Format: transcript.OpenClaw})
+	if res.Source != "usage" || res.UsageTokens != 100 {
+		t.Errorf("got %+v, want the usage of the first message", res)
+	}
+}
+
+func TestWindowFor(t *testing.T) {
+	for model, want := range map[string]int{"claude-opus-4-6": 200000, "gpt-4.1-mini": 1047576, "gpt-5.1-codex": 400000, "mystery": DefaultWindow} {
+		if got := WindowFor(model); got != want {
+			t.Errorf("WindowFor(%q) = %d, want %d", model, got, want)
+		}
+	}
+}
