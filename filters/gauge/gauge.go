@@ -1,7 +1,9 @@
 package gauge
 
 import (
+	"bufio"
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"math"
@@ -98,26 +100,214 @@ func (s *State) Result(opt Options) Result {
 
 // Measure reads a whole transcript from r. If tee is not nil, every byte
 // read is copied to it unchanged.
+//
+// Only lines that can reset the accounting (usage, compaction) or name a
+// model are parsed as they stream by; the others are kept aside, in memory
+// up to tailMemory and in a temp file beyond, and only those still after
+// the last reset at the end are parsed and estimated. That is what makes a
+// pipe fast: most bytes are tool output that a later usage makes moot.
 func Measure(name string, r io.Reader, tee io.Writer, opt Options) (Result, error) {
 	opt = withDefaults(opt)
 	if tee != nil {
 		r = io.TeeReader(r, tee)
 	}
-	src := transcript.NewSource(name, r, opt.Format, opt.OnBadLine)
-	var s State
+	lr := transcript.NewReader(r)
+	var (
+		s    State
+		p    transcript.Parser
+		d    = opt.Format
+		tail tailBuffer
+		head []transcript.Line // lines read while detecting the dialect
+	)
+	defer tail.close()
+	parse := func(line transcript.Line) (*transcript.Tree, error) {
+		if len(bytes.TrimSpace(line.Body)) == 0 {
+			return nil, nil
+		}
+		t, err := p.Parse(line.Body)
+		if err != nil {
+			return nil, opt.OnBadLine(&transcript.BadLineError{Name: name, Line: line.Num, Err: err})
+		}
+		return t, nil
+	}
+	handle := func(line transcript.Line) error {
+		if !mayReset(line.Body) {
+			return tail.add(line)
+		}
+		t, err := parse(line)
+		if err != nil || t == nil {
+			return err
+		}
+		l := Classify(t, d, opt.Estimator)
+		if l.Role == Usage || l.Role == Compaction {
+			tail.reset()
+		} else if l.Role == Content {
+			// Parsed already: account for it now rather than again later.
+			l.Role = Content
+		}
+		s.Add(l)
+		return nil
+	}
 	for {
-		_, t, err := src.Next()
+		line, err := lr.Next()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
 			return Result{}, err
 		}
-		if t != nil {
-			s.Add(Classify(t, src.Dialect(), opt.Estimator))
+		if d == transcript.Unknown {
+			head = append(head, line)
+			if t, err := p.Parse(line.Body); err == nil {
+				d = transcript.Classify(t)
+			}
+			if d == transcript.Unknown && len(head) < transcript.DetectLines {
+				continue
+			}
+			if d == transcript.Unknown {
+				d = transcript.Generic
+			}
+			for _, h := range head {
+				if err := handle(h); err != nil {
+					return Result{}, err
+				}
+			}
+			head = nil
+			continue
+		}
+		if err := handle(line); err != nil {
+			return Result{}, err
 		}
 	}
+	if d == transcript.Unknown {
+		d = transcript.Generic
+		for _, h := range head {
+			if err := handle(h); err != nil {
+				return Result{}, err
+			}
+		}
+	}
+	// The lines after the last reset are in context: estimate them now.
+	err := tail.each(func(line transcript.Line) error {
+		t, err := parse(line)
+		if err != nil || t == nil {
+			return err
+		}
+		s.Add(Classify(t, d, opt.Estimator))
+		return nil
+	})
+	if err != nil {
+		return Result{}, err
+	}
 	return s.Result(opt), nil
+}
+
+// resetMarkers follow a quote in every line that can carry usage, a
+// compaction, or a model: a line without any of them is none of these.
+var resetMarkers = [][]byte{[]byte(`usage"`), []byte(`token_count"`), []byte(`compact`), []byte(`model_change"`), []byte(`turn_context"`), []byte(`session"`)}
+
+// mayReset looks for the markers in one pass over the line's quotes
+// rather than one pass per marker.
+func mayReset(line []byte) bool {
+	for i := 0; ; {
+		j := bytes.IndexByte(line[i:], '"')
+		if j < 0 {
+			return false
+		}
+		i += j + 1
+		if i >= len(line) {
+			return false
+		}
+		switch line[i] {
+		case 'u', 't', 'c', 'm', 's':
+			for _, m := range resetMarkers {
+				if bytes.HasPrefix(line[i:], m) {
+					return true
+				}
+			}
+		}
+	}
+}
+
+// tailBuffer keeps the lines seen since the last reset, in memory up to
+// tailMemory and spilling to a temp file beyond, so memory stays bounded
+// on a transcript with no usage at all.
+type tailBuffer struct {
+	mem   []transcript.Line
+	size  int
+	spill *os.File
+	w     *bufio.Writer
+	nums  []int // line numbers and flags of spilled lines, in order
+}
+
+const tailMemory = 32 << 20
+
+func (b *tailBuffer) add(l transcript.Line) error {
+	if b.spill == nil && b.size+len(l.Body) <= tailMemory {
+		b.mem = append(b.mem, l)
+		b.size += len(l.Body)
+		return nil
+	}
+	if b.spill == nil {
+		f, err := os.CreateTemp("", "bs-gauge-*")
+		if err != nil {
+			return err
+		}
+		os.Remove(f.Name()) // nothing outlives the process
+		b.spill, b.w = f, bufio.NewWriterSize(f, 1<<20)
+	}
+	var n [8]byte
+	binary.LittleEndian.PutUint64(n[:], uint64(len(l.Body)))
+	b.w.Write(n[:])
+	_, err := b.w.Write(l.Body)
+	b.nums = append(b.nums, l.Num)
+	return err
+}
+
+func (b *tailBuffer) reset() {
+	b.mem, b.size, b.nums = b.mem[:0], 0, b.nums[:0]
+	if b.spill != nil {
+		b.spill.Close()
+		b.spill, b.w = nil, nil
+	}
+}
+
+func (b *tailBuffer) each(fn func(transcript.Line) error) error {
+	for _, l := range b.mem {
+		if err := fn(l); err != nil {
+			return err
+		}
+	}
+	if b.spill == nil {
+		return nil
+	}
+	if err := b.w.Flush(); err != nil {
+		return err
+	}
+	if _, err := b.spill.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	r := bufio.NewReaderSize(b.spill, 1<<20)
+	for _, num := range b.nums {
+		var n [8]byte
+		if _, err := io.ReadFull(r, n[:]); err != nil {
+			return err
+		}
+		body := make([]byte, binary.LittleEndian.Uint64(n[:]))
+		if _, err := io.ReadFull(r, body); err != nil {
+			return err
+		}
+		if err := fn(transcript.Line{Num: num, Body: body}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (b *tailBuffer) close() {
+	if b.spill != nil {
+		b.spill.Close()
+	}
 }
 
 func withDefaults(opt Options) Options {
