@@ -130,6 +130,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			extractCommand(),
 			restoreCommand(),
 			gaugeCommand(),
+			rollCommand(),
 		),
 	}
 }

@@ -28,6 +28,9 @@ type Line struct {
 	Estimate int    // estimated tokens of the line's context content
 	Model    string // a model the line names
 	Window   int    // a context window the line states (Codex token_count)
+	// Scope, on a bs roll note, is how many lines after it were already
+	// counted in its Estimate: their usage is stale and their text is in.
+	Scope int
 }
 
 // Estimator turns text into an estimated token count.
@@ -42,6 +45,11 @@ type CharsPer4 struct{}
 func (CharsPer4) Tokens(chars int) int { return (chars + 3) / 4 }
 func (CharsPer4) Name() string         { return "chars/4" }
 
+// RolledField marks the lines bs roll writes. On the note that carries the
+// accounting it is {"tokens":K,"kept_lines":N}: the context after the roll
+// is K tokens, counting the N lines that follow the note.
+const RolledField = "_rolled"
+
 // imageTokens is what one image costs in context, roughly, whatever its
 // base64 length.
 const imageTokens = 1200
@@ -55,6 +63,13 @@ func Classify(t *transcript.Tree, d transcript.Dialect, est Estimator) Line {
 	content := func(i int) Line {
 		c := countChars(t, i)
 		return Line{Role: Content, Estimate: est.Tokens(c.chars) + c.images*imageTokens}
+	}
+	// A bs roll note states the context it leaves behind, in any dialect.
+	if r := t.Get(0, RolledField); r >= 0 {
+		if tok := t.Get(r, "tokens"); tok >= 0 {
+			return Line{Role: Compaction, Estimate: intAt(t, tok), Scope: intAt(t, t.Get(r, "kept_lines"))}
+		}
+		return Line{}
 	}
 	switch d {
 	case transcript.OpenClaw:

@@ -57,10 +57,23 @@ type State struct {
 	Estimate int // estimated tokens since the last usage or compaction
 	Model    string
 	Window   int // a window the transcript states
+	scope    int // lines still inside a roll note's accounting
 }
 
 // Add accounts for one line.
 func (s *State) Add(l Line) {
+	if s.scope > 0 {
+		// Counted in the roll note already; its usage predates the roll.
+		s.scope--
+		if l.Model != "" {
+			s.Model = l.Model
+		}
+		if l.Window > 0 {
+			s.Window = l.Window
+		}
+		return
+	}
+	s.scope = l.Scope
 	switch l.Role {
 	case Usage:
 		s.HasUsage, s.Usage, s.Estimate = true, l.Tokens, 0
@@ -131,7 +144,8 @@ func Measure(name string, r io.Reader, tee io.Writer, opt Options) (Result, erro
 		return t, nil
 	}
 	handle := func(line transcript.Line) error {
-		if !mayReset(line.Body) {
+		// Inside a roll note's scope lines are counted one by one, in order.
+		if s.scope == 0 && !mayReset(line.Body) {
 			return tail.add(line)
 		}
 		t, err := parse(line)
@@ -204,7 +218,7 @@ func Measure(name string, r io.Reader, tee io.Writer, opt Options) (Result, erro
 
 // resetMarkers follow a quote in every line that can carry usage, a
 // compaction, or a model: a line without any of them is none of these.
-var resetMarkers = [][]byte{[]byte(`usage"`), []byte(`token_count"`), []byte(`compact`), []byte(`model_change"`), []byte(`turn_context"`), []byte(`session"`)}
+var resetMarkers = [][]byte{[]byte(`usage"`), []byte(`token_count"`), []byte(`compact`), []byte(`model_change"`), []byte(`turn_context"`), []byte(`session"`), []byte(RolledField + `"`)}
 
 // mayReset looks for the markers in one pass over the line's quotes
 // rather than one pass per marker.
@@ -219,7 +233,7 @@ func mayReset(line []byte) bool {
 			return false
 		}
 		switch line[i] {
-		case 'u', 't', 'c', 'm', 's':
+		case 'u', 't', 'c', 'm', 's', '_':
 			for _, m := range resetMarkers {
 				if bytes.HasPrefix(line[i:], m) {
 					return true
@@ -347,7 +361,9 @@ func MeasureFile(f *os.File, opt Options) (Result, error) {
 	var lines []Line // newest first
 	var p transcript.Parser
 	stop := false
+	var walked int64 // bytes walked back from the end
 	err = backwardLines(f, info.Size(), func(line []byte) bool {
+		walked += int64(len(line)) + 1
 		if len(bytes.TrimSpace(line)) == 0 {
 			return true
 		}
@@ -366,7 +382,22 @@ func MeasureFile(f *os.File, opt Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	_ = stop
+	if stop && lines[len(lines)-1].Role == Usage {
+		// That usage may predate a roll whose note comes before it: look
+		// back, within reason, for a note, and measure from it if found.
+		if at := rollNoteBefore(f, info.Size(), walked); at >= 0 {
+			if _, err := f.Seek(at, io.SeekStart); err != nil {
+				return Result{}, err
+			}
+			o := opt
+			o.Format = d
+			res, err := Measure(f.Name(), f, nil, o)
+			if err == nil && res.Model == "" {
+				res.Model = headModel
+			}
+			return res, err
+		}
+	}
 	var s State
 	s.Model = headModel
 	for i := len(lines) - 1; i >= 0; i-- {
@@ -383,6 +414,30 @@ func MeasureFile(f *os.File, opt Options) (Result, error) {
 		}
 	}
 	return s.Result(opt), nil
+}
+
+// rollLookback bounds how far before the last usage MeasureFile looks for a
+// bs roll note. A roll leaves at most its target of context after the note,
+// so the note is rarely more than a few MiB back.
+const rollLookback = 64 << 20
+
+// rollNoteBefore returns the offset of the start of the last line holding
+// a roll note in f[size-walked-rollLookback : size-walked], or -1.
+func rollNoteBefore(f *os.File, size, walked int64) int64 {
+	end := size - walked
+	start := max(end-rollLookback, 0)
+	if end <= start {
+		return -1
+	}
+	buf := make([]byte, end-start)
+	if _, err := f.ReadAt(buf, start); err != nil && err != io.EOF {
+		return -1
+	}
+	i := bytes.LastIndex(buf, []byte(`"`+RolledField+`":{"tokens"`))
+	if i < 0 {
+		return -1
+	}
+	return start + int64(bytes.LastIndexByte(buf[:i], '\n')+1)
 }
 
 // detectHead detects the dialect from the first lines, and a model named

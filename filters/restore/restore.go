@@ -113,6 +113,7 @@ func Run(ctx context.Context, name string, r io.Reader, w io.Writer, opt Options
 		return nil
 	})
 	sink := transcript.NewSink(w, opt.Workers, nil)
+	skip := 0 // lines after a roll marker that are copies of lines in its range
 	err := func() error {
 		for {
 			if err := ctx.Err(); err != nil {
@@ -126,6 +127,24 @@ func Run(ctx context.Context, name string, r io.Reader, w io.Writer, opt Options
 				return err
 			}
 			x.stats.Lines++
+			if opt.All {
+				// Undo bs roll: its notes go, its marker becomes the
+				// evicted range again, and the copies after it go.
+				if tree != nil && tree.Get(0, rolledField) >= 0 && tree.Get(0, evictedField) < 0 {
+					continue
+				}
+				if skip > 0 {
+					skip--
+					continue
+				}
+				if tree != nil && tree.Get(0, evictedField) >= 0 {
+					n, ok := x.unroll(ctx, sink, line, tree)
+					if ok {
+						skip = n
+						continue
+					}
+				}
+			}
 			if tree == nil {
 				sink.Write(line.AppendTo(nil))
 				continue
@@ -164,6 +183,39 @@ func Run(ctx context.Context, name string, r io.Reader, w io.Writer, opt Options
 		x.res.Error = x.errs[0].Error()
 	}
 	return x.res, x.stats, errors.Join(x.errs...)
+}
+
+// The members bs roll writes (see package roll, which imports this one's
+// neighbours, not the other way round).
+const (
+	rolledField  = "_rolled"
+	evictedField = "_evicted"
+)
+
+// unroll queues the evicted range a roll marker stands for, and returns
+// how many lines after it are copies to drop. If the range cannot be read
+// back exactly, the marker passes through unchanged (ok false).
+func (x *run) unroll(ctx context.Context, sink *transcript.Sink, line transcript.Line, t *transcript.Tree) (int, bool) {
+	ev := t.Get(0, evictedField)
+	blob := t.Str(t.Get(ev, "blob"))
+	size := string(t.Raw(max(t.Get(ev, "bytes"), 0)))
+	skip, err := strconv.Atoi(string(t.Raw(max(t.Get(ev, "skip"), 0))))
+	d, derr := blobstore.ParseDigest(blob)
+	if err != nil || derr != nil || t.Get(ev, "bytes") < 0 {
+		x.errs = append(x.errs, &BlobError{Line: line.Num, EntryID: "(rolled range)", Blob: blob, Err: fmt.Errorf("bad %s member", evictedField)})
+		return 0, false
+	}
+	data, err := x.opt.Store.Get(ctx, d)
+	if err == nil && size != strconv.Itoa(len(data)) {
+		err = fmt.Errorf("blob %s holds %d bytes, %s says %s", blob, len(data), evictedField, size)
+	}
+	if err != nil {
+		x.errs = append(x.errs, &BlobError{Line: line.Num, EntryID: "(rolled range)", Blob: blob, Err: err})
+		return 0, false
+	}
+	x.stats.Entries++
+	sink.Write(data)
+	return skip, true
 }
 
 // fetch is an extracted value to read back from the store.

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"context"
+	"io"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/bstools/bs/filters/roll"
+)
+
+func rollCommand() *cli.Command {
+	d := roll.Defaults()
+	return &cli.Command{
+		Name:      "roll",
+		Usage:     "evict the oldest messages when the context is nearly full, without summarising",
+		ArgsUsage: "[FILE...]",
+		Description: "When the gauge reads at or above --trigger, the oldest messages (a tool call always with its " +
+			"result) are evicted until the context is at most --target, keeping the last --min-keep messages and " +
+			"everything the runtime needs to load the file. The evicted lines go to the blob store, byte for byte; " +
+			"a note in the runtime's own compaction shape says how many, which range, and how to get them back " +
+			"('bs restore --all'). The gauge of the output reads what roll aimed for.",
+		Flags: append([]cli.Flag{
+			&cli.IntFlag{Name: "context-window", Usage: "the window in tokens (default: from the transcript's model, else 200000)"},
+			&cli.Float64Flag{Name: "trigger", Value: d.Trigger, Usage: "roll when utilization is at or above this ratio"},
+			&cli.Float64Flag{Name: "target", Value: d.Target, Usage: "evict until utilization is at most this ratio"},
+			&cli.IntFlag{Name: "min-keep", Value: d.MinKeep, Usage: "never evict the last `N` messages"},
+			&cli.BoolFlag{Name: "no-note", Usage: "leave the note's text empty (its line still records the eviction)"},
+		}, commonFlags()...),
+		Action: runRoll,
+	}
+}
+
+func runRoll(c *cli.Context) error {
+	cm, err := parseCommon(c)
+	if err != nil {
+		return err
+	}
+	opt := roll.Defaults()
+	opt.Window = c.Int("context-window")
+	opt.Trigger, opt.Target, opt.MinKeep = c.Float64("trigger"), c.Float64("target"), c.Int("min-keep")
+	opt.NoNote = c.Bool("no-note")
+	if opt.Target <= 0 || opt.Trigger <= 0 || opt.Target > opt.Trigger || opt.MinKeep < 0 || opt.Window < 0 {
+		return usagef("want 0 < --target <= --trigger, --min-keep >= 0 and --context-window >= 0")
+	}
+	opt.Now, opt.Format, opt.Log, opt.OnBadLine = cm.now, cm.format, cm.log, cm.onBadLine
+	if opt.Store, err = cm.openStore(); err != nil {
+		return err
+	}
+	return cm.each(c.Context, func(ctx context.Context, name string, r io.Reader, w io.Writer) error {
+		o := opt
+		o.Session = sessionName(name)
+		st, err := roll.Run(ctx, name, r, w, o)
+		if st.Rolled {
+			cm.log.Info("rolled", "file", name, "messages", st.Messages, "lines", st.Lines, "evicted_tokens", st.EvictedTokens, "tokens_before", st.TokensBefore, "tokens_after", st.TokensAfter, "window", st.Window)
+		}
+		return err
+	})
+}

@@ -1,0 +1,129 @@
+package roll
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/bstools/bs/filters/gauge"
+	"github.com/bstools/bs/filters/transcript"
+)
+
+// note builds the lines bs roll writes, in each dialect's own compaction
+// shape so the runtime still loads the file.
+type note struct {
+	d         transcript.Dialect
+	text      string
+	now       string
+	seed      string // makes the ids this roll writes unique and stable
+	tokens    int    // context before the roll
+	lines     []line
+	p         plan
+	session   string
+	v3        bool // OpenClaw/pi entries have ids (v2+)
+	firstKept int  // the first kept message line
+}
+
+func newNote(d transcript.Dialect, lines []line, p plan, opt Options, res gauge.Result) *note {
+	n := &note{d: d, text: p.note, now: opt.Now.UTC().Format(time.RFC3339Nano), tokens: res.Tokens, lines: lines, p: p, session: opt.Session}
+	n.seed = fmt.Sprintf("%d-%d-%s", p.from, p.to, n.now)
+	n.firstKept = p.to
+	for n.firstKept < len(lines) && !lines[n.firstKept].msg {
+		n.firstKept++
+	}
+	n.v3 = n.firstKept < len(lines) && lines[n.firstKept].id != "" && !strings.HasPrefix(lines[n.firstKept].id, transcript.GeneratedIDPrefix)
+	return n
+}
+
+func (n *note) hash(salt string) []byte {
+	h := sha256.Sum256([]byte(n.seed + salt))
+	return h[:]
+}
+
+// shortID is an 8-hex id like pi's.
+func (n *note) shortID(salt string) string { return hex.EncodeToString(n.hash(salt)[:4]) }
+
+// uuid is a version-4-shaped id like Claude Code's.
+func (n *note) uuid(salt string) string {
+	h := n.hash(salt)
+	h[6] = h[6]&0x0f | 0x40
+	h[8] = h[8]&0x3f | 0x80
+	x := hex.EncodeToString(h[:16])
+	return x[0:8] + "-" + x[8:12] + "-" + x[12:16] + "-" + x[16:20] + "-" + x[20:32]
+}
+
+func q(s string) string { return string(transcript.AppendQuote(nil, s)) }
+
+func rolled(tokens, kept int) string {
+	return fmt.Sprintf(`%q:{"tokens":%d,"kept_lines":%d}`, gauge.RolledField, tokens, kept)
+}
+
+// lastID is the id of the last line before i that has one, or "".
+func (n *note) lastID(i int) string {
+	for i--; i >= 0; i-- {
+		if id := n.lines[i].id; id != "" && !strings.HasPrefix(id, transcript.GeneratedIDPrefix) {
+			return id
+		}
+	}
+	return ""
+}
+
+func nullOr(id string) string {
+	if id == "" {
+		return "null"
+	}
+	return q(id)
+}
+
+// marker is the OpenClaw/pi line that stands where the evicted entries
+// were: a custom entry, which pi keeps out of the model's context.
+func (n *note) marker(evicted string) []byte {
+	ids := ""
+	if n.v3 {
+		ids = fmt.Sprintf(`,"id":%s,"parentId":%s`, q(n.shortID("marker")), nullOr(n.lastID(n.p.from)))
+	}
+	return []byte(fmt.Sprintf(`{"type":"custom","customType":"bs:evicted","data":{"note":%s}%s,"timestamp":%s,%q:%s}`+"\n",
+		q(n.text), ids, q(n.now), EvictedField, evicted))
+}
+
+// compaction is the OpenClaw/pi compaction entry, appended as pi appends
+// its own: the kept entries from firstKeptEntryId (v2+) or
+// firstKeptEntryIndex (v1) on stay in context.
+func (n *note) compaction(tokensAfter int) []byte {
+	if n.v3 {
+		return []byte(fmt.Sprintf(`{"type":"compaction","id":%s,"parentId":%s,"timestamp":%s,"summary":%s,"firstKeptEntryId":%s,"tokensBefore":%d,%s}`+"\n",
+			q(n.shortID("compaction")), nullOr(n.lastID(len(n.lines))), q(n.now), q(n.text), q(n.lines[n.firstKept].id), n.tokens, rolled(tokensAfter, 0)))
+	}
+	// v1 counts entries after the header; the marker and the kept copies
+	// stand before the first kept entry in the rolled file.
+	index := n.p.from - 1 + 1 + len(n.p.keep) + (n.firstKept - n.p.to)
+	return []byte(fmt.Sprintf(`{"type":"compaction","timestamp":%s,"summary":%s,"firstKeptEntryIndex":%d,"tokensBefore":%d,%s}`+"\n",
+		q(n.now), q(n.text), index, n.tokens, rolled(tokensAfter, 0)))
+}
+
+// notes are the lines that replace the evicted range in the other
+// dialects; after counts the lines that follow them.
+func (n *note) notes(evicted string, tokensAfter, after int) [][]byte {
+	ev := fmt.Sprintf("%q:%s", EvictedField, evicted)
+	switch n.d {
+	case transcript.ClaudeCode:
+		boundary, summary := n.uuid("boundary"), n.uuid("summary")
+		session := ""
+		if n.session != "" {
+			session = fmt.Sprintf(`,"sessionId":%s`, q(n.session))
+		}
+		return [][]byte{
+			[]byte(fmt.Sprintf(`{"parentUuid":null,"logicalParentUuid":%s,"isSidechain":false,"type":"system","subtype":"compact_boundary","content":"Conversation compacted","isMeta":false,"timestamp":%s,"uuid":%s,"level":"info","compactMetadata":{"trigger":"bs-roll","preTokens":%d}%s,%s,%s}`+"\n",
+				nullOr(n.lastID(n.p.to)), q(n.now), q(boundary), n.tokens, session, ev, rolled(tokensAfter, after+1))),
+			[]byte(fmt.Sprintf(`{"parentUuid":%s,"isSidechain":false,"type":"user","message":{"role":"user","content":%s},"isVisibleInTranscriptOnly":true,"isCompactSummary":true,"uuid":%s,"timestamp":%s%s,%q:{}}`+"\n",
+				q(boundary), q(n.text), q(summary), q(n.now), session, gauge.RolledField)),
+		}
+	case transcript.Codex:
+		return [][]byte{[]byte(fmt.Sprintf(`{"timestamp":%s,"type":"compacted","payload":{"message":%s},%s,%s}`+"\n", q(n.now), q(n.text), ev, rolled(tokensAfter, after)))}
+	case transcript.BrainSurgeon:
+		return [][]byte{[]byte(fmt.Sprintf(`{"__id":%s,"type":"system","timestamp":%s,"text":%s,%s,%s}`+"\n", q(transcript.GeneratedIDPrefix+n.shortID("note")), q(n.now), q(n.text), ev, rolled(tokensAfter, after)))}
+	}
+	return [][]byte{[]byte(fmt.Sprintf(`{"role":"system","content":%s,%s,%s}`+"\n", q(n.text), ev, rolled(tokensAfter, after)))}
+}

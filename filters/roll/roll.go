@@ -1,0 +1,471 @@
+// Package roll implements seed 004's rolling context window as a filter:
+// when the context is nearly full, the oldest messages are evicted (to the
+// blob store, not summarised) until it is back under a target, and a note
+// in the runtime's own compaction shape says what went where.
+package roll
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/bstools/bs/blobstore"
+	"github.com/bstools/bs/filters/gauge"
+	"github.com/bstools/bs/filters/transcript"
+)
+
+// Options configure a roll.
+type Options struct {
+	Window    int     // context window; 0: from the transcript or the model table
+	Trigger   float64 // roll when utilization is at or above this
+	Target    float64 // evict until utilization is at most this
+	MinKeep   int     // recent messages never evicted
+	NoNote    bool    // write no note text (the note line still carries the accounting)
+	Now       time.Time
+	Format    transcript.Dialect
+	Store     blobstore.Store
+	Log       *slog.Logger
+	Session   string
+	Estimator gauge.Estimator
+	OnBadLine func(*transcript.BadLineError) error
+	// OnEvicted is told about each evicted entry (for the search index).
+	OnEvicted func(Evicted)
+}
+
+// Defaults returns the contract's defaults.
+func Defaults() Options {
+	return Options{Trigger: 0.9, Target: 0.8, MinKeep: 10}
+}
+
+// Evicted describes one evicted entry.
+type Evicted struct {
+	EntryID, Time, Tool, Role, Blob string
+	Text                            string // the entry's text, for search
+}
+
+// Stats summarise a roll.
+type Stats struct {
+	Rolled        bool
+	TokensBefore  int
+	TokensAfter   int
+	Window        int
+	Messages      int // messages evicted
+	Lines         int // lines evicted
+	Bytes         int64
+	EvictedTokens int
+	Short         bool // the target was out of reach: everything evictable went
+}
+
+// EvictedField marks the line that stands where evicted lines were: it
+// names the blob holding their exact bytes, and how many of the lines that
+// follow it are copies of lines kept from that range. restore --all puts
+// the range back in its place.
+const EvictedField = "_evicted"
+
+// line is what roll remembers of each input line: never its body.
+type line struct {
+	off    int64
+	n      int
+	num    int
+	acct   gauge.Line
+	msg    bool // a conversation message
+	join   bool // belongs with the message before it (a tool result, a continued response)
+	noise  bool // neither in context nor needed to load the file: goes with its unit
+	id     string
+	time   string
+	tool   string
+	role   string
+	bsNote bool // a line bs roll wrote: never evicted
+}
+
+// Run rolls the transcript from r to w.
+func Run(ctx context.Context, name string, r io.Reader, w io.Writer, opt Options) (Stats, error) {
+	if opt.Log == nil {
+		opt.Log = slog.New(slog.DiscardHandler)
+	}
+	if opt.Estimator == nil {
+		opt.Estimator = gauge.CharsPer4{}
+	}
+	if opt.OnBadLine == nil {
+		opt.OnBadLine = func(*transcript.BadLineError) error { return nil }
+	}
+	sp, err := spoolInput(r)
+	if err != nil {
+		return Stats{}, err
+	}
+	defer sp.close()
+	lines, d, state, sid, err := scan(ctx, name, sp, opt)
+	if err != nil {
+		return Stats{}, err
+	}
+	if sid != "" {
+		opt.Session = sid
+	}
+	res := state.Result(gauge.Options{Window: opt.Window, Estimator: opt.Estimator})
+	st := Stats{TokensBefore: res.Tokens, TokensAfter: res.Tokens, Window: res.Window}
+	if res.Ratio < opt.Trigger {
+		return st, copyAll(w, sp)
+	}
+	plan, ok := planEviction(lines, d, res, opt)
+	if !ok {
+		opt.Log.Warn("context is over the trigger but nothing can be evicted: every message is among the last --min-keep", "tokens", res.Tokens, "window", res.Window)
+		return st, copyAll(w, sp)
+	}
+	return write(ctx, w, sp, lines, d, plan, res, opt, st)
+}
+
+// spool gives random access to the input: the file itself when it is a
+// regular file, else a temp file it is copied to (bodies never stay in
+// memory).
+type spool struct {
+	f    *os.File
+	size int64
+	temp bool
+}
+
+func spoolInput(r io.Reader) (*spool, error) {
+	if f, ok := r.(*os.File); ok {
+		if info, err := f.Stat(); err == nil && info.Mode().IsRegular() {
+			off, err := f.Seek(0, io.SeekCurrent)
+			if err == nil && off == 0 {
+				return &spool{f: f, size: info.Size()}, nil
+			}
+		}
+	}
+	f, err := os.CreateTemp("", "bs-roll-*")
+	if err != nil {
+		return nil, err
+	}
+	os.Remove(f.Name()) // gone with the process, whatever happens
+	n, err := io.Copy(f, r)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &spool{f: f, size: n, temp: true}, nil
+}
+
+func (s *spool) close() {
+	if s.temp {
+		s.f.Close()
+	}
+}
+
+func (s *spool) section(off, n int64) *io.SectionReader { return io.NewSectionReader(s.f, off, n) }
+
+func copyAll(w io.Writer, sp *spool) error {
+	_, err := io.Copy(w, sp.section(0, sp.size))
+	return err
+}
+
+// scan indexes every line: offsets, accounting and what eviction needs.
+func scan(ctx context.Context, name string, sp *spool, opt Options) ([]line, transcript.Dialect, *gauge.State, string, error) {
+	src := transcript.NewSource(name, sp.section(0, sp.size), opt.Format, opt.OnBadLine)
+	var lines []line
+	var state gauge.State
+	var off int64
+	lastMsgID, sid := "", ""
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, 0, nil, "", err
+		}
+		l, t, err := src.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, 0, nil, "", err
+		}
+		li := line{off: off, n: l.Len(), num: l.Num}
+		off += int64(l.Len())
+		if t != nil {
+			d := src.Dialect()
+			li.acct = gauge.Classify(t, d, opt.Estimator)
+			state.Add(li.acct)
+			e := transcript.View(t, d)
+			if sid == "" {
+				sid = e.SessionID
+			}
+			li.msg, li.id, li.time, li.role = e.Message, e.ID, e.Time, e.Role
+			li.tool = e.ToolName
+			if len(e.Tools) > 0 {
+				li.tool = e.Tools[0]
+			}
+			li.bsNote = t.Get(0, gauge.RolledField) >= 0 || t.Get(0, EvictedField) >= 0
+			li.join, li.noise, lastMsgID = joins(t, d, lastMsgID)
+		}
+		lines = append(lines, li)
+	}
+	return lines, src.Dialect(), &state, sid, nil
+}
+
+// joins reports whether a line must stay with the message before it (a
+// tool result with its call, one response split over lines), and whether
+// it is noise that goes with its unit (not in context, not needed to load).
+func joins(t *transcript.Tree, d transcript.Dialect, lastMsgID string) (join, noise bool, msgID string) {
+	str := func(i int, names ...string) string { return t.Str(t.Path(i, names...)) }
+	switch d {
+	case transcript.OpenClaw:
+		return str(0, "message", "role") == "toolResult", false, ""
+	case transcript.ClaudeCode:
+		switch str(0, "type") {
+		case "assistant":
+			id := str(0, "message", "id")
+			return id != "" && id == lastMsgID, false, id
+		case "user":
+			result := false
+			t.Children(t.Path(0, "message", "content"), func(b, _ int) {
+				if str(b, "type") == "tool_result" {
+					result = true
+				}
+			})
+			return result, false, ""
+		case "progress":
+			return true, true, lastMsgID
+		}
+		return false, false, lastMsgID
+	case transcript.Codex:
+		switch str(0, "type") {
+		case "response_item":
+			typ := str(0, "payload", "type")
+			return typ == "function_call_output" || typ == "custom_tool_call_output", false, ""
+		case "event_msg":
+			return true, true, ""
+		}
+	case transcript.BrainSurgeon:
+		return str(0, "type") == "tool_result", false, ""
+	default:
+		r := str(0, "role")
+		return r == "tool" || r == "function", false, ""
+	}
+	return false, false, ""
+}
+
+// plan is the range to evict: lines [from, to), of which keep are copied
+// after the note because the runtime needs them to load the file.
+type plan struct {
+	from, to    int
+	keep        []int
+	messages    int
+	tokensAfter int
+	evictedEst  int
+	note        string
+	short       bool
+}
+
+// planEviction chooses the fewest oldest units whose eviction brings the
+// context to the target, never touching the last MinKeep messages or
+// anything before the latest compaction.
+func planEviction(lines []line, d transcript.Dialect, res gauge.Result, opt Options) (plan, bool) {
+	start := 0 // the in-context part begins after the latest compaction
+	for i, l := range lines {
+		if l.acct.Role == gauge.Compaction {
+			start = i + 1
+		}
+	}
+	// The last MinKeep messages stay, and so does the unit the first of
+	// them belongs to.
+	end, seen := len(lines), 0
+	for i := len(lines) - 1; i >= start && seen < opt.MinKeep; i-- {
+		if lines[i].msg {
+			seen++
+			end = i
+		}
+	}
+	if seen < opt.MinKeep {
+		return plan{}, false
+	}
+	for end > start && (lines[end].join || !lines[end].msg) {
+		end--
+	}
+	// Units: a message that does not join the one before starts a unit.
+	var units []int // start line of each unit, in [start, end)
+	for i := start; i < end; i++ {
+		if lines[i].msg && !lines[i].join && !lines[i].bsNote {
+			units = append(units, i)
+		}
+	}
+	if len(units) == 0 {
+		return plan{}, false
+	}
+	inContext := 0
+	for i := start; i < len(lines); i++ {
+		if lines[i].acct.Role == gauge.Content || lines[i].acct.Role == gauge.Usage {
+			inContext += lines[i].acct.Estimate
+		}
+	}
+	target := int(opt.Target * float64(res.Window))
+	var p plan
+	p.from = units[0]
+	evicted, messages := 0, 0
+	for k := 1; k <= len(units); k++ {
+		to := end
+		if k < len(units) {
+			to = units[k]
+		}
+		for i := units[k-1]; i < to; i++ {
+			if lines[i].acct.Role == gauge.Content || lines[i].acct.Role == gauge.Usage {
+				evicted += lines[i].acct.Estimate
+			}
+			if lines[i].msg {
+				messages++
+			}
+		}
+		p.to, p.messages, p.evictedEst = to, messages, evicted
+		p.note = noteText(lines, p, opt)
+		p.tokensAfter = opt.Estimator.Tokens(len([]rune(p.note))) + inContext - evicted
+		if p.tokensAfter <= target {
+			break
+		}
+	}
+	if p.tokensAfter > target {
+		p.short = true
+		opt.Log.Warn("evicting every message before the last --min-keep still leaves the context above the target", "tokens_after", p.tokensAfter, "target", target)
+	}
+	for i := p.from; i < p.to; i++ {
+		if !lines[i].msg && !lines[i].noise {
+			p.keep = append(p.keep, i)
+		}
+	}
+	return p, true
+}
+
+// noteText is the eviction note of seed 004, with how to get it back.
+func noteText(lines []line, p plan, opt Options) string {
+	if opt.NoNote {
+		return ""
+	}
+	first, last := "", ""
+	for i := p.from; i < p.to; i++ {
+		if lines[i].msg {
+			t := lines[i].time
+			if t == "" {
+				t = "line " + fmt.Sprint(lines[i].num)
+			}
+			if first == "" {
+				first = t
+			}
+			last = t
+		}
+	}
+	return fmt.Sprintf("[Context rolled: %d messages evicted (%d tokens). Full transcript searchable via bs search. Evicted range: %s to %s] Restore with: bs restore --all",
+		p.messages, p.evictedEst, first, last)
+}
+
+// write emits the rolled transcript: the lines before the range, the note
+// (holding the range's blob), copies of the kept lines of the range, and
+// the rest; for OpenClaw/pi the compaction entry goes last, as pi writes it.
+func write(ctx context.Context, w io.Writer, sp *spool, lines []line, d transcript.Dialect, p plan, res gauge.Result, opt Options, st Stats) (Stats, error) {
+	from, to := lines[p.from].off, lines[p.to-1].off+int64(lines[p.to-1].n)
+	region := make([]byte, to-from)
+	if _, err := sp.f.ReadAt(region, from); err != nil {
+		return st, err
+	}
+	digest, err := opt.Store.Put(ctx, region)
+	if err != nil {
+		return st, fmt.Errorf("storing the evicted range: %w", err)
+	}
+	if opt.OnEvicted != nil {
+		for i := p.from; i < p.to; i++ {
+			l := lines[i]
+			if l.msg {
+				body := bytes.TrimSuffix(region[l.off-from:l.off-from+int64(l.n)], []byte("\n"))
+				opt.OnEvicted(Evicted{EntryID: l.id, Time: l.time, Tool: l.tool, Role: l.role, Blob: digest.String(), Text: entryText(body)})
+			}
+		}
+	}
+	evicted := fmt.Sprintf(`{"blob":%q,"bytes":%d,"skip":%d}`, digest.String(), len(region), len(p.keep))
+	afterNote := len(p.keep) + len(lines) - p.to
+	n := newNote(d, lines, p, opt, res)
+	bw := &errWriter{w: w}
+	bw.copy(sp.section(0, from))
+	if d == transcript.OpenClaw {
+		bw.write(n.marker(evicted))
+		for _, i := range p.keep {
+			bw.copy(sp.section(lines[i].off, int64(lines[i].n)))
+		}
+		if last := lines[len(lines)-1]; needsNewline(sp) {
+			// The last line is unfinished (an agent may be writing it):
+			// the note goes before it, never glued to it.
+			bw.copy(sp.section(to, last.off-to))
+			bw.write(n.compaction(p.tokensAfter))
+			bw.copy(sp.section(last.off, int64(last.n)))
+		} else {
+			bw.copy(sp.section(to, sp.size-to))
+			bw.write(n.compaction(p.tokensAfter))
+		}
+	} else {
+		bw.write(n.notes(evicted, p.tokensAfter, afterNote)...)
+		for _, i := range p.keep {
+			bw.copy(sp.section(lines[i].off, int64(lines[i].n)))
+		}
+		bw.copy(sp.section(to, sp.size-to))
+	}
+	st.Rolled = true
+	st.TokensAfter = p.tokensAfter
+	st.Messages = p.messages
+	st.Lines = p.to - p.from - len(p.keep)
+	st.Bytes = int64(len(region))
+	st.EvictedTokens = p.evictedEst
+	st.Short = p.short
+	return st, bw.err
+}
+
+// needsNewline reports whether the input's last line lacks its line feed,
+// so a line appended after it must first end it.
+func needsNewline(sp *spool) bool {
+	if sp.size == 0 {
+		return false
+	}
+	b := make([]byte, 1)
+	sp.f.ReadAt(b, sp.size-1)
+	return b[0] != '\n'
+}
+
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) write(bs ...[]byte) {
+	for _, b := range bs {
+		if e.err == nil {
+			_, e.err = e.w.Write(b)
+		}
+	}
+}
+
+func (e *errWriter) copy(r io.Reader) {
+	if e.err == nil {
+		_, e.err = io.Copy(e.w, r)
+	}
+}
+
+// entryText is the text of an entry for the search index: its strings,
+// decoded, without image data.
+func entryText(body []byte) string {
+	var p transcript.Parser
+	t, err := p.Parse(body)
+	if err != nil {
+		return ""
+	}
+	var b bytes.Buffer
+	for i, n := range t.Nodes {
+		if n.Kind == '"' && n.End-n.Start > 2 && (n.Name == nil || !skipKey[t.Key(i)]) {
+			if b.Len() > 0 {
+				b.WriteByte(' ')
+			}
+			b.WriteString(t.Str(i))
+			if b.Len() > 1<<20 {
+				break
+			}
+		}
+	}
+	return b.String()
+}
+
+var skipKey = map[string]bool{"data": true, "image_url": true, "signature": true, "thinkingSignature": true, "encrypted_content": true}

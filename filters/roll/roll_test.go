@@ -1,0 +1,227 @@
+package roll_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bstools/bs/blobstore"
+	"github.com/bstools/bs/filters/gauge"
+	"github.com/bstools/bs/filters/restore"
+	"github.com/bstools/bs/filters/roll"
+	"github.com/bstools/bs/filters/transcript"
+)
+
+const corpusDir = "../../../shared/corpus"
+
+func rollAndCheck(t *testing.T, name string, in []byte, opt roll.Options) []byte {
+	t.Helper()
+	ctx := context.Background()
+	store, err := blobstore.OpenLocal(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt.Store = store
+	opt.Now = time.Date(2026, 11, 22, 5, 0, 0, 0, time.UTC)
+	var out bytes.Buffer
+	st, err := roll.Run(ctx, name, bytes.NewReader(in), &out, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !st.Rolled {
+		if float64(st.TokensBefore) < opt.Trigger*float64(st.Window) {
+			t.Skipf("below the trigger: %+v", st)
+		}
+		t.Fatalf("did not roll: %+v", st)
+	}
+	// The gauge of the output reads what roll aimed for, at or below target.
+	res, err := gauge.Measure(name, bytes.NewReader(out.Bytes()), nil, gauge.Options{Window: opt.Window})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Tokens != st.TokensAfter {
+		t.Errorf("gauge of the output %d, roll aimed for %d", res.Tokens, st.TokensAfter)
+	}
+	if target := int(opt.Target * float64(res.Window)); res.Tokens > target && !st.Short {
+		t.Errorf("gauge of the output %d above the target %d", res.Tokens, target)
+	}
+	// Byte for byte back.
+	var back bytes.Buffer
+	if _, _, err := restore.Run(ctx, name, bytes.NewReader(out.Bytes()), &back, restore.Options{All: true, Store: store}); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(back.Bytes(), in) {
+		t.Fatalf("restore --all after roll differs from the input (%d vs %d bytes)", back.Len(), len(in))
+	}
+	// The header stays first.
+	if first := strings.SplitAfter(string(in), "\n")[0]; !strings.HasPrefix(out.String(), first) {
+		t.Error("the first line did not stay first")
+	}
+	// No tool result loses its call.
+	if o, i := orphans(out.Bytes()), orphans(in); len(o) > len(i) {
+		t.Errorf("roll orphaned tool results: %d before, %d after", len(i), len(o))
+	}
+	// The last MinKeep messages are untouched at the end.
+	if kept := messagesAfterNote(t, out.Bytes()); kept < opt.MinKeep {
+		t.Errorf("only %d messages after the note, want at least %d", kept, opt.MinKeep)
+	}
+	return out.Bytes()
+}
+
+// orphans lists tool-result call ids with no call in the transcript.
+func orphans(data []byte) []string {
+	calls, results := map[string]bool{}, []string{}
+	for _, line := range strings.Split(string(data), "\n") {
+		var v any
+		if json.Unmarshal([]byte(line), &v) != nil {
+			continue
+		}
+		walk(v, func(m map[string]any) {
+			typ, _ := m["type"].(string)
+			switch {
+			case typ == "toolCall" || typ == "tool_use":
+				calls[fmt.Sprint(m["id"])] = true
+			case typ == "function_call" || typ == "custom_tool_call":
+				calls[fmt.Sprint(m["call_id"])] = true
+			case typ == "tool_result":
+				results = append(results, fmt.Sprint(m["tool_use_id"]))
+			case typ == "function_call_output" || typ == "custom_tool_call_output":
+				results = append(results, fmt.Sprint(m["call_id"]))
+			case m["role"] == "toolResult":
+				results = append(results, fmt.Sprint(m["toolCallId"]))
+			}
+		})
+	}
+	var o []string
+	for _, r := range results {
+		if !calls[r] {
+			o = append(o, r)
+		}
+	}
+	return o
+}
+
+func walk(v any, fn func(map[string]any)) {
+	switch x := v.(type) {
+	case map[string]any:
+		fn(x)
+		for _, e := range x {
+			walk(e, fn)
+		}
+	case []any:
+		for _, e := range x {
+			walk(e, fn)
+		}
+	}
+}
+
+func messagesAfterNote(t *testing.T, out []byte) int {
+	src := transcript.NewSource("x", bytes.NewReader(out), transcript.Unknown, func(*transcript.BadLineError) error { return nil })
+	n := 0
+	for {
+		_, tr, err := src.Next()
+		if err != nil {
+			break
+		}
+		if tr == nil {
+			continue
+		}
+		if tr.Get(0, roll.EvictedField) >= 0 {
+			n = 0
+			continue
+		}
+		if tr.Get(0, gauge.RolledField) >= 0 {
+			continue
+		}
+		if transcript.View(tr, src.Dialect()).Message {
+			n++
+		}
+	}
+	return n
+}
+
+// synthetic is a long OpenClaw v3 session: each turn a user message, an
+// assistant tool call with usage, its result and a reply.
+func synthetic(turns int) []byte {
+	var b strings.Builder
+	b.WriteString(`{"type":"session","version":3,"id":"syn","timestamp":"2026-03-08T12:00:00.000Z","cwd":"/"}` + "\n")
+	b.WriteString(`{"type":"model_change","id":"m0000000","parentId":null,"timestamp":"2026-03-08T12:00:00.000Z","provider":"anthropic","modelId":"claude-sonnet-4-5"}` + "\n")
+	parent, usage := "m0000000", 3000
+	for i := 0; i < turns; i++ {
+		id := func(k int) string { return fmt.Sprintf("%07x%d", i, k) }
+		text := strings.Repeat(fmt.Sprintf("output line %d of turn %d ", i, i), 200)
+		usage += 2600
+		fmt.Fprintf(&b, `{"type":"message","id":"%s","parentId":"%s","timestamp":"2026-03-08T12:%02d:00.000Z","message":{"role":"user","content":"question %d","timestamp":1}}`+"\n", id(1), parent, i%60, i)
+		fmt.Fprintf(&b, `{"type":"message","id":"%s","parentId":"%s","timestamp":"2026-03-08T12:%02d:01.000Z","message":{"role":"assistant","content":[{"type":"toolCall","id":"call%d","name":"bash","arguments":{"command":"ls"}}],"model":"claude-sonnet-4-5","usage":{"input":%d,"output":20,"cacheRead":0,"cacheWrite":0,"totalTokens":%d},"stopReason":"toolUse","timestamp":1}}`+"\n", id(2), id(1), i%60, i, usage, usage+20)
+		fmt.Fprintf(&b, `{"type":"message","id":"%s","parentId":"%s","timestamp":"2026-03-08T12:%02d:02.000Z","message":{"role":"toolResult","toolCallId":"call%d","toolName":"bash","content":[{"type":"text","text":"%s"}],"isError":false,"timestamp":1}}`+"\n", id(3), id(2), i%60, i, text)
+		fmt.Fprintf(&b, `{"type":"message","id":"%s","parentId":"%s","timestamp":"2026-03-08T12:%02d:03.000Z","message":{"role":"assistant","content":[{"type":"text","text":"done %d"}],"model":"claude-sonnet-4-5","usage":{"input":%d,"output":5,"cacheRead":0,"cacheWrite":0,"totalTokens":%d},"stopReason":"stop","timestamp":1}}`+"\n", id(4), id(3), i%60, i, usage+1300, usage+1305)
+		parent = id(4)
+	}
+	return []byte(b.String())
+}
+
+func TestRollSynthetic(t *testing.T) {
+	in := synthetic(70) // ~185k tokens of usage: over 90% of 200k
+	opt := roll.Defaults()
+	out := rollAndCheck(t, "syn", in, opt)
+	// The OpenClaw note is a compaction entry appended last, naming the
+	// first kept entry, and a custom marker stands where the range was.
+	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	var last map[string]any
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil {
+		t.Fatal(err)
+	}
+	if last["type"] != "compaction" || last["firstKeptEntryId"] == nil || last["tokensBefore"] == nil || last["summary"] == nil || last["id"] == nil || last["parentId"] == nil {
+		t.Errorf("last line is not a pi compaction entry: %v", last)
+	}
+	if s, _ := last["summary"].(string); !strings.HasPrefix(s, "[Context rolled: ") || !strings.Contains(s, "bs search") {
+		t.Errorf("note text %q", s)
+	}
+	if !strings.Contains(string(out), `"customType":"bs:evicted"`) {
+		t.Error("no marker entry")
+	}
+	// The model_change entry is kept: the runtime needs it to load.
+	if !strings.Contains(string(out), `"type":"model_change"`) {
+		t.Error("model_change was evicted")
+	}
+}
+
+func TestRollBelowTriggerPassesThrough(t *testing.T) {
+	in := synthetic(10)
+	store, _ := blobstore.OpenLocal(t.TempDir())
+	opt := roll.Defaults()
+	opt.Store = store
+	var out bytes.Buffer
+	st, err := roll.Run(context.Background(), "x", bytes.NewReader(in), &out, opt)
+	if err != nil || st.Rolled || !bytes.Equal(out.Bytes(), in) {
+		t.Fatalf("below the trigger: rolled=%v err=%v, output changed=%v", st.Rolled, err, !bytes.Equal(out.Bytes(), in))
+	}
+}
+
+func TestRollCorpus(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join(corpusDir, "*", "*.jsonl"))
+	if len(files) == 0 {
+		t.Skip("corpus not present")
+	}
+	for _, f := range files {
+		info, _ := os.Stat(f)
+		if info.Size() < 500<<10 {
+			continue
+		}
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			in, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			opt := roll.Defaults()
+			opt.Trigger, opt.Target = 0.05, 0.04
+			rollAndCheck(t, filepath.Base(f), in, opt)
+		})
+	}
+}
