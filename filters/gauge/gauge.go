@@ -422,22 +422,22 @@ func MeasureFile(f *os.File, opt Options) (Result, error) {
 const rollLookback = 64 << 20
 
 // rollNoteBefore returns the offset of the start of the last line holding
-// a roll note in f[size-walked-rollLookback : size-walked], or -1.
+// a roll note in f[size-walked-rollLookback : size-walked], or -1. It reads
+// back a chunk at a time, so memory stays small.
 func rollNoteBefore(f *os.File, size, walked int64) int64 {
+	marker := []byte(`"` + RolledField + `":{"tokens"`)
 	end := size - walked
-	start := max(end-rollLookback, 0)
-	if end <= start {
-		return -1
-	}
-	buf := make([]byte, end-start)
-	if _, err := f.ReadAt(buf, start); err != nil && err != io.EOF {
-		return -1
-	}
-	i := bytes.LastIndex(buf, []byte(`"`+RolledField+`":{"tokens"`))
-	if i < 0 {
-		return -1
-	}
-	return start + int64(bytes.LastIndexByte(buf[:i], '\n')+1)
+	limit := max(end-rollLookback, 0)
+	found := int64(-1)
+	backwardLines(io.NewSectionReader(f, 0, end), end, func(line []byte) bool {
+		end -= int64(len(line)) + 1
+		if bytes.Contains(line, marker) {
+			found = end + 1
+			return false
+		}
+		return end > limit
+	})
+	return max(found, -1)
 }
 
 // detectHead detects the dialect from the first lines, and a model named
@@ -484,7 +484,7 @@ func lastModel(f *os.File, size int64, d transcript.Dialect, opt Options) (strin
 
 // backwardLines calls fn with each line of f[0:size), last line first,
 // until fn returns false. A line longer than the chunk is assembled whole.
-func backwardLines(f *os.File, size int64, fn func([]byte) bool) error {
+func backwardLines(f io.ReaderAt, size int64, fn func([]byte) bool) error {
 	var carry []byte // the start of the line that continues into the next chunk
 	pos := size
 	buf := make([]byte, tailChunk)

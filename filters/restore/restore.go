@@ -197,24 +197,54 @@ const (
 // back exactly, the marker passes through unchanged (ok false).
 func (x *run) unroll(ctx context.Context, sink *transcript.Sink, line transcript.Line, t *transcript.Tree) (int, bool) {
 	ev := t.Get(0, evictedField)
-	blob := t.Str(t.Get(ev, "blob"))
-	size := string(t.Raw(max(t.Get(ev, "bytes"), 0)))
-	skip, err := strconv.Atoi(string(t.Raw(max(t.Get(ev, "skip"), 0))))
-	d, derr := blobstore.ParseDigest(blob)
-	if err != nil || derr != nil || t.Get(ev, "bytes") < 0 {
-		x.errs = append(x.errs, &BlobError{Line: line.Num, EntryID: "(rolled range)", Blob: blob, Err: fmt.Errorf("bad %s member", evictedField)})
-		return 0, false
-	}
-	data, err := x.opt.Store.Get(ctx, d)
-	if err == nil && size != strconv.Itoa(len(data)) {
-		err = fmt.Errorf("blob %s holds %d bytes, %s says %s", blob, len(data), evictedField, size)
-	}
-	if err != nil {
+	fail := func(blob string, err error) (int, bool) {
 		x.errs = append(x.errs, &BlobError{Line: line.Num, EntryID: "(rolled range)", Blob: blob, Err: err})
 		return 0, false
 	}
+	skip, err := strconv.Atoi(string(t.Raw(max(t.Get(ev, "skip"), 0))))
+	size, serr := strconv.Atoi(string(t.Raw(max(t.Get(ev, "bytes"), 0))))
+	blobs := t.Get(ev, "blobs")
+	if err != nil || serr != nil || blobs < 0 || t.Nodes[blobs].Kind != '[' {
+		return fail("", fmt.Errorf("bad %s member", evictedField))
+	}
+	// Check every blob before writing any, so a failure leaves the
+	// marker, not half a range.
+	var digests []blobstore.Digest
+	var bad error
+	var badBlob string
+	t.Children(blobs, func(c, _ int) {
+		d, err := blobstore.ParseDigest(t.Str(c))
+		if err != nil && bad == nil {
+			bad, badBlob = err, t.Str(c)
+		}
+		digests = append(digests, d)
+	})
+	if bad != nil {
+		return fail(badBlob, bad)
+	}
+	total := 0
+	for _, d := range digests {
+		ok, err := x.opt.Store.Has(ctx, d)
+		if err == nil && !ok {
+			err = fmt.Errorf("blob %s: %w", d, blobstore.ErrNotFound)
+		}
+		if err != nil {
+			return fail(d.String(), err)
+		}
+	}
+	for _, d := range digests {
+		data, err := x.opt.Store.Get(ctx, d)
+		if err != nil {
+			// Lines already queued cannot be taken back; say so loudly.
+			return fail(d.String(), fmt.Errorf("%w (the range is partly restored)", err))
+		}
+		total += len(data)
+		sink.Write(data)
+	}
+	if total != size {
+		x.errs = append(x.errs, &BlobError{Line: line.Num, EntryID: "(rolled range)", Err: fmt.Errorf("the evicted range holds %d bytes, %s says %d", total, evictedField, size)})
+	}
 	x.stats.Entries++
-	sink.Write(data)
 	return skip, true
 }
 

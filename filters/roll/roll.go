@@ -7,6 +7,7 @@ package roll
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -60,10 +61,10 @@ type Stats struct {
 	Short         bool // the target was out of reach: everything evictable went
 }
 
-// EvictedField marks the line that stands where evicted lines were: it
-// names the blob holding their exact bytes, and how many of the lines that
-// follow it are copies of lines kept from that range. restore --all puts
-// the range back in its place.
+// EvictedField marks the line that stands where evicted lines were:
+// {"blobs":[…],"bytes":N,"skip":K} names the blobs that hold their exact
+// bytes, in order, and how many of the lines that follow it are copies of
+// lines kept from that range. restore --all puts the range back.
 const EvictedField = "_evicted"
 
 // line is what roll remembers of each input line: never its body.
@@ -98,6 +99,12 @@ func Run(ctx context.Context, name string, r io.Reader, w io.Writer, opt Options
 		return Stats{}, err
 	}
 	defer sp.close()
+	// Most runs find the context under the trigger: the gauge reads that
+	// from the end of the file in milliseconds, and the input goes through.
+	gopt := gauge.Options{Window: opt.Window, Estimator: opt.Estimator, Format: opt.Format}
+	if res, err := gauge.MeasureFile(sp.f, gopt); err == nil && res.Ratio < opt.Trigger {
+		return Stats{TokensBefore: res.Tokens, TokensAfter: res.Tokens, Window: res.Window}, copyAll(w, sp)
+	}
 	lines, d, state, sid, err := scan(ctx, name, sp, opt)
 	if err != nil {
 		return Stats{}, err
@@ -105,7 +112,7 @@ func Run(ctx context.Context, name string, r io.Reader, w io.Writer, opt Options
 	if sid != "" {
 		opt.Session = sid
 	}
-	res := state.Result(gauge.Options{Window: opt.Window, Estimator: opt.Estimator})
+	res := state.Result(gopt)
 	st := Stats{TokensBefore: res.Tokens, TokensAfter: res.Tokens, Window: res.Window}
 	if res.Ratio < opt.Trigger {
 		return st, copyAll(w, sp)
@@ -361,24 +368,36 @@ func noteText(lines []line, p plan, opt Options) string {
 // the rest; for OpenClaw/pi the compaction entry goes last, as pi writes it.
 func write(ctx context.Context, w io.Writer, sp *spool, lines []line, d transcript.Dialect, p plan, res gauge.Result, opt Options, st Stats) (Stats, error) {
 	from, to := lines[p.from].off, lines[p.to-1].off+int64(lines[p.to-1].n)
-	region := make([]byte, to-from)
-	if _, err := sp.f.ReadAt(region, from); err != nil {
-		return st, err
-	}
-	digest, err := opt.Store.Put(ctx, region)
-	if err != nil {
-		return st, fmt.Errorf("storing the evicted range: %w", err)
-	}
-	if opt.OnEvicted != nil {
-		for i := p.from; i < p.to; i++ {
-			l := lines[i]
-			if l.msg {
-				body := bytes.TrimSuffix(region[l.off-from:l.off-from+int64(l.n)], []byte("\n"))
-				opt.OnEvicted(Evicted{EntryID: l.id, Time: l.time, Tool: l.tool, Role: l.role, Blob: digest.String(), Text: entryText(body)})
+	// The range goes to the store in chunks of whole lines, so memory stays
+	// bounded by the chunk size or the longest line.
+	var digests []string
+	for i := p.from; i < p.to; {
+		j, size := i, int64(0)
+		for j < p.to && (j == i || size+int64(lines[j].n) <= chunkSize) {
+			size += int64(lines[j].n)
+			j++
+		}
+		chunk := make([]byte, size)
+		if _, err := sp.f.ReadAt(chunk, lines[i].off); err != nil {
+			return st, err
+		}
+		d, err := opt.Store.Put(ctx, chunk)
+		if err != nil {
+			return st, fmt.Errorf("storing the evicted range: %w", err)
+		}
+		digests = append(digests, d.String())
+		if opt.OnEvicted != nil {
+			for k := i; k < j; k++ {
+				if l := lines[k]; l.msg {
+					body := bytes.TrimSuffix(chunk[l.off-lines[i].off:l.off-lines[i].off+int64(l.n)], []byte("\n"))
+					opt.OnEvicted(Evicted{EntryID: l.id, Time: l.time, Tool: l.tool, Role: l.role, Blob: d.String(), Text: entryText(body)})
+				}
 			}
 		}
+		i = j
 	}
-	evicted := fmt.Sprintf(`{"blob":%q,"bytes":%d,"skip":%d}`, digest.String(), len(region), len(p.keep))
+	list, _ := json.Marshal(digests)
+	evicted := fmt.Sprintf(`{"blobs":%s,"bytes":%d,"skip":%d}`, list, to-from, len(p.keep))
 	afterNote := len(p.keep) + len(lines) - p.to
 	n := newNote(d, lines, p, opt, res)
 	bw := &errWriter{w: w}
@@ -409,11 +428,15 @@ func write(ctx context.Context, w io.Writer, sp *spool, lines []line, d transcri
 	st.TokensAfter = p.tokensAfter
 	st.Messages = p.messages
 	st.Lines = p.to - p.from - len(p.keep)
-	st.Bytes = int64(len(region))
+	st.Bytes = to - from
 	st.EvictedTokens = p.evictedEst
 	st.Short = p.short
 	return st, bw.err
 }
+
+// chunkSize is the most bytes of evicted lines one blob holds (a single
+// longer line is a blob of its own).
+const chunkSize = 4 << 20
 
 // needsNewline reports whether the input's last line lacks its line feed,
 // so a line appended after it must first end it.

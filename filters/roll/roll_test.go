@@ -48,6 +48,15 @@ func rollAndCheck(t *testing.T, name string, in []byte, opt roll.Options) []byte
 	if res.Tokens != st.TokensAfter {
 		t.Errorf("gauge of the output %d, roll aimed for %d", res.Tokens, st.TokensAfter)
 	}
+	// Read from the end of a file, past the stale usage after a note.
+	path := filepath.Join(t.TempDir(), "rolled.jsonl")
+	os.WriteFile(path, out.Bytes(), 0o600)
+	f, _ := os.Open(path)
+	fres, err := gauge.MeasureFile(f, gauge.Options{Window: opt.Window})
+	f.Close()
+	if err != nil || fres.Tokens != st.TokensAfter {
+		t.Errorf("gauge of the output file %d (%v), roll aimed for %d", fres.Tokens, err, st.TokensAfter)
+	}
 	if target := int(opt.Target * float64(res.Window)); res.Tokens > target && !st.Short {
 		t.Errorf("gauge of the output %d above the target %d", res.Tokens, target)
 	}
