@@ -131,6 +131,8 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			restoreCommand(),
 			gaugeCommand(),
 			rollCommand(),
+			searchCommand(),
+			indexCommand(),
 		),
 	}
 }

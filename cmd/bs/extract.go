@@ -31,7 +31,8 @@ func extractCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "rule", Usage: "jq predicate deciding _extractable for entries without one (repeatable; first non-null wins)"},
 			&cli.DurationFlag{Name: "keep-after-restore", Value: d.KeepAfterRestore, Usage: "protect a restored entry for this long"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "print a JSON report of what would move and change nothing"},
-		}, commonFlags()...),
+			&cli.BoolFlag{Name: "no-index", Usage: "do not add the moved values to the search index"},
+		}, append(indexFlags(), commonFlags()...)...),
 		Action: runExtract,
 	}
 }
@@ -65,9 +66,17 @@ func runExtract(c *cli.Context) error {
 			return err
 		}
 	}
+	var ix *indexWriter
+	if !opt.DryRun && !c.Bool("no-index") {
+		ix = openIndexWriter(c.Context, c, cm.ui)
+		defer ix.close()
+	}
 	return cm.each(c.Context, func(ctx context.Context, name string, r io.Reader, w io.Writer) error {
 		o := opt
 		o.Session = sessionName(name)
+		if ix != nil {
+			o.OnMoved = ix.moved(sessionFor(name))
+		}
 		st, err := extract.Run(ctx, name, r, w, o)
 		cm.log.Info("extract done", "file", name, "values", st.Values, "entries", st.Entries, "bytes_in", st.BytesIn, "bytes_out", st.BytesOut, "bad_lines", st.BadLines)
 		return err

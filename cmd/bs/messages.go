@@ -48,4 +48,7 @@ const (
 	msgInPlaceStdin   = "-i/--in-place needs file arguments"
 	msgDryRunInPlace  = "--dry-run writes a report and cannot be used with -i/--in-place"
 	msgExtractSummary = "extracted %d values from %d entries: %d -> %d bytes"
+	msgIndexWrite     = "the search index %s could not be updated: %v; the removed content is safe in the store"
+	hintIndex         = "rebuild the index with 'bs index FILE...' (delete a damaged index file first)"
+	msgNoHits         = "no hits for %q"
 )

@@ -26,7 +26,8 @@ func rollCommand() *cli.Command {
 			&cli.Float64Flag{Name: "target", Value: d.Target, Usage: "evict until utilization is at most this ratio"},
 			&cli.IntFlag{Name: "min-keep", Value: d.MinKeep, Usage: "never evict the last `N` messages"},
 			&cli.BoolFlag{Name: "no-note", Usage: "leave the note's text empty (its line still records the eviction)"},
-		}, commonFlags()...),
+			&cli.BoolFlag{Name: "no-index", Usage: "do not add the evicted entries to the search index"},
+		}, append(indexFlags(), commonFlags()...)...),
 		Action: runRoll,
 	}
 }
@@ -47,9 +48,17 @@ func runRoll(c *cli.Context) error {
 	if opt.Store, err = cm.openStore(); err != nil {
 		return err
 	}
+	var ix *indexWriter
+	if !c.Bool("no-index") {
+		ix = openIndexWriter(c.Context, c, cm.ui)
+		defer ix.close()
+	}
 	return cm.each(c.Context, func(ctx context.Context, name string, r io.Reader, w io.Writer) error {
 		o := opt
 		o.Session = sessionName(name)
+		if ix != nil {
+			o.OnEvicted = ix.evicted(sessionFor(name))
+		}
 		st, err := roll.Run(ctx, name, r, w, o)
 		if st.Rolled {
 			cm.log.Info("rolled", "file", name, "messages", st.Messages, "lines", st.Lines, "evicted_tokens", st.EvictedTokens, "tokens_before", st.TokensBefore, "tokens_after", st.TokensAfter, "window", st.Window)

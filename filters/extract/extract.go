@@ -35,6 +35,11 @@ type Options struct {
 	// OnBadLine is told about each invalid line; returning an error stops
 	// the run (--strict).
 	OnBadLine func(*transcript.BadLineError) error
+
+	// OnMoved, if set, is told about each value moved, with its decoded
+	// text (empty for images), for the search index. It is not called
+	// under DryRun.
+	OnMoved func(Moved, string)
 }
 
 // Defaults returns the contract's defaults.
@@ -67,6 +72,8 @@ type Moved struct {
 	Kind    string `json:"kind"`
 	Bytes   int    `json:"bytes"`
 	Blob    string `json:"blob"`
+	Tool    string `json:"tool,omitempty"`
+	Time    string `json:"time,omitempty"`
 }
 
 // Report is what --dry-run prints.
@@ -326,8 +333,11 @@ func (x *run) emit(ctx context.Context, it *item, move bool) error {
 		meta.Add(v.Pointer, d.String(), len(raw))
 		sizes[v.Pointer] = len(raw)
 		keys = append(keys, v.Pointer)
+		m := Moved{Line: it.line.Num, EntryID: id, Pointer: v.Pointer, Kind: v.Kind.String(), Bytes: len(raw), Blob: d.String(), Tool: toolOf(e), Time: e.Time}
 		if x.report != nil {
-			x.report.Values = append(x.report.Values, Moved{Line: it.line.Num, EntryID: id, Pointer: v.Pointer, Kind: v.Kind.String(), Bytes: len(raw), Blob: d.String()})
+			x.report.Values = append(x.report.Values, m)
+		} else if x.opt.OnMoved != nil {
+			x.opt.OnMoved(m, valueText(t, v))
 		}
 	}
 	if generated {
@@ -360,6 +370,25 @@ func (x *run) emit(ctx context.Context, it *item, move bool) error {
 		return out, orig, nil
 	})
 	return nil
+}
+
+func toolOf(e *transcript.Entry) string {
+	if e.ToolName != "" {
+		return e.ToolName
+	}
+	if len(e.Tools) > 0 {
+		return e.Tools[0]
+	}
+	return ""
+}
+
+// valueText is the text a moved value holds, for search: the decoded
+// string, or the text inside a thinking block; nothing for an image.
+func valueText(t *transcript.Tree, v transcript.Value) string {
+	if v.Kind == transcript.Image {
+		return ""
+	}
+	return t.Str(v.Measure)
 }
 
 // blob is a value on its way to the store.

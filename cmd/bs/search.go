@@ -1,0 +1,121 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/bstools/bs/filters/index"
+)
+
+// indexFlags select the search index.
+func indexFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "index", Usage: "the search index `FILE` (default $XDG_STATE_HOME/bs/index.db)", EnvVars: []string{"BS_INDEX"}},
+	}
+}
+
+func indexPath(c *cli.Context) string {
+	if p := c.String("index"); p != "" {
+		return p
+	}
+	return index.DefaultPath()
+}
+
+func searchCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "search",
+		Usage:     "full-text search (BM25) over everything bs removed",
+		ArgsUsage: "QUERY",
+		Description: "Searches the values extract moved and the entries roll evicted. Each hit shows the entry id, " +
+			"the session, a snippet with the match in [brackets], and the bs restore command that brings it back. " +
+			"An exact phrase ranks first.",
+		Flags: append([]cli.Flag{
+			&cli.StringFlag{Name: "session", Usage: "only hits from this session"},
+			&cli.StringFlag{Name: "kind", Usage: "only this kind: tool_call, tool_result, thinking, text, image or entry"},
+			&cli.StringFlag{Name: "tool", Usage: "only values of this tool"},
+			&cli.IntFlag{Name: "limit", Value: index.DefaultLimit, Usage: "at most `N` hits"},
+			&cli.BoolFlag{Name: "json", Usage: "print one JSON object per hit"},
+		}, indexFlags()...),
+		Action: runSearch,
+	}
+}
+
+func runSearch(c *cli.Context) error {
+	query := strings.Join(c.Args().Slice(), " ")
+	if strings.TrimSpace(query) == "" {
+		return usagef("give a query: bs search WORDS...")
+	}
+	ix, err := index.Open(indexPath(c))
+	if err != nil {
+		ui{c.App.ErrWriter}.hintf(hintIndex)
+		return err
+	}
+	defer ix.Close()
+	hits, err := ix.Search(c.Context, index.Query{Text: query, Session: c.String("session"), Kind: c.String("kind"), Tool: c.String("tool"), Limit: c.Int("limit")})
+	if err != nil {
+		ui{c.App.ErrWriter}.hintf(hintIndex)
+		return err
+	}
+	out := c.App.Writer
+	for _, h := range hits {
+		cmd := restoreCommandFor(h.Row)
+		if c.Bool("json") {
+			b, _ := json.Marshal(searchHit{h.EntryID, h.Session, h.Pointer, h.Blob, h.Kind, h.Tool, h.Time, h.Snippet, h.Score, cmd})
+			fmt.Fprintf(out, "%s\n", b)
+			continue
+		}
+		fmt.Fprintf(out, "%s  %s  %s", h.EntryID, h.Session, h.Kind)
+		if h.Tool != "" {
+			fmt.Fprintf(out, " (%s)", h.Tool)
+		}
+		if h.Time != "" {
+			fmt.Fprintf(out, "  %s", h.Time)
+		}
+		fmt.Fprintf(out, "\n    %s\n    %s\n", strings.ReplaceAll(h.Snippet, "\n", " "), cmd)
+	}
+	if len(hits) == 0 && !c.Bool("json") {
+		ui{c.App.ErrWriter}.errorf("search", msgNoHits, query)
+		return &reported{code: exitFailure}
+	}
+	return nil
+}
+
+// searchHit is a hit as --json prints it.
+type searchHit struct {
+	EntryID string  `json:"entry_id"`
+	Session string  `json:"session"`
+	Pointer string  `json:"pointer,omitempty"`
+	Blob    string  `json:"blob"`
+	Kind    string  `json:"kind"`
+	Tool    string  `json:"tool,omitempty"`
+	Time    string  `json:"time,omitempty"`
+	Snippet string  `json:"snippet"`
+	Score   float64 `json:"score"`
+	Restore string  `json:"restore"`
+}
+
+// restoreCommandFor is the command that brings a hit back. The session is
+// the transcript's path when bs knew it.
+func restoreCommandFor(r index.Row) string {
+	file := r.Session
+	if !filepath.IsAbs(file) {
+		file = "TRANSCRIPT"
+	}
+	if r.Kind == "entry" {
+		return fmt.Sprintf("bs restore --all -i %s", shellQuote(file))
+	}
+	return fmt.Sprintf("bs restore --id %s --keys %s -i %s", shellQuote(r.EntryID), shellQuote(r.Pointer), shellQuote(file))
+}
+
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:@+=,", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
