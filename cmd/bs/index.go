@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -176,6 +177,10 @@ func indexFile(ctx context.Context, path string, store blobstore.Store, cm *comm
 		if t == nil {
 			continue
 		}
+		if ev := t.Get(0, roll.EvictedField); ev >= 0 {
+			n += indexEvicted(ctx, path, session, t, ev, store, src.Dialect(), cm, w)
+			continue
+		}
 		e := transcript.View(t, src.Dialect())
 		if e.Extracted >= 0 {
 			var ferr error
@@ -198,6 +203,37 @@ func indexFile(ctx context.Context, path string, store blobstore.Store, cm *comm
 			}
 		}
 	}
+}
+
+// indexEvicted adds a row for each message in a range bs roll evicted.
+func indexEvicted(ctx context.Context, path, session string, t *transcript.Tree, ev int, store blobstore.Store, d transcript.Dialect, cm *common, w *indexWriter) int {
+	n := 0
+	var p transcript.Parser
+	t.Children(t.Get(ev, "blobs"), func(c, _ int) {
+		blob := t.Str(c)
+		digest, err := blobstore.ParseDigest(blob)
+		var data []byte
+		if err == nil {
+			data, err = store.Get(ctx, digest)
+		}
+		if err != nil {
+			cm.ui.warnf("%s: rolled range: %v", path, err)
+			return
+		}
+		for _, line := range bytes.Split(data, []byte("\n")) {
+			lt, err := p.Parse(line)
+			if err != nil {
+				continue
+			}
+			e := transcript.View(lt, d)
+			if !e.Message {
+				continue
+			}
+			w.add(index.Row{Session: session, EntryID: e.ID, Blob: blob, Kind: "entry", Tool: e.ToolName, Time: e.Time, Text: roll.EntryText(line)})
+			n++
+		}
+	})
+	return n
 }
 
 // kindAt finds the kind extract gave the value at ptr.

@@ -390,7 +390,7 @@ func write(ctx context.Context, w io.Writer, sp *spool, lines []line, d transcri
 			for k := i; k < j; k++ {
 				if l := lines[k]; l.msg {
 					body := bytes.TrimSuffix(chunk[l.off-lines[i].off:l.off-lines[i].off+int64(l.n)], []byte("\n"))
-					opt.OnEvicted(Evicted{EntryID: l.id, Time: l.time, Tool: l.tool, Role: l.role, Blob: d.String(), Text: entryText(body)})
+					opt.OnEvicted(Evicted{EntryID: l.id, Time: l.time, Tool: l.tool, Role: l.role, Blob: d.String(), Text: EntryText(body)})
 				}
 			}
 		}
@@ -468,9 +468,9 @@ func (e *errWriter) copy(r io.Reader) {
 	}
 }
 
-// entryText is the text of an entry for the search index: its strings,
-// decoded, without image data.
-func entryText(body []byte) string {
+// EntryText is the text of an entry for the search index: its strings,
+// decoded, without image data or signatures.
+func EntryText(body []byte) string {
 	var p transcript.Parser
 	t, err := p.Parse(body)
 	if err != nil {
