@@ -7,6 +7,7 @@ require (
 	github.com/itchyny/gojq v0.12.20
 	github.com/klauspost/compress v1.20.3
 	github.com/rogpeppe/go-internal v1.16.0
+	github.com/tiktoken-go/tokenizer v0.10.0
 	github.com/urfave/cli/v2 v2.27.7
 	golang.org/x/sys v0.49.0
 	modernc.org/sqlite v1.61.1
@@ -14,6 +15,7 @@ require (
 
 require (
 	github.com/cpuguy83/go-md2man/v2 v2.0.7 // indirect
+	github.com/dlclark/regexp2/v2 v2.5.1 // indirect
 	github.com/dustin/go-humanize v1.1.0 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/itchyny/timefmt-go v0.1.9 // indirect

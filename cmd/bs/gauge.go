@@ -27,6 +27,7 @@ func gaugeCommand() *cli.Command {
 			&cli.BoolFlag{Name: "tee", Usage: "pass the transcript to standard output and print the gauge on standard error"},
 			&cli.Float64Flag{Name: "fail-above", Usage: "exit 1 when the ratio is above `RATIO` (e.g. 0.8)"},
 			&cli.BoolFlag{Name: "calibrate", Usage: "compare the estimator with the usage deltas between assistant turns and print its error"},
+			tokenizerFlag(),
 		}, commonFlags()...),
 		Action: runGauge,
 	}
@@ -41,6 +42,9 @@ func runGauge(c *cli.Context) error {
 		return usagef("gauge does not change transcripts; -i/--in-place does not apply")
 	}
 	opt := gauge.Options{Window: c.Int("context-window"), Format: cm.format, OnBadLine: cm.onBadLine}
+	if opt.Estimator, err = estimatorFlag(c); err != nil {
+		return err
+	}
 	if opt.Window < 0 {
 		return usagef("--context-window must be positive")
 	}
@@ -112,4 +116,21 @@ func runGauge(c *cli.Context) error {
 		return &reported{code: exitFailure}
 	}
 	return nil
+}
+
+func tokenizerFlag() cli.Flag {
+	return &cli.StringFlag{Name: "tokenizer", Value: "chars4", Usage: "estimate with chars4 (characters/4), or count with the offline o200k or cl100k tokenizer"}
+}
+
+func estimatorFlag(c *cli.Context) (gauge.Estimator, error) {
+	switch name := c.String("tokenizer"); name {
+	case "chars4", "":
+		return gauge.CharsPer4{}, nil
+	default:
+		t, err := gauge.NewTokenizer(name)
+		if err != nil {
+			return nil, usagef("bad --tokenizer: %v", err)
+		}
+		return t, nil
+	}
 }

@@ -27,6 +27,7 @@ func rollCommand() *cli.Command {
 			&cli.IntFlag{Name: "min-keep", Value: d.MinKeep, Usage: "never evict the last `N` messages"},
 			&cli.BoolFlag{Name: "no-note", Usage: "leave the note's text empty (its line still records the eviction)"},
 			&cli.BoolFlag{Name: "no-index", Usage: "do not add the evicted entries to the search index"},
+			tokenizerFlag(),
 		}, append(indexFlags(), commonFlags()...)...),
 		Action: runRoll,
 	}
@@ -41,6 +42,9 @@ func runRoll(c *cli.Context) error {
 	opt.Window = c.Int("context-window")
 	opt.Trigger, opt.Target, opt.MinKeep = c.Float64("trigger"), c.Float64("target"), c.Int("min-keep")
 	opt.NoNote = c.Bool("no-note")
+	if opt.Estimator, err = estimatorFlag(c); err != nil {
+		return err
+	}
 	if opt.Target <= 0 || opt.Trigger <= 0 || opt.Target > opt.Trigger || opt.MinKeep < 0 || opt.Window < 0 {
 		return usagef("want 0 < --target <= --trigger, --min-keep >= 0 and --context-window >= 0")
 	}

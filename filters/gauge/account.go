@@ -61,8 +61,8 @@ func Classify(t *transcript.Tree, d transcript.Dialect, est Estimator) Line {
 	}
 	str := func(i int, names ...string) string { return t.Str(t.Path(i, names...)) }
 	content := func(i int) Line {
-		c := countChars(t, i)
-		return Line{Role: Content, Estimate: est.Tokens(c.chars) + c.images*imageTokens}
+		c := countChars(t, i, est)
+		return Line{Role: Content, Estimate: c.tokens + c.images*imageTokens}
 	}
 	// A bs roll note states the context it leaves behind, in any dialect.
 	if r := t.Get(0, RolledField); r >= 0 {
@@ -198,7 +198,7 @@ func intAt(t *transcript.Tree, i int) int {
 	return int(n)
 }
 
-type charCount struct{ chars, images int }
+type charCount struct{ tokens, images int }
 
 // notText are members whose strings are not text the model reads as
 // such: signatures, encrypted reasoning, image data, ids and the
@@ -211,16 +211,23 @@ var notText = map[string]bool{
 	"tool_use_id": true, "call_id": true, "partialJson": true, "mimeType": true, "media_type": true,
 }
 
-// countChars adds up the characters of the strings below node i that the
-// model reads, and counts the images.
-func countChars(t *transcript.Tree, i int) charCount {
+// countChars estimates the tokens of the strings below node i that the
+// model reads, and counts the images. With chars/4 the characters are
+// counted without decoding; a tokenizer gets each string decoded.
+func countChars(t *transcript.Tree, i int, est Estimator) charCount {
 	var c charCount
+	te, text := est.(TextEstimator)
+	chars := 0
 	var walk func(i int)
 	walk = func(i int) {
 		n := &t.Nodes[i]
 		switch n.Kind {
 		case '"':
-			c.chars += transcript.StringChars(t.Raw(i))
+			if text {
+				c.tokens += te.TextTokens(t.Str(i))
+			} else {
+				chars += transcript.StringChars(t.Raw(i))
+			}
 		case '{':
 			typ := t.Str(t.Get(i, "type"))
 			if typ == "image" || typ == "input_image" {
@@ -240,6 +247,9 @@ func countChars(t *transcript.Tree, i int) charCount {
 	}
 	if i >= 0 {
 		walk(i)
+	}
+	if !text {
+		c.tokens = est.Tokens(chars)
 	}
 	return c
 }

@@ -324,7 +324,7 @@ func planEviction(lines []line, d transcript.Dialect, res gauge.Result, opt Opti
 		}
 		p.to, p.messages, p.evictedEst = to, messages, evicted
 		p.note = noteText(lines, p, opt)
-		p.tokensAfter = opt.Estimator.Tokens(len([]rune(p.note))) + inContext - evicted
+		p.tokensAfter = gauge.TextTokens(opt.Estimator, p.note) + inContext - evicted
 		if p.tokensAfter <= target {
 			break
 		}
