@@ -425,7 +425,7 @@ const rollLookback = 64 << 20
 // a roll note in f[size-walked-rollLookback : size-walked], or -1. It reads
 // back a chunk at a time, so memory stays small.
 func rollNoteBefore(f *os.File, size, walked int64) int64 {
-	marker := []byte(`"` + RolledField + `":{"tokens"`)
+	marker := []byte(`"` + RolledField + `":{"by":"bs roll","tokens"`)
 	end := size - walked
 	limit := max(end-rollLookback, 0)
 	found := int64(-1)

@@ -87,6 +87,10 @@ type run struct {
 	found  bool
 	setHit map[string]bool
 
+	// Undoing bs roll (--all only).
+	skip         int  // lines still to drop after a marker: its copies
+	unrollFailed bool // a range could not be read back: keep every roll line
+
 	mu   sync.Mutex // guards errs and res.KeysRestored, written by jobs
 	errs []error
 }
@@ -113,7 +117,6 @@ func Run(ctx context.Context, name string, r io.Reader, w io.Writer, opt Options
 		return nil
 	})
 	sink := transcript.NewSink(w, opt.Workers, nil)
-	skip := 0 // lines after a roll marker that are copies of lines in its range
 	err := func() error {
 		for {
 			if err := ctx.Err(); err != nil {
@@ -127,29 +130,7 @@ func Run(ctx context.Context, name string, r io.Reader, w io.Writer, opt Options
 				return err
 			}
 			x.stats.Lines++
-			if opt.All {
-				// Undo bs roll: its notes go, its marker becomes the
-				// evicted range again, and the copies after it go.
-				if tree != nil && tree.Get(0, rolledField) >= 0 && tree.Get(0, evictedField) < 0 {
-					continue
-				}
-				if skip > 0 {
-					skip--
-					continue
-				}
-				if tree != nil && tree.Get(0, evictedField) >= 0 {
-					n, ok := x.unroll(ctx, sink, line, tree)
-					if ok {
-						skip = n
-						continue
-					}
-				}
-			}
-			if tree == nil {
-				sink.Write(line.AppendTo(nil))
-				continue
-			}
-			if err := x.line(ctx, sink, line, tree, src.Dialect()); err != nil {
+			if err := x.handle(ctx, sink, line, tree, src.Dialect()); err != nil {
 				return err
 			}
 		}
@@ -172,11 +153,11 @@ func Run(ctx context.Context, name string, r io.Reader, w io.Writer, opt Options
 			}
 		}
 		x.res.Error = msg
-		x.errs = append(x.errs, &NotFoundError{Msg: msg})
+		x.fail(&NotFoundError{Msg: msg})
 	}
 	for id := range opt.SetExtractable {
 		if !x.setHit[id] {
-			x.errs = append(x.errs, &NotFoundError{Msg: fmt.Sprintf("entry %s not found", id)})
+			x.fail(&NotFoundError{Msg: fmt.Sprintf("entry %s not found", id)})
 		}
 	}
 	if x.res != nil && len(x.errs) > 0 && x.res.Error == "" {
@@ -185,30 +166,56 @@ func Run(ctx context.Context, name string, r io.Reader, w io.Writer, opt Options
 	return x.res, x.stats, errors.Join(x.errs...)
 }
 
-// The members bs roll writes (see package roll, which imports this one's
-// neighbours, not the other way round).
+// The members bs roll writes (package roll imports this one, so they are
+// named here too).
 const (
 	rolledField  = "_rolled"
 	evictedField = "_evicted"
+	rolledBy     = "bs roll"
 )
 
-// unroll queues the evicted range a roll marker stands for, and returns
-// how many lines after it are copies to drop. If the range cannot be read
-// back exactly, the marker passes through unchanged (ok false).
-func (x *run) unroll(ctx context.Context, sink *transcript.Sink, line transcript.Line, t *transcript.Tree) (int, bool) {
+// handle restores one line. Under --all it first undoes bs roll: the
+// copies after a marker go, the marker becomes the evicted range again
+// (each of its lines restored in turn), and roll's notes go.
+func (x *run) handle(ctx context.Context, sink *transcript.Sink, line transcript.Line, t *transcript.Tree, d transcript.Dialect) error {
+	if x.opt.All {
+		if x.skip > 0 {
+			x.skip--
+			return nil
+		}
+		if t != nil && t.Str(t.Path(0, rolledField, "by")) == rolledBy {
+			if t.Get(0, evictedField) >= 0 {
+				if ok, err := x.unroll(ctx, sink, line, t, d); ok || err != nil {
+					return err
+				}
+			} else if !x.unrollFailed {
+				return nil // a note: not part of the original
+			}
+		}
+	}
+	if t == nil {
+		sink.Write(line.AppendTo(nil))
+		return nil
+	}
+	return x.line(ctx, sink, line, t, d)
+}
+
+// unroll puts back the evicted range a roll marker stands for: every blob
+// is read and verified before any line is written, so a failure leaves the
+// marker (ok false), never half a range.
+func (x *run) unroll(ctx context.Context, sink *transcript.Sink, line transcript.Line, t *transcript.Tree, d transcript.Dialect) (bool, error) {
 	ev := t.Get(0, evictedField)
-	fail := func(blob string, err error) (int, bool) {
-		x.errs = append(x.errs, &BlobError{Line: line.Num, EntryID: "(rolled range)", Blob: blob, Err: err})
-		return 0, false
+	fail := func(blob string, err error) (bool, error) {
+		x.unrollFailed = true
+		x.fail(&BlobError{Line: line.Num, EntryID: "(rolled range)", Blob: blob, Err: err})
+		return false, nil
 	}
 	skip, err := strconv.Atoi(string(t.Raw(max(t.Get(ev, "skip"), 0))))
 	size, serr := strconv.Atoi(string(t.Raw(max(t.Get(ev, "bytes"), 0))))
 	blobs := t.Get(ev, "blobs")
-	if err != nil || serr != nil || blobs < 0 || t.Nodes[blobs].Kind != '[' {
+	if err != nil || serr != nil || blobs < 0 || t.Nodes[blobs].Kind != '[' || t.Nodes[blobs].First < 0 {
 		return fail("", fmt.Errorf("bad %s member", evictedField))
 	}
-	// Check every blob before writing any, so a failure leaves the
-	// marker, not half a range.
 	var digests []blobstore.Digest
 	var bad error
 	var badBlob string
@@ -222,30 +229,48 @@ func (x *run) unroll(ctx context.Context, sink *transcript.Sink, line transcript
 	if bad != nil {
 		return fail(badBlob, bad)
 	}
+	// First pass: read (Get verifies each digest) and count.
 	total := 0
-	for _, d := range digests {
-		ok, err := x.opt.Store.Has(ctx, d)
-		if err == nil && !ok {
-			err = fmt.Errorf("blob %s: %w", d, blobstore.ErrNotFound)
-		}
+	for _, dg := range digests {
+		data, err := x.opt.Store.Get(ctx, dg)
 		if err != nil {
-			return fail(d.String(), err)
-		}
-	}
-	for _, d := range digests {
-		data, err := x.opt.Store.Get(ctx, d)
-		if err != nil {
-			// Lines already queued cannot be taken back; say so loudly.
-			return fail(d.String(), fmt.Errorf("%w (the range is partly restored)", err))
+			return fail(dg.String(), err)
 		}
 		total += len(data)
-		sink.Write(data)
 	}
 	if total != size {
-		x.errs = append(x.errs, &BlobError{Line: line.Num, EntryID: "(rolled range)", Err: fmt.Errorf("the evicted range holds %d bytes, %s says %d", total, evictedField, size)})
+		return fail("", fmt.Errorf("the evicted range holds %d bytes, %s says %d", total, evictedField, size))
 	}
+	// Second pass: each line of the range goes through restore again, so
+	// values extracted before the roll, and earlier rolls, come back too.
 	x.stats.Entries++
-	return skip, true
+	var p transcript.Parser
+	for _, dg := range digests {
+		data, err := x.opt.Store.Get(ctx, dg)
+		if err != nil {
+			return false, fmt.Errorf("line %d: the evicted range became unreadable while restoring it: %w", line.Num, err)
+		}
+		for len(data) > 0 {
+			i := bytes.IndexByte(data, '\n')
+			l := transcript.Line{Num: line.Num, Body: data, Newline: false}
+			if i >= 0 {
+				l.Body, l.Newline, data = data[:i], true, data[i+1:]
+			} else {
+				data = nil
+			}
+			var lt *transcript.Tree
+			if len(bytes.TrimSpace(l.Body)) > 0 {
+				if tr, err := p.Parse(l.Body); err == nil {
+					lt = tr
+				}
+			}
+			if err := x.handle(ctx, sink, l, lt, d); err != nil {
+				return false, err
+			}
+		}
+	}
+	x.skip = skip
+	return true, nil
 }
 
 // fetch is an extracted value to read back from the store.
@@ -282,7 +307,7 @@ func (x *run) line(ctx context.Context, sink *transcript.Sink, line transcript.L
 		var err error
 		fetches, metaEdit, err = x.plan(line, &e)
 		if err != nil {
-			x.errs = append(x.errs, err)
+			x.fail(err)
 			sink.Write(line.AppendTo(nil))
 			return nil
 		}

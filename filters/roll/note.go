@@ -56,9 +56,13 @@ func (n *note) uuid(salt string) string {
 
 func q(s string) string { return string(transcript.AppendQuote(nil, s)) }
 
+// rolled is the _rolled member of a note that carries the accounting.
 func rolled(tokens, kept int) string {
-	return fmt.Sprintf(`%q:{"tokens":%d,"kept_lines":%d}`, gauge.RolledField, tokens, kept)
+	return fmt.Sprintf(`%q:{"by":%q,"tokens":%d,"kept_lines":%d}`, gauge.RolledField, RolledBy, tokens, kept)
 }
+
+// rolledTag marks the other lines bs roll writes.
+func rolledTag() string { return fmt.Sprintf(`%q:{"by":%q}`, gauge.RolledField, RolledBy) }
 
 // lastID is the id of the last line before i that has one, or "".
 func (n *note) lastID(i int) string {
@@ -84,8 +88,8 @@ func (n *note) marker(evicted string) []byte {
 	if n.v3 {
 		ids = fmt.Sprintf(`,"id":%s,"parentId":%s`, q(n.shortID("marker")), nullOr(n.lastID(n.p.from)))
 	}
-	return []byte(fmt.Sprintf(`{"type":"custom","customType":"bs:evicted","data":{"note":%s}%s,"timestamp":%s,%q:%s}`+"\n",
-		q(n.text), ids, q(n.now), EvictedField, evicted))
+	return []byte(fmt.Sprintf(`{"type":"custom","customType":"bs:evicted","data":{"note":%s}%s,"timestamp":%s,%q:%s,%s}`+"\n",
+		q(n.text), ids, q(n.now), EvictedField, evicted, rolledTag()))
 }
 
 // compaction is the OpenClaw/pi compaction entry, appended as pi appends
@@ -117,8 +121,8 @@ func (n *note) notes(evicted string, tokensAfter, after int) [][]byte {
 		return [][]byte{
 			[]byte(fmt.Sprintf(`{"parentUuid":null,"logicalParentUuid":%s,"isSidechain":false,"type":"system","subtype":"compact_boundary","content":"Conversation compacted","isMeta":false,"timestamp":%s,"uuid":%s,"level":"info","compactMetadata":{"trigger":"bs-roll","preTokens":%d}%s,%s,%s}`+"\n",
 				nullOr(n.lastID(n.p.to)), q(n.now), q(boundary), n.tokens, session, ev, rolled(tokensAfter, after+1))),
-			[]byte(fmt.Sprintf(`{"parentUuid":%s,"isSidechain":false,"type":"user","message":{"role":"user","content":%s},"isVisibleInTranscriptOnly":true,"isCompactSummary":true,"uuid":%s,"timestamp":%s%s,%q:{}}`+"\n",
-				q(boundary), q(n.text), q(summary), q(n.now), session, gauge.RolledField)),
+			[]byte(fmt.Sprintf(`{"parentUuid":%s,"isSidechain":false,"type":"user","message":{"role":"user","content":%s},"isVisibleInTranscriptOnly":true,"isCompactSummary":true,"uuid":%s,"timestamp":%s%s,%s}`+"\n",
+				q(boundary), q(n.text), q(summary), q(n.now), session, rolledTag())),
 		}
 	case transcript.Codex:
 		return [][]byte{[]byte(fmt.Sprintf(`{"timestamp":%s,"type":"compacted","payload":{"message":%s},%s,%s}`+"\n", q(n.now), q(n.text), ev, rolled(tokensAfter, after)))}

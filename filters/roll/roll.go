@@ -8,10 +8,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/bstools/bs/blobstore"
@@ -61,6 +63,10 @@ type Stats struct {
 	Short         bool // the target was out of reach: everything evictable went
 }
 
+// RolledBy is the "by" of every _rolled member bs roll writes: restore
+// --all drops or unrolls only lines that carry it.
+const RolledBy = "bs roll"
+
 // EvictedField marks the line that stands where evicted lines were:
 // {"blobs":[…],"bytes":N,"skip":K} names the blobs that hold their exact
 // bytes, in order, and how many of the lines that follow it are copies of
@@ -81,6 +87,14 @@ type line struct {
 	tool   string
 	role   string
 	bsNote bool // a line bs roll wrote: never evicted
+	user   bool // a user turn: it closes any call left without a result
+
+	issued, answered []string // tool call ids the line makes and answers
+
+	// On a compaction: where the context it keeps begins (OpenClaw/pi keep
+	// the entries from firstKeptEntryId, or firstKeptEntryIndex in v1).
+	keptID    string
+	keptIndex int
 }
 
 // Run rolls the transcript from r to w.
@@ -204,6 +218,17 @@ func scan(ctx context.Context, name string, sp *spool, opt Options) ([]line, tra
 			}
 			li.bsNote = t.Get(0, gauge.RolledField) >= 0 || t.Get(0, EvictedField) >= 0
 			li.join, li.noise, lastMsgID = joins(t, d, lastMsgID)
+			li.issued, li.answered = callIDs(t, d)
+			li.user = li.msg && !li.join && e.Role == "user" && len(li.answered) == 0
+			li.keptIndex = -1
+			if li.acct.Role == gauge.Compaction && d == transcript.OpenClaw {
+				li.keptID = t.Str(t.Get(0, "firstKeptEntryId"))
+				if k := t.Get(0, "firstKeptEntryIndex"); k >= 0 {
+					if n, err := strconv.Atoi(string(t.Raw(k))); err == nil {
+						li.keptIndex = n
+					}
+				}
+			}
 		}
 		lines = append(lines, li)
 	}
@@ -252,6 +277,50 @@ func joins(t *transcript.Tree, d transcript.Dialect, lastMsgID string) (join, no
 	return false, false, ""
 }
 
+// callIDs returns the tool call ids a line makes and the ones it answers.
+func callIDs(t *transcript.Tree, d transcript.Dialect) (issued, answered []string) {
+	str := func(i int, names ...string) string { return t.Str(t.Path(i, names...)) }
+	blocks := func(content int, fn func(b int)) { t.Children(content, func(b, _ int) { fn(b) }) }
+	add := func(list *[]string, id string) {
+		if id != "" {
+			*list = append(*list, id)
+		}
+	}
+	switch d {
+	case transcript.OpenClaw:
+		msg := t.Get(0, "message")
+		blocks(t.Get(msg, "content"), func(b int) {
+			if str(b, "type") == "toolCall" {
+				add(&issued, str(b, "id"))
+			}
+		})
+		if str(msg, "role") == "toolResult" {
+			add(&answered, str(msg, "toolCallId"))
+		}
+	case transcript.ClaudeCode:
+		blocks(t.Path(0, "message", "content"), func(b int) {
+			switch str(b, "type") {
+			case "tool_use":
+				add(&issued, str(b, "id"))
+			case "tool_result":
+				add(&answered, str(b, "tool_use_id"))
+			}
+		})
+	case transcript.Codex:
+		p := t.Get(0, "payload")
+		switch str(p, "type") {
+		case "function_call", "custom_tool_call", "local_shell_call":
+			add(&issued, str(p, "call_id"))
+		case "function_call_output", "custom_tool_call_output":
+			add(&answered, str(p, "call_id"))
+		}
+	case transcript.Generic:
+		t.Children(t.Get(0, "tool_calls"), func(c, _ int) { add(&issued, str(c, "id")) })
+		add(&answered, str(0, "tool_call_id"))
+	}
+	return issued, answered
+}
+
 // plan is the range to evict: lines [from, to), of which keep are copied
 // after the note because the runtime needs them to load the file.
 type plan struct {
@@ -270,8 +339,21 @@ type plan struct {
 func planEviction(lines []line, d transcript.Dialect, res gauge.Result, opt Options) (plan, bool) {
 	start := 0 // the in-context part begins after the latest compaction
 	for i, l := range lines {
-		if l.acct.Role == gauge.Compaction {
-			start = i + 1
+		if l.acct.Role != gauge.Compaction {
+			continue
+		}
+		start = i + 1
+		// An OpenClaw/pi compaction keeps the entries from its first kept
+		// entry on, which stand before it (pi, and bs roll, append it last).
+		if l.keptID != "" {
+			for j := i - 1; j >= 0; j-- {
+				if lines[j].id == l.keptID {
+					start = j
+					break
+				}
+			}
+		} else if l.keptIndex >= 0 && l.keptIndex+1 < i {
+			start = l.keptIndex + 1 // v1 counts entries after the header
 		}
 	}
 	// The last MinKeep messages stay, and so does the unit the first of
@@ -286,15 +368,40 @@ func planEviction(lines []line, d transcript.Dialect, res gauge.Result, opt Opti
 	if seen < opt.MinKeep {
 		return plan{}, false
 	}
-	for end > start && (lines[end].join || !lines[end].msg) {
-		end--
-	}
-	// Units: a message that does not join the one before starts a unit.
-	var units []int // start line of each unit, in [start, end)
-	for i := start; i < end; i++ {
-		if lines[i].msg && !lines[i].join && !lines[i].bsNote {
+	// Units: a message starts one unless it joins the message before (a
+	// tool result, a response split over lines) or a tool call made earlier
+	// in the unit still waits for its result (parallel calls). A user turn
+	// closes calls that never got a result.
+	var units []int // start line of each unit
+	open := map[string]bool{}
+	for i := start; i < len(lines); i++ {
+		l := lines[i]
+		if !l.msg {
+			continue
+		}
+		if l.user {
+			clear(open)
+		}
+		if !l.join && !l.bsNote && len(open) == 0 {
 			units = append(units, i)
 		}
+		for _, id := range l.issued {
+			open[id] = true
+		}
+		for _, id := range l.answered {
+			delete(open, id)
+		}
+	}
+	// The kept part starts at a unit boundary at or before end.
+	for len(units) > 0 && units[len(units)-1] > end {
+		units = units[:len(units)-1]
+	}
+	if len(units) > 0 && units[len(units)-1] < end && end < len(lines) {
+		// end falls inside the last unit: keep that unit whole.
+		end = units[len(units)-1]
+	}
+	for len(units) > 0 && units[len(units)-1] >= end {
+		units = units[:len(units)-1]
 	}
 	if len(units) == 0 {
 		return plan{}, false
@@ -383,7 +490,8 @@ func write(ctx context.Context, w io.Writer, sp *spool, lines []line, d transcri
 		}
 		d, err := opt.Store.Put(ctx, chunk)
 		if err != nil {
-			return st, fmt.Errorf("storing the evicted range: %w", err)
+			// Nothing is written yet: pass the input through unchanged.
+			return st, errors.Join(fmt.Errorf("storing the evicted range: %w", err), copyAll(w, sp))
 		}
 		digests = append(digests, d.String())
 		if opt.OnEvicted != nil {
@@ -397,7 +505,13 @@ func write(ctx context.Context, w io.Writer, sp *spool, lines []line, d transcri
 		i = j
 	}
 	list, _ := json.Marshal(digests)
-	evicted := fmt.Sprintf(`{"blobs":%s,"bytes":%d,"skip":%d}`, list, to-from, len(p.keep))
+	// skip counts the lines after the marker that restore --all drops: the
+	// kept copies, and for Claude Code the summary line.
+	skip := len(p.keep)
+	if d == transcript.ClaudeCode {
+		skip++
+	}
+	evicted := fmt.Sprintf(`{"blobs":%s,"bytes":%d,"skip":%d}`, list, to-from, skip)
 	afterNote := len(p.keep) + len(lines) - p.to
 	n := newNote(d, lines, p, opt, res)
 	bw := &errWriter{w: w}

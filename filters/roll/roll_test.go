@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/bstools/bs/blobstore"
+	"github.com/bstools/bs/filters/extract"
 	"github.com/bstools/bs/filters/gauge"
 	"github.com/bstools/bs/filters/restore"
 	"github.com/bstools/bs/filters/roll"
@@ -23,9 +24,12 @@ const corpusDir = "../../../shared/corpus"
 func rollAndCheck(t *testing.T, name string, in []byte, opt roll.Options) []byte {
 	t.Helper()
 	ctx := context.Background()
-	store, err := blobstore.OpenLocal(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
+	store := opt.Store
+	if store == nil {
+		var err error
+		if store, err = blobstore.OpenLocal(t.TempDir()); err != nil {
+			t.Fatal(err)
+		}
 	}
 	opt.Store = store
 	opt.Now = time.Date(2026, 11, 22, 5, 0, 0, 0, time.UTC)
@@ -60,13 +64,17 @@ func rollAndCheck(t *testing.T, name string, in []byte, opt roll.Options) []byte
 	if target := int(opt.Target * float64(res.Window)); res.Tokens > target && !st.Short {
 		t.Errorf("gauge of the output %d above the target %d", res.Tokens, target)
 	}
-	// Byte for byte back.
-	var back bytes.Buffer
-	if _, _, err := restore.Run(ctx, name, bytes.NewReader(out.Bytes()), &back, restore.Options{All: true, Store: store}); err != nil {
-		t.Fatal(err)
+	// Byte for byte back: restore --all of the output is restore --all of
+	// the input (the input itself, unless it was rolled before).
+	restoreAll := func(b []byte) []byte {
+		var back bytes.Buffer
+		if _, _, err := restore.Run(ctx, name, bytes.NewReader(b), &back, restore.Options{All: true, Store: store}); err != nil {
+			t.Fatal(err)
+		}
+		return back.Bytes()
 	}
-	if !bytes.Equal(back.Bytes(), in) {
-		t.Fatalf("restore --all after roll differs from the input (%d vs %d bytes)", back.Len(), len(in))
+	if back, want := restoreAll(out.Bytes()), restoreAll(in); !bytes.Equal(back, want) {
+		t.Fatalf("restore --all after roll differs from the input's (%d vs %d bytes)", len(back), len(want))
 	}
 	// The header stays first.
 	if first := strings.SplitAfter(string(in), "\n")[0]; !strings.HasPrefix(out.String(), first) {
@@ -233,4 +241,99 @@ func TestRollCorpus(t *testing.T) {
 			rollAndCheck(t, filepath.Base(f), in, opt)
 		})
 	}
+}
+
+// TestRollTwice: a second roll of an OpenClaw session starts from the
+// entries the first one kept (they stand before its compaction), and the
+// two rolls undo together.
+func TestRollTwice(t *testing.T) {
+	store, _ := blobstore.OpenLocal(t.TempDir())
+	opt := roll.Defaults()
+	opt.Store = store
+	first := rollAndCheck(t, "syn", synthetic(70), opt)
+	// The agent goes on: append turns after the compaction.
+	more := strings.SplitAfter(string(synthetic(110)), "\n")
+	grown := append([]byte(nil), first...)
+	for _, l := range more[2+4*70:] {
+		grown = append(grown, l...)
+	}
+	second := rollAndCheck(t, "syn2", grown, opt)
+	if n := strings.Count(string(second), `"type":"compaction"`); n != 2 {
+		t.Errorf("%d compaction entries, want 2", n)
+	}
+	// Both rolls undone give the whole session back.
+	var back bytes.Buffer
+	if _, _, err := restore.Run(context.Background(), "x", bytes.NewReader(second), &back, restore.Options{All: true, Store: store}); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(back.Bytes(), synthetic(110)) {
+		t.Error("restore --all after two rolls is not the whole session")
+	}
+}
+
+// TestExtractThenRoll: values extracted before a roll come back with the
+// range that held them.
+func TestExtractThenRoll(t *testing.T) {
+	ctx := context.Background()
+	store, _ := blobstore.OpenLocal(t.TempDir())
+	in := synthetic(70)
+	eopt := extract.Defaults()
+	eopt.Store = store
+	var lean bytes.Buffer
+	if _, err := extract.Run(ctx, "x", bytes.NewReader(in), &lean, eopt); err != nil {
+		t.Fatal(err)
+	}
+	ropt := roll.Defaults()
+	ropt.Store, ropt.Window = store, 40000
+	var rolled, back bytes.Buffer
+	st, err := roll.Run(ctx, "x", bytes.NewReader(lean.Bytes()), &rolled, ropt)
+	if err != nil || !st.Rolled {
+		t.Fatalf("roll: %v %+v", err, st)
+	}
+	if _, _, err := restore.Run(ctx, "x", bytes.NewReader(rolled.Bytes()), &back, restore.Options{All: true, Store: store}); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(back.Bytes(), in) {
+		t.Fatal("extract | roll | restore --all differs from the input")
+	}
+}
+
+// TestParallelCalls: two calls before their results stay one unit.
+func TestParallelCalls(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"timestamp":"t","type":"session_meta","payload":{"id":"s"}}` + "\n")
+	for i := 0; i < 12; i++ {
+		big := strings.Repeat("x", 4000)
+		fmt.Fprintf(&b, `{"timestamp":"t","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"go %d"}]}}`+"\n", i)
+		fmt.Fprintf(&b, `{"timestamp":"t","type":"response_item","payload":{"type":"function_call","name":"exec","arguments":"{}","call_id":"a%d"}}`+"\n", i)
+		fmt.Fprintf(&b, `{"timestamp":"t","type":"response_item","payload":{"type":"function_call","name":"exec","arguments":"{}","call_id":"b%d"}}`+"\n", i)
+		fmt.Fprintf(&b, `{"timestamp":"t","type":"response_item","payload":{"type":"function_call_output","call_id":"a%d","output":"%s"}}`+"\n", i, big)
+		fmt.Fprintf(&b, `{"timestamp":"t","type":"response_item","payload":{"type":"function_call_output","call_id":"b%d","output":"%s"}}`+"\n", i, big)
+	}
+	for _, minKeep := range []int{0, 3, 4, 7} {
+		opt := roll.Defaults()
+		opt.Window, opt.MinKeep = 25000, minKeep
+		rollAndCheck(t, "par", []byte(b.String()), opt)
+	}
+}
+
+// TestStoreFailurePassesThrough: if the range cannot be stored, the input
+// comes out unchanged and the error is reported.
+func TestStoreFailurePassesThrough(t *testing.T) {
+	in := synthetic(70)
+	opt := roll.Defaults()
+	opt.Store = failingStore{}
+	var out bytes.Buffer
+	if _, err := roll.Run(context.Background(), "x", bytes.NewReader(in), &out, opt); err == nil {
+		t.Fatal("no error")
+	}
+	if !bytes.Equal(out.Bytes(), in) {
+		t.Fatal("output differs from the input after a store failure")
+	}
+}
+
+type failingStore struct{ blobstore.Store }
+
+func (failingStore) Put(context.Context, []byte) (blobstore.Digest, error) {
+	return blobstore.Digest{}, fmt.Errorf("disk full")
 }
