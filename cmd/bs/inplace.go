@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
@@ -18,14 +20,19 @@ import (
 // bytes appended meanwhile are copied after its output unchanged. Two bs
 // processes never rewrite one file at once.
 func rewriteInPlace(ctx context.Context, path string, transform func(io.Reader, io.Writer) error) (err error) {
-	unlock, err := lockedfile.MutexAt(path + ".bs.lock").Lock()
+	// Rewrite the file a link points to, not the link.
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
+	}
+	lock, err := lockPath(path)
+	if err != nil {
+		return err
+	}
+	unlock, err := lockedfile.MutexAt(lock).Lock()
 	if err != nil {
 		return fmt.Errorf("%s: lock: %w", path, err)
 	}
-	defer func() {
-		unlock()
-		os.Remove(path + ".bs.lock")
-	}()
+	defer unlock()
 
 	src, err := os.Open(path)
 	if err != nil {
@@ -81,4 +88,33 @@ func rewriteInPlace(ctx context.Context, path string, transform func(io.Reader, 
 		d.Close()
 	}
 	return nil
+}
+
+// lockPath is the lock file bs holds while rewriting path. Lock files live
+// under $XDG_STATE_HOME/bs/locks, named by the file's absolute path, and
+// are never deleted: removing one while another process waits on it would
+// let a third lock a new file of the same name.
+func lockPath(path string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(stateDir(), "locks")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256([]byte(abs))
+	return filepath.Join(dir, hex.EncodeToString(sum[:12])+".lock"), nil
+}
+
+// stateDir is $XDG_STATE_HOME/bs, else ~/.local/state/bs.
+func stateDir() string {
+	if d := os.Getenv("XDG_STATE_HOME"); d != "" {
+		return filepath.Join(d, "bs")
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return filepath.Join(".local", "state", "bs")
+	}
+	return filepath.Join(home, ".local", "state", "bs")
 }

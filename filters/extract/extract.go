@@ -145,7 +145,7 @@ func Run(ctx context.Context, name string, r io.Reader, w io.Writer, opt Options
 
 func (x *run) loop(ctx context.Context) error {
 	var queue []*item
-	messages := 0
+	messages, queued := 0, 0
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -176,15 +176,24 @@ func (x *run) loop(ctx context.Context) error {
 		}
 		it.seq = messages
 		queue = append(queue, it)
-		// Emit from the head every line whose fate is now final.
+		queued += line.Len()
+		// Emit from the head every line whose fate is now final. A head
+		// that waits for more messages than memory allows (an entry with a
+		// huge _extractable count) is kept as it is instead: memory stays
+		// bounded, and keeping is always safe.
 		for len(queue) > 0 {
 			h := queue[0]
-			if h.need >= 0 && messages-h.seq < h.need {
+			waiting := h.need >= 0 && messages-h.seq < h.need
+			if waiting && queued <= maxQueued {
 				break
 			}
-			if err := x.emit(ctx, h, h.need >= 0); err != nil {
+			if waiting {
+				x.opt.Log.Warn("entry waits for more messages than memory allows; kept", "line", h.line.Num, "entry_id", h.entry.ID)
+			}
+			if err := x.emit(ctx, h, !waiting && h.need >= 0); err != nil {
 				return err
 			}
+			queued -= h.line.Len()
 			queue[0] = nil
 			queue = queue[1:]
 		}
@@ -197,6 +206,9 @@ func (x *run) loop(ctx context.Context) error {
 	return nil
 }
 
+// maxQueued bounds the bytes of lines waiting for their fate.
+const maxQueued = 64 << 20
+
 // decide sets it.need and it.chosen: which values would move, and how many
 // messages must follow the entry first. need stays -1 when nothing can.
 func (x *run) decide(it *item) {
@@ -207,7 +219,7 @@ func (x *run) decide(it *item) {
 	t := e.Tree
 	// bs's own members must be what bs wrote, or a splice could not be
 	// undone exactly: leave such an entry alone.
-	if (e.ID == "" && t.Get(0, "__id") >= 0) || (e.Extracted >= 0 && t.Nodes[e.Extracted].Kind != '{') {
+	if (e.ID == "" && t.Get(0, "__id") >= 0) || (e.Extracted >= 0 && !ownExtracted(t, e.Extracted)) {
 		x.opt.Log.Warn("entry has an __id or _extracted bs cannot use; left unchanged", "line", it.line.Num)
 		return
 	}
@@ -288,6 +300,32 @@ func (x *run) evalRules(it *item) rules.Verdict {
 		}
 	}
 	return rules.Verdict{Keep: -1}
+}
+
+// ownExtracted reports whether an entry's _extracted is one extract could
+// have written: a non-empty object whose every pointer holds a placeholder.
+func ownExtracted(t *transcript.Tree, ext int) bool {
+	if t.Nodes[ext].Kind != '{' || t.Nodes[ext].First < 0 {
+		return false
+	}
+	ok := true
+	t.Children(ext, func(m, _ int) {
+		n, err := t.Resolve(t.Key(m))
+		if err != nil {
+			ok = false
+			return
+		}
+		switch t.Nodes[n].Kind {
+		case '"':
+			ok = ok && transcript.IsRawPlaceholder(t.Raw(n))
+		case '{':
+			text := t.Get(n, "text")
+			ok = ok && text >= 0 && transcript.IsRawPlaceholder(t.Raw(text))
+		default:
+			ok = false
+		}
+	})
+	return ok
 }
 
 // alreadyExtracted returns the pointers the entry's _extracted names.

@@ -28,6 +28,7 @@ type Options struct {
 	Target    float64 // evict until utilization is at most this
 	MinKeep   int     // recent messages never evicted
 	NoNote    bool    // write no note text (the note line still carries the accounting)
+	Strict    bool    // every line is checked (no shortcut through the end of the file)
 	Now       time.Time
 	Format    transcript.Dialect
 	Store     blobstore.Store
@@ -116,7 +117,7 @@ func Run(ctx context.Context, name string, r io.Reader, w io.Writer, opt Options
 	// Most runs find the context under the trigger: the gauge reads that
 	// from the end of the file in milliseconds, and the input goes through.
 	gopt := gauge.Options{Window: opt.Window, Estimator: opt.Estimator, Format: opt.Format}
-	if res, err := gauge.MeasureFile(sp.f, gopt); err == nil && res.Ratio < opt.Trigger {
+	if res, err := gauge.MeasureFile(sp.f, gopt); err == nil && res.Ratio < opt.Trigger && !opt.Strict {
 		return Stats{TokensBefore: res.Tokens, TokensAfter: res.Tokens, Window: res.Window}, copyAll(w, sp)
 	}
 	lines, d, state, sid, err := scan(ctx, name, sp, opt)

@@ -28,6 +28,11 @@ type Sink struct {
 	held      []*sinkItem
 	heldBytes int
 	err       error // the first job, commit or write error
+	// commitFailed stays set after a failed commit: a later line may refer
+	// to a blob that only that commit would have made durable (a store
+	// writes identical bytes once), so from then on every line that has a
+	// fallback gets it.
+	commitFailed bool
 }
 
 type sinkItem struct {
@@ -130,13 +135,13 @@ func (s *Sink) flush() {
 	if len(s.held) == 0 {
 		return
 	}
-	committed := true
-	if s.commit != nil {
+	if s.commit != nil && !s.commitFailed {
 		if err := s.commit(); err != nil {
 			s.fail(err)
-			committed = false
+			s.commitFailed = true
 		}
 	}
+	committed := !s.commitFailed
 	for _, it := range s.held {
 		out := it.out
 		if !committed && it.fallback != nil {
