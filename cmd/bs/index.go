@@ -1,12 +1,19 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
+
+	"github.com/rogpeppe/go-internal/lockedfile"
 
 	"github.com/urfave/cli/v2"
 
@@ -17,56 +24,47 @@ import (
 	"github.com/bstools/bs/filters/transcript"
 )
 
-// indexWriter batches rows into the search index as a filter removes
-// content. The index is a convenience over the store, so a failure to
-// write it warns (once) and never fails the filter.
+// indexWriter queues the rows of what a filter removes for the search
+// index. FTS5 takes text in at a few MB/s, far slower than extract moves
+// it, so a filter only appends rows to a pending file beside the index
+// (sequential writes, no FTS work); bs search and bs index add pending rows
+// to the index before they read it. The index is a convenience over the
+// store, so a failure here warns (once) and never fails the filter.
 type indexWriter struct {
-	ctx     context.Context
-	ix      *index.Index
-	ui      ui
-	path    string
-	rows    []index.Row
-	text    int
-	failed  bool
-	session string
+	ui     ui
+	path   string // the index file
+	f      *os.File
+	w      *bufio.Writer
+	enc    *json.Encoder
+	failed bool
 }
 
-const (
-	indexBatchRows = 2000
-	indexBatchText = 8 << 20
-)
-
 func openIndexWriter(ctx context.Context, c *cli.Context, u ui) *indexWriter {
-	w := &indexWriter{ctx: ctx, ui: u, path: indexPath(c)}
-	ix, err := index.Open(w.path)
+	w := &indexWriter{ui: u, path: indexPath(c)}
+	dir := pendingDir(w.path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		w.fail(err)
+		return w
+	}
+	f, err := os.CreateTemp(dir, ".rows-*")
 	if err != nil {
 		w.fail(err)
 		return w
 	}
-	w.ix = ix
+	w.f, w.w = f, bufio.NewWriterSize(f, 1<<20)
+	w.enc = json.NewEncoder(w.w)
 	return w
 }
 
-// sessionFor names a transcript in the index: its absolute path when it
-// is a file, so a hit can say exactly how to restore it.
-func sessionFor(name string) string {
-	if name == "-" {
-		return "-"
-	}
-	if abs, err := filepath.Abs(name); err == nil {
-		return abs
-	}
-	return name
-}
+// pendingDir holds row files not yet in the index at path.
+func pendingDir(path string) string { return path + ".pending" }
 
 func (w *indexWriter) add(r index.Row) {
-	if w == nil || w.ix == nil {
+	if w == nil || w.enc == nil {
 		return
 	}
-	w.rows = append(w.rows, r)
-	w.text += len(r.Text)
-	if len(w.rows) >= indexBatchRows || w.text >= indexBatchText {
-		w.flush()
+	if err := w.enc.Encode(r); err != nil {
+		w.abandon(err)
 	}
 }
 
@@ -82,26 +80,36 @@ func (w *indexWriter) evicted(session string) func(roll.Evicted) {
 	}
 }
 
-func (w *indexWriter) flush() {
-	if w.ix == nil || len(w.rows) == 0 {
+// close publishes the rows: a complete file gets its final name, which is
+// what ingestion looks for.
+func (w *indexWriter) close() {
+	if w == nil || w.f == nil {
 		return
 	}
-	if err := w.ix.Add(w.ctx, w.rows); err != nil {
-		w.fail(err)
-		w.ix.Close()
-		w.ix = nil
+	err := w.w.Flush()
+	if err == nil {
+		err = w.f.Close()
 	}
-	w.rows, w.text = w.rows[:0], 0
+	if err != nil {
+		w.abandon(err)
+		return
+	}
+	info, _ := os.Stat(w.f.Name())
+	if info != nil && info.Size() == 0 {
+		os.Remove(w.f.Name())
+		return
+	}
+	final := filepath.Join(filepath.Dir(w.f.Name()), strings.TrimPrefix(filepath.Base(w.f.Name()), ".")+".jsonl")
+	if err := os.Rename(w.f.Name(), final); err != nil {
+		w.abandon(err)
+	}
 }
 
-func (w *indexWriter) close() {
-	if w == nil {
-		return
-	}
-	w.flush()
-	if w.ix != nil {
-		w.ix.Close()
-	}
+func (w *indexWriter) abandon(err error) {
+	w.fail(err)
+	w.f.Close()
+	os.Remove(w.f.Name())
+	w.f, w.w, w.enc = nil, nil, nil
 }
 
 func (w *indexWriter) fail(err error) {
@@ -110,6 +118,81 @@ func (w *indexWriter) fail(err error) {
 		w.ui.warnf(msgIndexWrite, w.path, err)
 		w.ui.hintf(hintIndex)
 	}
+}
+
+// openIndex opens the index and adds every pending row file to it. Files
+// are taken under a lock, so concurrent readers do not ingest one file
+// twice (Add would keep one row anyway).
+func openIndex(ctx context.Context, path string) (*index.Index, error) {
+	ix, err := index.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	dir := pendingDir(path)
+	files, _ := filepath.Glob(filepath.Join(dir, "rows-*.jsonl"))
+	if len(files) == 0 {
+		return ix, nil
+	}
+	unlock, err := lockedfile.MutexAt(filepath.Join(dir, ".ingest.lock")).Lock()
+	if err != nil {
+		return ix, nil // another process is ingesting; search what is there
+	}
+	defer unlock()
+	for _, f := range files {
+		if err := ingest(ctx, ix, f); err != nil {
+			ix.Close()
+			return nil, err
+		}
+	}
+	return ix, nil
+}
+
+func ingest(ctx context.Context, ix *index.Index, file string) error {
+	f, err := os.Open(file)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil // ingested meanwhile
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	dec := json.NewDecoder(bufio.NewReaderSize(f, 1<<20))
+	var rows []index.Row
+	text := 0
+	for {
+		var r index.Row
+		err := dec.Decode(&r)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("pending index rows %s: %w", file, err)
+		}
+		rows = append(rows, r)
+		text += len(r.Text)
+		if len(rows) >= 2000 || text >= 8<<20 {
+			if err := ix.Add(ctx, rows); err != nil {
+				return err
+			}
+			rows, text = rows[:0], 0
+		}
+	}
+	if err := ix.Add(ctx, rows); err != nil {
+		return err
+	}
+	return os.Remove(file)
+}
+
+// sessionFor names a transcript in the index: its absolute path when it
+// is a file, so a hit can say exactly how to restore it.
+func sessionFor(name string) string {
+	if name == "-" {
+		return "-"
+	}
+	if abs, err := filepath.Abs(name); err == nil {
+		return abs
+	}
+	return name
 }
 
 func indexCommand() *cli.Command {
@@ -133,22 +216,28 @@ func indexCommand() *cli.Command {
 				return err
 			}
 			w := openIndexWriter(c.Context, c, cm.ui)
-			if w.ix == nil {
+			if w.enc == nil {
 				return &reported{code: exitFailure}
 			}
-			defer w.close()
 			total := 0
 			for _, path := range cm.files {
 				n, err := indexFile(c.Context, path, store, cm, w)
 				if err != nil {
+					w.close()
 					return err
 				}
 				total += n
 			}
-			w.flush()
+			w.close()
 			if w.failed {
 				return &reported{code: exitFailure}
 			}
+			ix, err := openIndex(c.Context, indexPath(c))
+			if err != nil {
+				cm.ui.hintf(hintIndex)
+				return err
+			}
+			ix.Close()
 			fmt.Fprintf(c.App.Writer, "indexed %d values from %d transcripts\n", total, len(cm.files))
 			return nil
 		},
