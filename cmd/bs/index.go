@@ -68,9 +68,27 @@ func (w *indexWriter) add(r index.Row) {
 	}
 }
 
-func (w *indexWriter) moved(session string) func(extract.Moved, string) {
-	return func(m extract.Moved, text string) {
-		w.add(index.Row{Session: session, EntryID: m.EntryID, Pointer: m.Pointer, Blob: m.Blob, Kind: m.Kind, Tool: m.Tool, Time: m.Time, Text: text})
+func (w *indexWriter) moved(session string) func(extract.Moved, []byte) {
+	return func(m extract.Moved, rawText []byte) {
+		if w == nil || w.enc == nil {
+			return
+		}
+		// The row goes out with its text spliced in as the raw JSON
+		// string it was in the transcript: no decode, no re-encode.
+		head, err := json.Marshal(index.Row{Session: session, EntryID: m.EntryID, Pointer: m.Pointer, Blob: m.Blob, Kind: m.Kind, Tool: m.Tool, Time: m.Time})
+		if err != nil {
+			w.abandon(err)
+			return
+		}
+		if len(rawText) == 0 {
+			rawText = []byte(`""`)
+		}
+		w.w.Write(head[:len(head)-len(`"Text":""}`)])
+		w.w.WriteString(`"Text":`)
+		w.w.Write(rawText)
+		if _, err := w.w.WriteString("}\n"); err != nil {
+			w.abandon(err)
+		}
 	}
 }
 

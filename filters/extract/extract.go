@@ -36,10 +36,11 @@ type Options struct {
 	// the run (--strict).
 	OnBadLine func(*transcript.BadLineError) error
 
-	// OnMoved, if set, is told about each value moved, with its decoded
-	// text (empty for images), for the search index. It is not called
-	// under DryRun.
-	OnMoved func(Moved, string)
+	// OnMoved, if set, is told about each value moved, with its text as
+	// the raw JSON string it was in the line (nil for images), for the
+	// search index. The slice is only valid during the call. It is not
+	// called under DryRun.
+	OnMoved func(Moved, []byte)
 }
 
 // Defaults returns the contract's defaults.
@@ -420,13 +421,15 @@ func toolOf(e *transcript.Entry) string {
 	return ""
 }
 
-// valueText is the text a moved value holds, for search: the decoded
-// string, or the text inside a thinking block; nothing for an image.
-func valueText(t *transcript.Tree, v transcript.Value) string {
+// valueText is the text a moved value holds, for search, as a raw JSON
+// string: the value itself, or the text inside a thinking block; nothing
+// for an image. Handing on the raw bytes spares decoding and re-encoding
+// everything that moves.
+func valueText(t *transcript.Tree, v transcript.Value) []byte {
 	if v.Kind == transcript.Image {
-		return ""
+		return nil
 	}
-	return t.Str(v.Measure)
+	return t.Raw(v.Measure)
 }
 
 // blob is a value on its way to the store.

@@ -44,7 +44,7 @@ type sinkItem struct {
 
 // maxHeld bounds the bytes of lines waiting for their jobs or for a commit,
 // so memory stays bounded by the longest line plus a constant.
-const maxHeld = 16 << 20
+const maxHeld = 8 << 20
 
 // NewSink starts a sink writing to w with up to workers concurrent jobs.
 // commit, if not nil, is called before held output is written.
