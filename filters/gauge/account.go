@@ -56,6 +56,13 @@ const imageTokens = 1200
 
 // Classify says what a parsed line contributes in dialect d.
 func Classify(t *transcript.Tree, d transcript.Dialect, est Estimator) Line {
+	return classify(t, d, est, true)
+}
+
+// classify is Classify; without usageEstimate it does not estimate a line
+// that carries usage, whose own estimate a State never uses (the usage
+// covers it). Calibration and roll need it; the gauge does not.
+func classify(t *transcript.Tree, d transcript.Dialect, est Estimator, usageEstimate bool) Line {
 	if len(t.Nodes) == 0 || t.Nodes[0].Kind != '{' {
 		return Line{}
 	}
@@ -76,12 +83,19 @@ func Classify(t *transcript.Tree, d transcript.Dialect, est Estimator) Line {
 		switch str(0, "type") {
 		case "message":
 			msg := t.Get(0, "message")
+			if str(msg, "role") == "assistant" {
+				if n, ok := piUsage(t, msg); ok {
+					l := Line{Role: Usage, Tokens: n}
+					if usageEstimate {
+						l.Estimate = content(msg).Estimate
+					}
+					l.Model = str(msg, "model")
+					return l
+				}
+			}
 			l := content(msg)
 			if str(msg, "role") == "assistant" {
 				l.Model = str(msg, "model")
-				if n, ok := piUsage(t, msg); ok {
-					l.Role, l.Tokens = Usage, n
-				}
 			}
 			return l
 		case "custom_message", "branch_summary":
@@ -105,11 +119,16 @@ func Classify(t *transcript.Tree, d transcript.Dialect, est Estimator) Line {
 			return content(t.Get(0, "message"))
 		case "assistant":
 			msg := t.Get(0, "message")
-			l := content(msg)
+			var l Line
+			n, usage := claudeUsage(t, msg)
+			usage = usage && t.Get(0, "isApiErrorMessage") < 0
+			if !usage || usageEstimate {
+				l = content(msg)
+			}
 			if m := str(msg, "model"); m != "" && m != "<synthetic>" {
 				l.Model = m
 			}
-			if n, ok := claudeUsage(t, msg); ok && t.Get(0, "isApiErrorMessage") < 0 {
+			if usage {
 				l.Role, l.Tokens, l.MsgID = Usage, n, str(msg, "id")
 			}
 			return l

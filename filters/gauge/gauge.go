@@ -3,7 +3,6 @@ package gauge
 import (
 	"bufio"
 	"bytes"
-	"encoding/binary"
 	"fmt"
 	"io"
 	"math"
@@ -152,7 +151,7 @@ func Measure(name string, r io.Reader, tee io.Writer, opt Options) (Result, erro
 		if err != nil || t == nil {
 			return err
 		}
-		l := Classify(t, d, opt.Estimator)
+		l := classify(t, d, opt.Estimator, false)
 		if l.Role == Usage || l.Role == Compaction {
 			tail.reset()
 		} else if l.Role == Content {
@@ -163,7 +162,7 @@ func Measure(name string, r io.Reader, tee io.Writer, opt Options) (Result, erro
 		return nil
 	}
 	for {
-		line, err := lr.Next()
+		line, err := lr.NextView()
 		if err == io.EOF {
 			break
 		}
@@ -171,6 +170,7 @@ func Measure(name string, r io.Reader, tee io.Writer, opt Options) (Result, erro
 			return Result{}, err
 		}
 		if d == transcript.Unknown {
+			line.Body = bytes.Clone(line.Body) // held past the next read
 			head = append(head, line)
 			if t, err := p.Parse(line.Body); err == nil {
 				d = transcript.Classify(t)
@@ -207,7 +207,7 @@ func Measure(name string, r io.Reader, tee io.Writer, opt Options) (Result, erro
 		if err != nil || t == nil {
 			return err
 		}
-		s.Add(Classify(t, d, opt.Estimator))
+		s.Add(classify(t, d, opt.Estimator, false))
 		return nil
 	})
 	if err != nil {
@@ -243,23 +243,28 @@ func mayReset(line []byte) bool {
 	}
 }
 
-// tailBuffer keeps the lines seen since the last reset, in memory up to
-// tailMemory and spilling to a temp file beyond, so memory stays bounded
-// on a transcript with no usage at all.
+// tailBuffer keeps the lines seen since the last reset, in one reused
+// arena in memory up to tailMemory and spilling to a temp file beyond, so
+// memory stays bounded on a transcript with no usage at all, and most lines
+// cost a copy but no allocation.
 type tailBuffer struct {
-	mem   []transcript.Line
-	size  int
+	arena []byte
+	lines []tailLine
 	spill *os.File
 	w     *bufio.Writer
-	nums  []int // line numbers and flags of spilled lines, in order
+}
+
+type tailLine struct {
+	off, n, num int
+	spilled     bool
 }
 
 const tailMemory = 32 << 20
 
 func (b *tailBuffer) add(l transcript.Line) error {
-	if b.spill == nil && b.size+len(l.Body) <= tailMemory {
-		b.mem = append(b.mem, l)
-		b.size += len(l.Body)
+	if b.spill == nil && len(b.arena)+len(l.Body) <= tailMemory {
+		b.lines = append(b.lines, tailLine{off: len(b.arena), n: len(l.Body), num: l.Num})
+		b.arena = append(b.arena, l.Body...)
 		return nil
 	}
 	if b.spill == nil {
@@ -270,16 +275,13 @@ func (b *tailBuffer) add(l transcript.Line) error {
 		os.Remove(f.Name()) // nothing outlives the process
 		b.spill, b.w = f, bufio.NewWriterSize(f, 1<<20)
 	}
-	var n [8]byte
-	binary.LittleEndian.PutUint64(n[:], uint64(len(l.Body)))
-	b.w.Write(n[:])
+	b.lines = append(b.lines, tailLine{n: len(l.Body), num: l.Num, spilled: true})
 	_, err := b.w.Write(l.Body)
-	b.nums = append(b.nums, l.Num)
 	return err
 }
 
 func (b *tailBuffer) reset() {
-	b.mem, b.size, b.nums = b.mem[:0], 0, b.nums[:0]
+	b.arena, b.lines = b.arena[:0], b.lines[:0]
 	if b.spill != nil {
 		b.spill.Close()
 		b.spill, b.w = nil, nil
@@ -287,31 +289,25 @@ func (b *tailBuffer) reset() {
 }
 
 func (b *tailBuffer) each(fn func(transcript.Line) error) error {
-	for _, l := range b.mem {
-		if err := fn(l); err != nil {
+	var r *bufio.Reader
+	if b.spill != nil {
+		if err := b.w.Flush(); err != nil {
 			return err
 		}
-	}
-	if b.spill == nil {
-		return nil
-	}
-	if err := b.w.Flush(); err != nil {
-		return err
-	}
-	if _, err := b.spill.Seek(0, io.SeekStart); err != nil {
-		return err
-	}
-	r := bufio.NewReaderSize(b.spill, 1<<20)
-	for _, num := range b.nums {
-		var n [8]byte
-		if _, err := io.ReadFull(r, n[:]); err != nil {
+		if _, err := b.spill.Seek(0, io.SeekStart); err != nil {
 			return err
 		}
-		body := make([]byte, binary.LittleEndian.Uint64(n[:]))
-		if _, err := io.ReadFull(r, body); err != nil {
-			return err
+		r = bufio.NewReaderSize(b.spill, 1<<20)
+	}
+	for _, tl := range b.lines {
+		body := b.arena[tl.off : tl.off+tl.n : tl.off+tl.n]
+		if tl.spilled {
+			body = make([]byte, tl.n)
+			if _, err := io.ReadFull(r, body); err != nil {
+				return err
+			}
 		}
-		if err := fn(transcript.Line{Num: num, Body: body}); err != nil {
+		if err := fn(transcript.Line{Num: tl.num, Body: body}); err != nil {
 			return err
 		}
 	}
@@ -371,7 +367,7 @@ func MeasureFile(f *os.File, opt Options) (Result, error) {
 		if err != nil {
 			return true // bad lines count for nothing, as in Measure
 		}
-		l := Classify(t, d, opt.Estimator)
+		l := classify(t, d, opt.Estimator, false)
 		lines = append(lines, l)
 		if l.Role == Usage || l.Role == Compaction {
 			stop = true

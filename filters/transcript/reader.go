@@ -40,8 +40,9 @@ func (l Line) Len() int {
 // length limit, and unlike bufio.Reader.ReadBytes it tells a missing final
 // line feed apart from a present one.
 type Reader struct {
-	r   *bufio.Reader
-	num int
+	r    *bufio.Reader
+	num  int
+	long []byte // reused by NextView for lines longer than the buffer
 }
 
 // NewReader returns a Reader over r.
@@ -84,3 +85,32 @@ func (r *Reader) Next() (Line, error) {
 // flushes when it is zero, so that `tail -f | bs …` sees output promptly
 // while files are still written in large batches.
 func (r *Reader) Buffered() int { return r.r.Buffered() }
+
+// NextView is Next without the copy: the returned Body is only valid until
+// the next call. Filters that look at most lines once and keep few of them
+// (gauge) use it to spare the garbage collector.
+func (r *Reader) NextView() (Line, error) {
+	chunk, err := r.r.ReadSlice('\n')
+	if err == nil {
+		r.num++
+		return Line{Num: r.num, Body: chunk[:len(chunk)-1], Newline: true}, nil
+	}
+	r.long = r.long[:0]
+	for errors.Is(err, bufio.ErrBufferFull) {
+		r.long = append(r.long, chunk...)
+		chunk, err = r.r.ReadSlice('\n')
+	}
+	r.long = append(r.long, chunk...)
+	if err != nil && err != io.EOF {
+		return Line{}, err
+	}
+	if err == io.EOF {
+		if len(r.long) == 0 {
+			return Line{}, io.EOF
+		}
+		r.num++
+		return Line{Num: r.num, Body: r.long}, nil
+	}
+	r.num++
+	return Line{Num: r.num, Body: r.long[:len(r.long)-1], Newline: true}, nil
+}
