@@ -50,20 +50,8 @@ func (l *Local) PutPending(ctx context.Context, d Digest, data []byte) error {
 	if err := l.ensureShardUnsynced(d[0], shard); err != nil {
 		return fmt.Errorf("put blob %s: %w", d, err)
 	}
-	f, err := os.CreateTemp(shard, tempPrefix+"*")
+	tmp, err := writeTemp(shard, compressed)
 	if err != nil {
-		return fmt.Errorf("put blob %s: %w", d, err)
-	}
-	tmp := f.Name()
-	err = f.Chmod(pendingMode)
-	if err == nil {
-		_, err = f.Write(compressed)
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(tmp)
 		return fmt.Errorf("put blob %s: %w", d, err)
 	}
 	l.mu.Lock()

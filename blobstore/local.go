@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -425,34 +424,8 @@ func isBlobName(s string) bool  { return len(s) == nameLen && isLowerHex(s) }
 var (
 	errTooLarge   = errors.New("file too large")
 	errNotRegular = errors.New("not a regular file")
+	errShortRead  = errors.New("file shorter than its size")
 )
-
-// readFileMax reads the named regular file, failing with errTooLarge rather
-// than reading more than limit bytes.
-func readFileMax(name string, limit int64) ([]byte, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, errNotRegular
-	}
-	if fi.Size() > limit {
-		return nil, errTooLarge
-	}
-	// Blob files are replaced by rename, never rewritten in place, so the
-	// size just read is the size to read.
-	buf := make([]byte, fi.Size())
-	if _, err := io.ReadFull(f, buf); err != nil {
-		return nil, err
-	}
-	return buf, nil
-}
 
 // readDir returns the entries of dir in directory order; unlike
 // os.ReadDir it does not sort them, which List has no use for.

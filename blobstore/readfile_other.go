@@ -1,0 +1,32 @@
+//go:build !unix
+
+package blobstore
+
+import (
+	"io"
+	"os"
+)
+
+// readFileMax reads a whole blob file of at most limit bytes.
+func readFileMax(name string, limit int64) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, errNotRegular
+	}
+	if fi.Size() > limit {
+		return nil, errTooLarge
+	}
+	buf := make([]byte, fi.Size())
+	if _, err := io.ReadFull(f, buf); err != nil {
+		return nil, err
+	}
+	return buf, nil
+}
