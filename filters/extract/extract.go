@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"strconv"
 	"time"
 
 	"github.com/bstools/bs/blobstore"
@@ -454,6 +453,3 @@ func (x *run) sessionName() string {
 	}
 	return x.session
 }
-
-// String is for debugging.
-func (it *item) String() string { return strconv.Itoa(it.line.Num) }

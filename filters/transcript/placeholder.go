@@ -3,21 +3,16 @@ package transcript
 import (
 	"bytes"
 	"strconv"
-	"strings"
 )
 
 // Placeholder returns the text left where a value of entry id was removed:
 // exactly [[extracted-<id>]] (seed 000).
 func Placeholder(id string) string { return "[[extracted-" + id + "]]" }
 
-// IsPlaceholder reports whether s is a placeholder left by extraction.
-func IsPlaceholder(s string) bool {
-	return strings.HasPrefix(s, "[[extracted-") && strings.HasSuffix(s, "]]")
-}
-
-// IsRawPlaceholder is IsPlaceholder on a raw JSON string, without decoding
-// it: a placeholder is short and extract writes it without escapes, so a
-// long tool output costs two comparisons, not a decode.
+// IsRawPlaceholder reports whether a raw JSON string is a placeholder left
+// by extraction, without decoding it: a placeholder is short and extract
+// writes it without escapes, so a long tool output costs two comparisons,
+// not a decode.
 func IsRawPlaceholder(raw []byte) bool {
 	return bytes.HasPrefix(raw, []byte(`"[[extracted-`)) && bytes.HasSuffix(raw, []byte(`]]"`))
 }

@@ -24,16 +24,6 @@ func SplitPointer(ptr string) ([]string, error) {
 	return toks, nil
 }
 
-// JoinPointer builds a JSON Pointer from unescaped tokens.
-func JoinPointer(toks ...string) string {
-	var b []byte
-	for _, t := range toks {
-		b = append(b, '/')
-		b = appendPointerToken(b, t)
-	}
-	return string(b)
-}
-
 func appendPointerToken(b []byte, t string) []byte {
 	for i := 0; i < len(t); i++ {
 		switch t[i] {
