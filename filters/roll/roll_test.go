@@ -238,7 +238,8 @@ func TestRollCorpus(t *testing.T) {
 			}
 			opt := roll.Defaults()
 			opt.Trigger, opt.Target = 0.05, 0.04
-			rollAndCheck(t, filepath.Base(f), in, opt)
+			out := rollAndCheck(t, filepath.Base(f), in, opt)
+			checkNoteShape(t, filepath.Base(filepath.Dir(f)), out)
 		})
 	}
 }
@@ -395,4 +396,43 @@ func (s *fuzzStore) Get(_ context.Context, d blobstore.Digest) ([]byte, error) {
 func (s *fuzzStore) Has(_ context.Context, d blobstore.Digest) (bool, error) {
 	_, ok := s.m[d]
 	return ok, nil
+}
+
+// checkNoteShape: the note takes the runtime's own compaction shape.
+func checkNoteShape(t *testing.T, dialect string, out []byte) {
+	t.Helper()
+	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	decode := func(i int) map[string]any {
+		var m map[string]any
+		json.Unmarshal([]byte(lines[i]), &m)
+		return m
+	}
+	marker := -1
+	for i, l := range lines {
+		if strings.Contains(l, `"_evicted":{`) {
+			marker = i
+		}
+	}
+	if marker < 0 {
+		t.Fatal("no marker line")
+	}
+	m := decode(marker)
+	switch dialect {
+	case "claude-code":
+		next := decode(marker + 1)
+		if m["type"] != "system" || m["subtype"] != "compact_boundary" || m["uuid"] == nil || next["isCompactSummary"] != true || next["parentUuid"] != m["uuid"] {
+			t.Errorf("Claude Code note is not a compact boundary plus summary: %v / %v", m, next)
+		}
+	case "codex":
+		p, _ := m["payload"].(map[string]any)
+		if m["type"] != "compacted" || p["message"] == nil || m["timestamp"] == nil {
+			t.Errorf("Codex note is not a compacted item: %v", m)
+		}
+	case "openclaw":
+		last := decode(len(lines) - 1)
+		if m["type"] != "custom" || last["type"] != "compaction" || last["summary"] == nil || last["tokensBefore"] == nil ||
+			(last["firstKeptEntryId"] == nil && last["firstKeptEntryIndex"] == nil) {
+			t.Errorf("OpenClaw note is not a custom marker plus a compaction entry: %v / %v", m, last)
+		}
+	}
 }
