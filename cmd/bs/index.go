@@ -106,6 +106,9 @@ func (w *indexWriter) close() {
 	}
 	err := w.w.Flush()
 	if err == nil {
+		err = w.f.Sync() // a file under its final name is always whole
+	}
+	if err == nil {
 		err = w.f.Close()
 	}
 	if err != nil {
@@ -141,7 +144,7 @@ func (w *indexWriter) fail(err error) {
 // openIndex opens the index and adds every pending row file to it. Files
 // are taken under a lock, so concurrent readers do not ingest one file
 // twice (Add would keep one row anyway).
-func openIndex(ctx context.Context, path string) (*index.Index, error) {
+func openIndex(ctx context.Context, path string, u ui) (*index.Index, error) {
 	ix, err := index.Open(path)
 	if err != nil {
 		return nil, err
@@ -151,13 +154,15 @@ func openIndex(ctx context.Context, path string) (*index.Index, error) {
 	if len(files) == 0 {
 		return ix, nil
 	}
+	// One process ingests at a time; another waits for it, then finds
+	// the files gone.
 	unlock, err := lockedfile.MutexAt(filepath.Join(dir, ".ingest.lock")).Lock()
 	if err != nil {
-		return ix, nil // another process is ingesting; search what is there
+		return ix, nil // cannot lock: search what is there
 	}
 	defer unlock()
 	for _, f := range files {
-		if err := ingest(ctx, ix, f); err != nil {
+		if err := ingest(ctx, ix, f, u); err != nil {
 			ix.Close()
 			return nil, err
 		}
@@ -165,7 +170,10 @@ func openIndex(ctx context.Context, path string) (*index.Index, error) {
 	return ix, nil
 }
 
-func ingest(ctx context.Context, ix *index.Index, file string) error {
+// ingest adds one pending file's rows. A damaged file (a crash, a full
+// disk) gives up what it can and is set aside as .bad with a warning, so it
+// never blocks search.
+func ingest(ctx context.Context, ix *index.Index, file string, u ui) error {
 	f, err := os.Open(file)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil // ingested meanwhile
@@ -184,7 +192,11 @@ func ingest(ctx context.Context, ix *index.Index, file string) error {
 			break
 		}
 		if err != nil {
-			return fmt.Errorf("pending index rows %s: %w", file, err)
+			u.warnf(msgPendingBad, file, err)
+			if err := ix.Add(ctx, rows); err != nil {
+				return err
+			}
+			return os.Rename(file, file+".bad")
 		}
 		rows = append(rows, r)
 		text += len(r.Text)
@@ -250,7 +262,7 @@ func indexCommand() *cli.Command {
 			if w.failed {
 				return &reported{code: exitFailure}
 			}
-			ix, err := openIndex(c.Context, indexPath(c))
+			ix, err := openIndex(c.Context, indexPath(c), cm.ui)
 			if err != nil {
 				cm.ui.hintf(hintIndex)
 				return err
@@ -335,6 +347,9 @@ func indexEvicted(ctx context.Context, path, session string, t *transcript.Tree,
 			e := transcript.View(lt, d)
 			if !e.Message {
 				continue
+			}
+			if e.ID == "" {
+				e.ID = transcript.DeriveID(line) // as roll named it
 			}
 			w.add(index.Row{Session: session, EntryID: e.ID, Blob: blob, Kind: "entry", Tool: e.ToolName, Time: e.Time, Text: roll.EntryText(line)})
 			n++

@@ -48,4 +48,5 @@ const (
 	msgIndexWrite     = "the search index %s could not be updated: %v; the removed content is safe in the store"
 	hintIndex         = "rebuild the index with 'bs index FILE...' (delete a damaged index file first)"
 	msgNoHits         = "no hits for %q"
+	msgPendingBad     = "pending index rows %s are damaged (%v): the rows before the damage were added, the file is kept as .bad"
 )

@@ -49,7 +49,7 @@ func runSearch(c *cli.Context) error {
 	if strings.TrimSpace(query) == "" {
 		return usagef("give a query: bs search WORDS...")
 	}
-	ix, err := openIndex(c.Context, indexPath(c))
+	ix, err := openIndex(c.Context, indexPath(c), ui{c.App.ErrWriter})
 	if err != nil {
 		ui{c.App.ErrWriter}.hintf(hintIndex)
 		return err

@@ -60,8 +60,10 @@ type State struct {
 }
 
 // Add accounts for one line.
+// A line that cannot be parsed (blank, bad) still counts as a line: add
+// Line{} for it, so a roll note's scope covers the same lines roll counted.
 func (s *State) Add(l Line) {
-	if s.scope > 0 {
+	if s.scope > 0 && l.Role != Compaction {
 		// Counted in the roll note already; its usage predates the roll.
 		s.scope--
 		if l.Model != "" {
@@ -149,6 +151,7 @@ func Measure(name string, r io.Reader, tee io.Writer, opt Options) (Result, erro
 		}
 		t, err := parse(line)
 		if err != nil || t == nil {
+			s.Add(Line{}) // it is still a line of a roll note's scope
 			return err
 		}
 		l := classify(t, d, opt.Estimator, false)
@@ -361,11 +364,15 @@ func MeasureFile(f *os.File, opt Options) (Result, error) {
 	err = backwardLines(f, info.Size(), func(line []byte) bool {
 		walked += int64(len(line)) + 1
 		if len(bytes.TrimSpace(line)) == 0 {
+			if walked > 1 { // not the empty piece after a final newline
+				lines = append(lines, Line{})
+			}
 			return true
 		}
 		t, err := p.Parse(line)
 		if err != nil {
-			return true // bad lines count for nothing, as in Measure
+			lines = append(lines, Line{}) // counts for nothing but a line, as in Measure
+			return true
 		}
 		l := classify(t, d, opt.Estimator, false)
 		lines = append(lines, l)

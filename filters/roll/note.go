@@ -33,7 +33,13 @@ func newNote(d transcript.Dialect, lines []line, p plan, opt Options, res gauge.
 	for n.firstKept < len(lines) && !lines[n.firstKept].msg {
 		n.firstKept++
 	}
-	n.v3 = n.firstKept < len(lines) && lines[n.firstKept].id != "" && !strings.HasPrefix(lines[n.firstKept].id, transcript.GeneratedIDPrefix)
+	// v2+ sessions give every message an id; v1 sessions none.
+	for _, l := range lines {
+		if l.msg && l.id != "" && !strings.HasPrefix(l.id, transcript.GeneratedIDPrefix) {
+			n.v3 = true
+			break
+		}
+	}
 	return n
 }
 
@@ -95,16 +101,21 @@ func (n *note) marker(evicted string) []byte {
 // compaction is the OpenClaw/pi compaction entry, appended as pi appends
 // its own: the kept entries from firstKeptEntryId (v2+) or
 // firstKeptEntryIndex (v1) on stay in context.
-func (n *note) compaction(tokensAfter int) []byte {
+func (n *note) compaction(tokensAfter, scope int) []byte {
 	if n.v3 {
+		id := n.shortID("compaction")
+		kept := id // nothing kept: the context starts at the compaction itself
+		if n.firstKept < len(n.lines) && n.lines[n.firstKept].id != "" {
+			kept = n.lines[n.firstKept].id
+		}
 		return []byte(fmt.Sprintf(`{"type":"compaction","id":%s,"parentId":%s,"timestamp":%s,"summary":%s,"firstKeptEntryId":%s,"tokensBefore":%d,%s}`+"\n",
-			q(n.shortID("compaction")), nullOr(n.lastID(len(n.lines))), q(n.now), q(n.text), q(n.lines[n.firstKept].id), n.tokens, rolled(tokensAfter, 0)))
+			q(id), nullOr(n.lastID(len(n.lines))), q(n.now), q(n.text), q(kept), n.tokens, rolled(tokensAfter, scope)))
 	}
 	// v1 counts entries after the header; the marker and the kept copies
 	// stand before the first kept entry in the rolled file.
 	index := n.p.from - 1 + 1 + len(n.p.keep) + (n.firstKept - n.p.to)
 	return []byte(fmt.Sprintf(`{"type":"compaction","timestamp":%s,"summary":%s,"firstKeptEntryIndex":%d,"tokensBefore":%d,%s}`+"\n",
-		q(n.now), q(n.text), index, n.tokens, rolled(tokensAfter, 0)))
+		q(n.now), q(n.text), index, n.tokens, rolled(tokensAfter, scope)))
 }
 
 // notes are the lines that replace the evicted range in the other

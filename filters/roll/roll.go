@@ -132,7 +132,7 @@ func Run(ctx context.Context, name string, r io.Reader, w io.Writer, opt Options
 	if res.Ratio < opt.Trigger {
 		return st, copyAll(w, sp)
 	}
-	plan, ok := planEviction(lines, d, res, opt)
+	plan, ok := planEviction(lines, d, res, opt, needsNewline(sp))
 	if !ok {
 		opt.Log.Warn("context is over the trigger but nothing can be evicted: every message is among the last --min-keep", "tokens", res.Tokens, "window", res.Window)
 		return st, copyAll(w, sp)
@@ -204,7 +204,9 @@ func scan(ctx context.Context, name string, sp *spool, opt Options) ([]line, tra
 		}
 		li := line{off: off, n: l.Len(), num: l.Num}
 		off += int64(l.Len())
-		if t != nil {
+		if t == nil {
+			state.Add(gauge.Line{}) // still a line of a roll note's scope
+		} else {
 			d := src.Dialect()
 			li.acct = gauge.Classify(t, d, opt.Estimator)
 			state.Add(li.acct)
@@ -337,7 +339,7 @@ type plan struct {
 // planEviction chooses the fewest oldest units whose eviction brings the
 // context to the target, never touching the last MinKeep messages or
 // anything before the latest compaction.
-func planEviction(lines []line, d transcript.Dialect, res gauge.Result, opt Options) (plan, bool) {
+func planEviction(lines []line, d transcript.Dialect, res gauge.Result, opt Options, lastOpen bool) (plan, bool) {
 	start := 0 // the in-context part begins after the latest compaction
 	for i, l := range lines {
 		if l.acct.Role != gauge.Compaction {
@@ -368,6 +370,9 @@ func planEviction(lines []line, d transcript.Dialect, res gauge.Result, opt Opti
 	}
 	if seen < opt.MinKeep {
 		return plan{}, false
+	}
+	if lastOpen && end > len(lines)-1 {
+		end = len(lines) - 1 // an unfinished last line (an agent writing it) stays
 	}
 	// Units: a message starts one unless it joins the message before (a
 	// tool result, a response split over lines) or a tool call made earlier
@@ -479,6 +484,7 @@ func write(ctx context.Context, w io.Writer, sp *spool, lines []line, d transcri
 	// The range goes to the store in chunks of whole lines, so memory stays
 	// bounded by the chunk size or the longest line.
 	var digests []string
+	var chunks [][2]int // the lines each blob holds
 	for i := p.from; i < p.to; {
 		j, size := i, int64(0)
 		for j < p.to && (j == i || size+int64(lines[j].n) <= chunkSize) {
@@ -495,15 +501,31 @@ func write(ctx context.Context, w io.Writer, sp *spool, lines []line, d transcri
 			return st, errors.Join(fmt.Errorf("storing the evicted range: %w", err), copyAll(w, sp))
 		}
 		digests = append(digests, d.String())
-		if opt.OnEvicted != nil {
-			for k := i; k < j; k++ {
-				if l := lines[k]; l.msg {
-					body := bytes.TrimSuffix(chunk[l.off-lines[i].off:l.off-lines[i].off+int64(l.n)], []byte("\n"))
-					opt.OnEvicted(Evicted{EntryID: l.id, Time: l.time, Tool: l.tool, Role: l.role, Blob: d.String(), Text: EntryText(body)})
+		chunks = append(chunks, [2]int{i, j})
+		i = j
+	}
+	// Only once every chunk is stored do the evicted entries go to the
+	// index: a failed roll leaves no rows for entries still in place.
+	if opt.OnEvicted != nil {
+		for c, span := range chunks {
+			for k := span[0]; k < span[1]; k++ {
+				l := lines[k]
+				if !l.msg {
+					continue
 				}
+				body := make([]byte, l.n)
+				if _, err := sp.f.ReadAt(body, l.off); err != nil {
+					opt.Log.Warn("evicted entries not indexed", "error", err.Error())
+					break
+				}
+				body = bytes.TrimSuffix(body, []byte("\n"))
+				id := l.id
+				if id == "" {
+					id = transcript.DeriveID(body) // rows need distinct keys
+				}
+				opt.OnEvicted(Evicted{EntryID: id, Time: l.time, Tool: l.tool, Role: l.role, Blob: digests[c], Text: EntryText(body)})
 			}
 		}
-		i = j
 	}
 	list, _ := json.Marshal(digests)
 	// skip counts the lines after the marker that restore --all drops: the
@@ -525,12 +547,14 @@ func write(ctx context.Context, w io.Writer, sp *spool, lines []line, d transcri
 		if last := lines[len(lines)-1]; needsNewline(sp) {
 			// The last line is unfinished (an agent may be writing it):
 			// the note goes before it, never glued to it.
+			// Its usage, if any, predates the roll: the note's scope
+			// covers it (its text is in tokensAfter already).
 			bw.copy(sp.section(to, last.off-to))
-			bw.write(n.compaction(p.tokensAfter))
+			bw.write(n.compaction(p.tokensAfter, 1))
 			bw.copy(sp.section(last.off, int64(last.n)))
 		} else {
 			bw.copy(sp.section(to, sp.size-to))
-			bw.write(n.compaction(p.tokensAfter))
+			bw.write(n.compaction(p.tokensAfter, 0))
 		}
 	} else {
 		bw.write(n.notes(evicted, p.tokensAfter, afterNote)...)

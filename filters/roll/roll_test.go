@@ -436,3 +436,65 @@ func checkNoteShape(t *testing.T, dialect string, out []byte) {
 		}
 	}
 }
+
+func chat(n, from int, blankEvery int) string {
+	var b strings.Builder
+	for i := from; i < from+n; i++ {
+		fmt.Fprintf(&b, `{"role":"user","content":"m%03d %s"}`+"\n", i, strings.Repeat("y", 395))
+		if blankEvery > 0 && i%blankEvery == 0 {
+			b.WriteString("\n") // blank lines count as lines of the note's scope
+		}
+	}
+	return b.String()
+}
+
+// TestScopeCountsEveryLine: after a roll, text appended later counts in
+// full, blank lines in the kept part notwithstanding, and a second roll's
+// note is not hidden by the first one's scope: file and pipe agree.
+func TestScopeCountsEveryLine(t *testing.T) {
+	ctx := context.Background()
+	store, _ := blobstore.OpenLocal(t.TempDir())
+	opt := roll.Defaults()
+	opt.Store, opt.Window, opt.MinKeep = store, 2000, 4
+	gaugeBoth := func(b []byte) int {
+		res, _ := gauge.Measure("x", bytes.NewReader(b), nil, gauge.Options{Window: opt.Window})
+		path := filepath.Join(t.TempDir(), "g.jsonl")
+		os.WriteFile(path, b, 0o600)
+		f, _ := os.Open(path)
+		defer f.Close()
+		fres, _ := gauge.MeasureFile(f, gauge.Options{Window: opt.Window})
+		if fres.Tokens != res.Tokens {
+			t.Errorf("file reads %d tokens, pipe %d", fres.Tokens, res.Tokens)
+		}
+		return res.Tokens
+	}
+	var out bytes.Buffer
+	if st, err := roll.Run(ctx, "x", strings.NewReader(chat(20, 0, 3)), &out, opt); err != nil || !st.Rolled {
+		t.Fatalf("roll: %v %+v", err, st)
+	}
+	before := gaugeBoth(out.Bytes())
+	grown := append(out.Bytes(), chat(3, 100, 0)...) // 3 × 100 tokens
+	if got := gaugeBoth(grown); got != before+300 {
+		t.Errorf("after appending 300 tokens the gauge reads %d, want %d", got, before+300)
+	}
+	// Roll the grown file again.
+	more := append(grown, chat(10, 200, 0)...)
+	var again bytes.Buffer
+	if st, err := roll.Run(ctx, "x", bytes.NewReader(more), &again, opt); err != nil || !st.Rolled {
+		t.Fatalf("second roll: %v %+v", err, st)
+	} else if got := gaugeBoth(again.Bytes()); got != st.TokensAfter {
+		t.Errorf("after the second roll the gauge reads %d, roll aimed for %d", got, st.TokensAfter)
+	}
+}
+
+// TestUnfinishedLastLine: a last line without its newline (an agent still
+// writing) is never evicted, even with --min-keep 0.
+func TestUnfinishedLastLine(t *testing.T) {
+	in := bytes.TrimSuffix(synthetic(70), []byte("\n"))
+	opt := roll.Defaults()
+	opt.MinKeep = 0
+	out := rollAndCheck(t, "open", in, opt)
+	if !bytes.HasSuffix(out, in[bytes.LastIndexByte(in, '\n'):]) {
+		t.Error("the unfinished last line did not stay last")
+	}
+}
