@@ -422,6 +422,7 @@ func planEviction(lines []line, d transcript.Dialect, res gauge.Result, opt Opti
 	var p plan
 	p.from = units[0]
 	evicted, messages := 0, 0
+	first, last := "", "" // the evicted range, for the note
 	for k := 1; k <= len(units); k++ {
 		to := end
 		if k < len(units) {
@@ -433,10 +434,17 @@ func planEviction(lines []line, d transcript.Dialect, res gauge.Result, opt Opti
 			}
 			if lines[i].msg {
 				messages++
+				last = lines[i].time
+				if last == "" {
+					last = "line " + strconv.Itoa(lines[i].num)
+				}
+				if first == "" {
+					first = last
+				}
 			}
 		}
 		p.to, p.messages, p.evictedEst = to, messages, evicted
-		p.note = noteText(lines, p, opt)
+		p.note = noteText(p, first, last, opt)
 		p.tokensAfter = gauge.TextTokens(opt.Estimator, p.note) + inContext - evicted
 		if p.tokensAfter <= target {
 			break
@@ -455,22 +463,9 @@ func planEviction(lines []line, d transcript.Dialect, res gauge.Result, opt Opti
 }
 
 // noteText is the eviction note of seed 004, with how to get it back.
-func noteText(lines []line, p plan, opt Options) string {
+func noteText(p plan, first, last string, opt Options) string {
 	if opt.NoNote {
 		return ""
-	}
-	first, last := "", ""
-	for i := p.from; i < p.to; i++ {
-		if lines[i].msg {
-			t := lines[i].time
-			if t == "" {
-				t = "line " + fmt.Sprint(lines[i].num)
-			}
-			if first == "" {
-				first = t
-			}
-			last = t
-		}
 	}
 	return fmt.Sprintf("[Context rolled: %d messages evicted (%d tokens). Full transcript searchable via bs search. Evicted range: %s to %s] Restore with: bs restore --all",
 		p.messages, p.evictedEst, first, last)
