@@ -425,22 +425,45 @@ func MeasureFile(f *os.File, opt Options) (Result, error) {
 const rollLookback = 64 << 20
 
 // rollNoteBefore returns the offset of the start of the last line holding
-// a roll note in f[size-walked-rollLookback : size-walked], or -1. It reads
-// back a chunk at a time, so memory stays small.
+// a roll note in f[size-walked-rollLookback : size-walked], or -1. It
+// searches a chunk at a time (overlapping by the marker's length), so
+// memory stays small and the search runs at memory speed.
 func rollNoteBefore(f *os.File, size, walked int64) int64 {
 	marker := []byte(`"` + RolledField + `":{"by":"bs roll","tokens"`)
 	end := size - walked
 	limit := max(end-rollLookback, 0)
-	found := int64(-1)
-	backwardLines(io.NewSectionReader(f, 0, end), end, func(line []byte) bool {
-		end -= int64(len(line)) + 1
-		if bytes.Contains(line, marker) {
-			found = end + 1
-			return false
+	buf := make([]byte, tailChunk+len(marker))
+	for hi := end; hi > limit; {
+		lo := max(hi-tailChunk, limit)
+		top := min(hi+int64(len(marker)), end)
+		chunk := buf[:top-lo]
+		if _, err := f.ReadAt(chunk, lo); err != nil && err != io.EOF {
+			return -1
 		}
-		return end > limit
-	})
-	return max(found, -1)
+		if i := bytes.LastIndex(chunk, marker); i >= 0 {
+			// The line starts after the last line feed before the marker.
+			return lineStart(f, lo+int64(i))
+		}
+		hi = lo
+	}
+	return -1
+}
+
+// lineStart returns the offset where the line holding offset at begins.
+func lineStart(f *os.File, at int64) int64 {
+	buf := make([]byte, 64<<10)
+	for hi := at; hi > 0; {
+		lo := max(hi-int64(len(buf)), 0)
+		chunk := buf[:hi-lo]
+		if _, err := f.ReadAt(chunk, lo); err != nil && err != io.EOF {
+			return -1
+		}
+		if i := bytes.LastIndexByte(chunk, '\n'); i >= 0 {
+			return lo + int64(i) + 1
+		}
+		hi = lo
+	}
+	return 0
 }
 
 // detectHead detects the dialect from the first lines, and a model named

@@ -264,37 +264,38 @@ func unquote(raw []byte) string {
 func StringChars(raw []byte) int { return countChars(raw, -1) }
 
 // countChars counts like StringChars but stops once it has seen limit
-// characters (limit < 0: no limit).
+// characters (limit < 0: no limit). Runs without escapes, the bulk of any
+// text, are counted by utf8.RuneCount, which is much faster than a loop
+// over bytes.
 func countChars(raw []byte, limit int) int {
 	if len(raw) < 2 {
 		return 0
 	}
 	s := raw[1 : len(raw)-1]
 	n := 0
-	for i := 0; i < len(s); {
-		c := s[i]
+	for len(s) > 0 {
+		if limit >= 0 && n >= limit {
+			return n
+		}
+		j := bytes.IndexByte(s, '\\')
+		if j < 0 {
+			return n + utf8.RuneCount(s)
+		}
+		n += utf8.RuneCount(s[:j])
+		s = s[j:]
+		// An escape: \uXXXX (a surrogate pair of them is one character)
+		// or a two-byte one.
 		switch {
-		case c == '\\':
-			if i+1 < len(s) && s[i+1] == 'u' {
-				// A high surrogate followed by an escaped low one is one character.
-				if i+11 < len(s) && s[i+6] == '\\' && s[i+7] == 'u' && isHighSurrogate(s[i+2:i+6]) {
-					i += 12
-				} else {
-					i += 6
-				}
+		case len(s) > 1 && s[1] == 'u':
+			if len(s) >= 12 && s[6] == '\\' && s[7] == 'u' && isHighSurrogate(s[2:6]) {
+				s = s[12:]
 			} else {
-				i += 2
+				s = s[min(6, len(s)):]
 			}
-		case c < utf8.RuneSelf:
-			i++
 		default:
-			_, size := utf8.DecodeRune(s[i:])
-			i += size
+			s = s[min(2, len(s)):]
 		}
 		n++
-		if n == limit {
-			break
-		}
 	}
 	return n
 }
