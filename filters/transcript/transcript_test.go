@@ -209,3 +209,11 @@ func FuzzSplice(f *testing.F) {
 		}
 	})
 }
+
+func TestRuneCount(t *testing.T) {
+	for _, s := range []string{"", "a", "abcdefgh", "abcdefghi", "café au lait, s'il vous plaît", "😀😀😀😀😀😀😀😀😀", "日本語のテキストです。", strings.Repeat("é", 33) + "x"} {
+		if got, want := runeCount([]byte(s)), len([]rune(s)); got != want {
+			t.Errorf("runeCount(%q) = %d, want %d", s, got, want)
+		}
+	}
+}

@@ -2,11 +2,12 @@ package transcript
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -279,9 +280,9 @@ func countChars(raw []byte, limit int) int {
 		}
 		j := bytes.IndexByte(s, '\\')
 		if j < 0 {
-			return n + utf8.RuneCount(s)
+			return n + runeCount(s)
 		}
-		n += utf8.RuneCount(s[:j])
+		n += runeCount(s[:j])
 		s = s[j:]
 		// An escape: \uXXXX (a surrogate pair of them is one character)
 		// or a two-byte one.
@@ -296,6 +297,29 @@ func countChars(raw []byte, limit int) int {
 			s = s[min(2, len(s)):]
 		}
 		n++
+	}
+	return n
+}
+
+// runeCount counts the characters of valid UTF-8 (the parser rejects
+// anything else) eight bytes at a time: every byte but a continuation byte
+// (10xxxxxx) starts a character.
+func runeCount(b []byte) int {
+	const hi = 0x8080808080808080
+	n := len(b)
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		w := binary.LittleEndian.Uint64(b[i:])
+		if w&hi == 0 {
+			continue // all ASCII
+		}
+		// Bit 7 set and bit 6 clear marks a continuation byte.
+		n -= bits.OnesCount64(w &^ (w << 1) & hi)
+	}
+	for ; i < len(b); i++ {
+		if b[i]&0xC0 == 0x80 {
+			n--
+		}
 	}
 	return n
 }
