@@ -570,7 +570,7 @@ func write(ctx context.Context, w io.Writer, sp *spool, lines []line, d transcri
 
 // chunkSize is the most bytes of evicted lines one blob holds (a single
 // longer line is a blob of its own).
-const chunkSize = 4 << 20
+const chunkSize = 1 << 20
 
 // needsNewline reports whether the input's last line lacks its line feed,
 // so a line appended after it must first end it.
