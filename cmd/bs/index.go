@@ -296,7 +296,7 @@ func indexFile(ctx context.Context, path string, store blobstore.Store, cm *comm
 		if t == nil {
 			continue
 		}
-		if ev := t.Get(0, roll.EvictedField); ev >= 0 {
+		if ev := t.Get(0, transcript.EvictedField); ev >= 0 {
 			n += indexEvicted(ctx, path, session, t, ev, store, src.Dialect(), cm, w)
 			continue
 		}

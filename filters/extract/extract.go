@@ -311,19 +311,7 @@ func ownExtracted(t *transcript.Tree, ext int) bool {
 	ok := true
 	t.Children(ext, func(m, _ int) {
 		n, err := t.Resolve(t.Key(m))
-		if err != nil {
-			ok = false
-			return
-		}
-		switch t.Nodes[n].Kind {
-		case '"':
-			ok = ok && transcript.IsRawPlaceholder(t.Raw(n))
-		case '{':
-			text := t.Get(n, "text")
-			ok = ok && text >= 0 && transcript.IsRawPlaceholder(t.Raw(text))
-		default:
-			ok = false
-		}
+		ok = ok && err == nil && t.HoldsPlaceholder(n)
 	})
 	return ok
 }

@@ -45,11 +45,6 @@ type CharsPer4 struct{}
 func (CharsPer4) Tokens(chars int) int { return (chars + 3) / 4 }
 func (CharsPer4) Name() string         { return "chars/4" }
 
-// RolledField marks the lines bs roll writes. On the note that carries the
-// accounting it is {"tokens":K,"kept_lines":N}: the context after the roll
-// is K tokens, counting the N lines that follow the note.
-const RolledField = "_rolled"
-
 // imageTokens is what one image costs in context, roughly, whatever its
 // base64 length.
 const imageTokens = 1200
@@ -72,7 +67,7 @@ func classify(t *transcript.Tree, d transcript.Dialect, est Estimator, usageEsti
 		return Line{Role: Content, Estimate: c.tokens + c.images*imageTokens}
 	}
 	// A bs roll note states the context it leaves behind, in any dialect.
-	if r := t.Get(0, RolledField); r >= 0 {
+	if r := t.Get(0, transcript.RolledField); r >= 0 {
 		if tok := t.Get(r, "tokens"); tok >= 0 {
 			return Line{Role: Compaction, Estimate: intAt(t, tok), Scope: intAt(t, t.Get(r, "kept_lines"))}
 		}

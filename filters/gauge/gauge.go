@@ -221,7 +221,7 @@ func Measure(name string, r io.Reader, tee io.Writer, opt Options) (Result, erro
 
 // resetMarkers follow a quote in every line that can carry usage, a
 // compaction, or a model: a line without any of them is none of these.
-var resetMarkers = [][]byte{[]byte(`usage"`), []byte(`token_count"`), []byte(`compact`), []byte(`model_change"`), []byte(`turn_context"`), []byte(`session"`), []byte(RolledField + `"`)}
+var resetMarkers = [][]byte{[]byte(`usage"`), []byte(`token_count"`), []byte(`compact`), []byte(`model_change"`), []byte(`turn_context"`), []byte(`session"`), []byte(transcript.RolledField + `"`)}
 
 // mayReset looks for the markers in one pass over the line's quotes
 // rather than one pass per marker.
@@ -429,7 +429,7 @@ const rollLookback = 64 << 20
 // searches a chunk at a time (overlapping by the marker's length), so
 // memory stays small and the search runs at memory speed.
 func rollNoteBefore(f *os.File, size, walked int64) int64 {
-	marker := []byte(`"` + RolledField + `":{"by":"bs roll","tokens"`)
+	marker := []byte(`"` + transcript.RolledField + `":{"by":"` + transcript.RolledBy + `","tokens"`)
 	end := size - walked
 	limit := max(end-rollLookback, 0)
 	buf := make([]byte, tailChunk+len(marker))

@@ -166,14 +166,6 @@ func Run(ctx context.Context, name string, r io.Reader, w io.Writer, opt Options
 	return x.res, x.stats, errors.Join(x.errs...)
 }
 
-// The members bs roll writes (package roll imports this one, so they are
-// named here too).
-const (
-	rolledField  = "_rolled"
-	evictedField = "_evicted"
-	rolledBy     = "bs roll"
-)
-
 // handle restores one line. Under --all it first undoes bs roll: the
 // copies after a marker go, the marker becomes the evicted range again
 // (each of its lines restored in turn), and roll's notes go.
@@ -183,8 +175,8 @@ func (x *run) handle(ctx context.Context, sink *transcript.Sink, line transcript
 			x.skip--
 			return nil
 		}
-		if t != nil && t.Str(t.Path(0, rolledField, "by")) == rolledBy {
-			if t.Get(0, evictedField) >= 0 {
+		if t != nil && t.Str(t.Path(0, transcript.RolledField, "by")) == transcript.RolledBy {
+			if t.Get(0, transcript.EvictedField) >= 0 {
 				if ok, err := x.unroll(ctx, sink, line, t, d); ok || err != nil {
 					return err
 				}
@@ -204,7 +196,7 @@ func (x *run) handle(ctx context.Context, sink *transcript.Sink, line transcript
 // is read and verified before any line is written, so a failure leaves the
 // marker (ok false), never half a range.
 func (x *run) unroll(ctx context.Context, sink *transcript.Sink, line transcript.Line, t *transcript.Tree, d transcript.Dialect) (bool, error) {
-	ev := t.Get(0, evictedField)
+	ev := t.Get(0, transcript.EvictedField)
 	fail := func(blob string, err error) (bool, error) {
 		x.unrollFailed = true
 		x.fail(&BlobError{Line: line.Num, EntryID: "(rolled range)", Blob: blob, Err: err})
@@ -214,7 +206,7 @@ func (x *run) unroll(ctx context.Context, sink *transcript.Sink, line transcript
 	size, serr := strconv.Atoi(string(t.Raw(max(t.Get(ev, "bytes"), 0))))
 	blobs := t.Get(ev, "blobs")
 	if err != nil || serr != nil || blobs < 0 || t.Nodes[blobs].Kind != '[' || t.Nodes[blobs].First < 0 {
-		return fail("", fmt.Errorf("bad %s member", evictedField))
+		return fail("", fmt.Errorf("bad %s member", transcript.EvictedField))
 	}
 	var digests []blobstore.Digest
 	var bad error
@@ -239,7 +231,7 @@ func (x *run) unroll(ctx context.Context, sink *transcript.Sink, line transcript
 		total += len(data)
 	}
 	if total != size {
-		return fail("", fmt.Errorf("the evicted range holds %d bytes, %s says %d", total, evictedField, size))
+		return fail("", fmt.Errorf("the evicted range holds %d bytes, %s says %d", total, transcript.EvictedField, size))
 	}
 	// Second pass: each line of the range goes through restore again, so
 	// values extracted before the roll, and earlier rolls, come back too.
@@ -440,7 +432,7 @@ func (x *run) plan(line transcript.Line, e *transcript.Entry) ([]fetch, *transcr
 			fail(err)
 			return
 		}
-		if !holdsPlaceholder(t, node) {
+		if !t.HoldsPlaceholder(node) {
 			fail(fmt.Errorf("%s no longer holds a placeholder", ptr))
 			return
 		}
@@ -464,17 +456,6 @@ func (x *run) plan(line transcript.Line, e *transcript.Entry) ([]fetch, *transcr
 		edit = t.ReplaceValue(e.Extracted, append(obj, '}'))
 	}
 	return fetches, &edit, nil
-}
-
-func holdsPlaceholder(t *transcript.Tree, n int) bool {
-	switch t.Nodes[n].Kind {
-	case '"':
-		return transcript.IsRawPlaceholder(t.Raw(n))
-	case '{':
-		text := t.Get(n, "text")
-		return text >= 0 && transcript.IsRawPlaceholder(t.Raw(text))
-	}
-	return false
 }
 
 // keyMatches reports whether ptr is selected by keys: by the whole pointer

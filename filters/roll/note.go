@@ -64,11 +64,13 @@ func q(s string) string { return string(transcript.AppendQuote(nil, s)) }
 
 // rolled is the _rolled member of a note that carries the accounting.
 func rolled(tokens, kept int) string {
-	return fmt.Sprintf(`%q:{"by":%q,"tokens":%d,"kept_lines":%d}`, gauge.RolledField, RolledBy, tokens, kept)
+	return fmt.Sprintf(`%q:{"by":%q,"tokens":%d,"kept_lines":%d}`, transcript.RolledField, transcript.RolledBy, tokens, kept)
 }
 
 // rolledTag marks the other lines bs roll writes.
-func rolledTag() string { return fmt.Sprintf(`%q:{"by":%q}`, gauge.RolledField, RolledBy) }
+func rolledTag() string {
+	return fmt.Sprintf(`%q:{"by":%q}`, transcript.RolledField, transcript.RolledBy)
+}
 
 // lastID is the id of the last line before i that has one, or "".
 func (n *note) lastID(i int) string {
@@ -95,7 +97,7 @@ func (n *note) marker(evicted string) []byte {
 		ids = fmt.Sprintf(`,"id":%s,"parentId":%s`, q(n.shortID("marker")), nullOr(n.lastID(n.p.from)))
 	}
 	return []byte(fmt.Sprintf(`{"type":"custom","customType":"bs:evicted","data":{"note":%s}%s,"timestamp":%s,%q:%s,%s}`+"\n",
-		q(n.text), ids, q(n.now), EvictedField, evicted, rolledTag()))
+		q(n.text), ids, q(n.now), transcript.EvictedField, evicted, rolledTag()))
 }
 
 // compaction is the OpenClaw/pi compaction entry, appended as pi appends
@@ -121,7 +123,7 @@ func (n *note) compaction(tokensAfter, scope int) []byte {
 // notes are the lines that replace the evicted range in the other
 // dialects; after counts the lines that follow them.
 func (n *note) notes(evicted string, tokensAfter, after int) [][]byte {
-	ev := fmt.Sprintf("%q:%s", EvictedField, evicted)
+	ev := fmt.Sprintf("%q:%s", transcript.EvictedField, evicted)
 	switch n.d {
 	case transcript.ClaudeCode:
 		boundary, summary := n.uuid("boundary"), n.uuid("summary")

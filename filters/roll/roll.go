@@ -64,16 +64,6 @@ type Stats struct {
 	Short         bool // the target was out of reach: everything evictable went
 }
 
-// RolledBy is the "by" of every _rolled member bs roll writes: restore
-// --all drops or unrolls only lines that carry it.
-const RolledBy = "bs roll"
-
-// EvictedField marks the line that stands where evicted lines were:
-// {"blobs":[…],"bytes":N,"skip":K} names the blobs that hold their exact
-// bytes, in order, and how many of the lines that follow it are copies of
-// lines kept from that range. restore --all puts the range back.
-const EvictedField = "_evicted"
-
 // line is what roll remembers of each input line: never its body.
 type line struct {
 	off    int64
@@ -219,7 +209,7 @@ func scan(ctx context.Context, name string, sp *spool, opt Options) ([]line, tra
 			if len(e.Tools) > 0 {
 				li.tool = e.Tools[0]
 			}
-			li.bsNote = t.Get(0, gauge.RolledField) >= 0 || t.Get(0, EvictedField) >= 0
+			li.bsNote = t.Get(0, transcript.RolledField) >= 0 || t.Get(0, transcript.EvictedField) >= 0
 			li.join, li.noise, lastMsgID = joins(t, d, lastMsgID)
 			li.issued, li.answered = callIDs(t, d)
 			li.user = li.msg && !li.join && e.Role == "user" && len(li.answered) == 0

@@ -149,11 +149,11 @@ func messagesAfterNote(t *testing.T, out []byte) int {
 		if tr == nil {
 			continue
 		}
-		if tr.Get(0, roll.EvictedField) >= 0 {
+		if tr.Get(0, transcript.EvictedField) >= 0 {
 			n = 0
 			continue
 		}
-		if tr.Get(0, gauge.RolledField) >= 0 {
+		if tr.Get(0, transcript.RolledField) >= 0 {
 			continue
 		}
 		if transcript.View(tr, src.Dialect()).Message {

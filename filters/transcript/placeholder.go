@@ -5,6 +5,19 @@ import (
 	"strconv"
 )
 
+// The members bs roll writes. RolledField marks every line roll writes,
+// with "by":RolledBy; on the note that carries the accounting it is
+// {"by":…,"tokens":K,"kept_lines":N}: the context after the roll is K
+// tokens, counting the N lines that follow the note. EvictedField marks the
+// line standing where evicted lines were: {"blobs":[…],"bytes":N,"skip":K}
+// names the blobs holding their exact bytes, in order, and how many of the
+// following lines are copies of lines kept from the range.
+const (
+	RolledField  = "_rolled"
+	RolledBy     = "bs roll"
+	EvictedField = "_evicted"
+)
+
 // Placeholder returns the text left where a value of entry id was removed:
 // exactly [[extracted-<id>]] (seed 000).
 func Placeholder(id string) string { return "[[extracted-" + id + "]]" }
@@ -77,4 +90,17 @@ func (m *ExtractedMeta) Edit() Edit {
 
 func appendInt(b []byte, n int) []byte {
 	return strconv.AppendInt(b, int64(n), 10)
+}
+
+// HoldsPlaceholder reports whether node n holds what extract left in place
+// of a value: the placeholder string, or a text block holding it.
+func (t *Tree) HoldsPlaceholder(n int) bool {
+	switch t.Nodes[n].Kind {
+	case '"':
+		return IsRawPlaceholder(t.Raw(n))
+	case '{':
+		text := t.Get(n, "text")
+		return text >= 0 && IsRawPlaceholder(t.Raw(text))
+	}
+	return false
 }
