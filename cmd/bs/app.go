@@ -206,15 +206,22 @@ func parseCommon(c *cli.Context) (*common, error) {
 }
 
 // defaultStoreDir is $XDG_DATA_HOME/bs, else ~/.local/share/bs.
-func defaultStoreDir() string {
-	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
+func defaultStoreDir() string { return xdgDir("XDG_DATA_HOME", ".local/share") }
+
+// stateDir is $XDG_STATE_HOME/bs, else ~/.local/state/bs.
+func stateDir() string { return xdgDir("XDG_STATE_HOME", ".local/state") }
+
+// xdgDir is bs's directory under the XDG base directory named by env, or
+// under fallback in the home directory.
+func xdgDir(env, fallback string) string {
+	if d := os.Getenv(env); d != "" {
 		return filepath.Join(d, "bs")
 	}
 	home, err := os.UserHomeDir()
 	if err != nil {
-		return filepath.Join(".local", "share", "bs")
+		home = ""
 	}
-	return filepath.Join(home, ".local", "share", "bs")
+	return filepath.Join(home, filepath.FromSlash(fallback), "bs")
 }
 
 func (cm *common) openStore() (blobstore.Store, error) {

@@ -106,15 +106,3 @@ func lockPath(path string) (string, error) {
 	sum := sha256.Sum256([]byte(abs))
 	return filepath.Join(dir, hex.EncodeToString(sum[:12])+".lock"), nil
 }
-
-// stateDir is $XDG_STATE_HOME/bs, else ~/.local/state/bs.
-func stateDir() string {
-	if d := os.Getenv("XDG_STATE_HOME"); d != "" {
-		return filepath.Join(d, "bs")
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return filepath.Join(".local", "state", "bs")
-	}
-	return filepath.Join(home, ".local", "state", "bs")
-}

@@ -47,8 +47,8 @@ func Defaults() Options {
 
 // Evicted describes one evicted entry.
 type Evicted struct {
-	EntryID, Time, Tool, Role, Blob string
-	Text                            string // the entry's text, for search
+	EntryID, Time, Tool, Blob string
+	Text                      string // the entry's text, for search
 }
 
 // Stats summarise a roll.
@@ -76,7 +76,6 @@ type line struct {
 	id     string
 	time   string
 	tool   string
-	role   string
 	bsNote bool // a line bs roll wrote: never evicted
 	user   bool // a user turn: it closes any call left without a result
 
@@ -204,7 +203,7 @@ func scan(ctx context.Context, name string, sp *spool, opt Options) ([]line, tra
 			if sid == "" {
 				sid = e.SessionID
 			}
-			li.msg, li.id, li.time, li.role = e.Message, e.ID, e.Time, e.Role
+			li.msg, li.id, li.time = e.Message, e.ID, e.Time
 			li.tool = e.ToolName
 			if len(e.Tools) > 0 {
 				li.tool = e.Tools[0]
@@ -508,7 +507,7 @@ func write(ctx context.Context, w io.Writer, sp *spool, lines []line, d transcri
 				if id == "" {
 					id = transcript.DeriveID(body) // rows need distinct keys
 				}
-				opt.OnEvicted(Evicted{EntryID: id, Time: l.time, Tool: l.tool, Role: l.role, Blob: digests[c], Text: EntryText(body)})
+				opt.OnEvicted(Evicted{EntryID: id, Time: l.time, Tool: l.tool, Blob: digests[c], Text: EntryText(body)})
 			}
 		}
 	}

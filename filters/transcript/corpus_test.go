@@ -59,8 +59,6 @@ func TestCorpusDialects(t *testing.T) {
 }
 
 func TestStrictStops(t *testing.T) {
-	files := corpusFiles(t)
-	_ = files
 	f, err := os.Open(filepath.Join(corpusDir, "openclaw", "pi-mono__session.jsonl"))
 	if err != nil {
 		t.Skip(err)

@@ -81,11 +81,6 @@ func (r *Reader) Next() (Line, error) {
 	return Line{Num: r.num, Body: b[:len(b)-1], Newline: true}, nil
 }
 
-// Buffered reports how many input bytes are waiting in memory. A writer
-// flushes when it is zero, so that `tail -f | bs …` sees output promptly
-// while files are still written in large batches.
-func (r *Reader) Buffered() int { return r.r.Buffered() }
-
 // NextView is Next without the copy: the returned Body is only valid until
 // the next call. Filters that look at most lines once and keep few of them
 // (gauge) use it to spare the garbage collector.

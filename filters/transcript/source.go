@@ -43,9 +43,6 @@ func NewSource(name string, r io.Reader, d Dialect, onBad func(*BadLineError) er
 // call to Next).
 func (s *Source) Dialect() Dialect { return s.dialect }
 
-// Buffered reports whether input is waiting in memory (see Reader.Buffered).
-func (s *Source) Buffered() int { return s.r.Buffered() + len(s.held) }
-
 // Next returns the next line and its tree. The tree is nil for a blank line
 // or an invalid one (after onBad has been told), and is valid only until
 // the next call. At the end of input it returns io.EOF.
