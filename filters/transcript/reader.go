@@ -50,35 +50,12 @@ func NewReader(r io.Reader) *Reader {
 	return &Reader{r: bufio.NewReaderSize(r, 256<<10)}
 }
 
-// Next returns the next line, or io.EOF when the input is exhausted.
+// Next returns the next line, or io.EOF when the input is exhausted. The
+// line's Body is its own.
 func (r *Reader) Next() (Line, error) {
-	chunk, err := r.r.ReadSlice('\n')
-	if err == nil {
-		r.num++
-		body := make([]byte, len(chunk)-1)
-		copy(body, chunk)
-		return Line{Num: r.num, Body: body, Newline: true}, nil
-	}
-	// A long line or the last line: gather chunks.
-	var buf bytes.Buffer
-	for errors.Is(err, bufio.ErrBufferFull) {
-		buf.Write(chunk)
-		chunk, err = r.r.ReadSlice('\n')
-	}
-	buf.Write(chunk)
-	if err != nil && err != io.EOF {
-		return Line{}, err
-	}
-	b := buf.Bytes()
-	if err == io.EOF {
-		if len(b) == 0 {
-			return Line{}, io.EOF
-		}
-		r.num++
-		return Line{Num: r.num, Body: b}, nil
-	}
-	r.num++
-	return Line{Num: r.num, Body: b[:len(b)-1], Newline: true}, nil
+	l, err := r.NextView()
+	l.Body = bytes.Clone(l.Body)
+	return l, err
 }
 
 // NextView is Next without the copy: the returned Body is only valid until
