@@ -3,6 +3,7 @@ package gauge
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -197,5 +198,29 @@ func TestWindowFor(t *testing.T) {
 		if got := WindowFor(model); got != want {
 			t.Errorf("WindowFor(%q) = %d, want %d", model, got, want)
 		}
+	}
+}
+
+// TestCalibrate: the estimator is compared with the growth of the usage
+// between turns; a turn it estimates exactly has no error, one it
+// estimates at half has -50%, and a compaction breaks the chain.
+func TestCalibrate(t *testing.T) {
+	user := func(chars int) string {
+		return `{"type":"message","message":{"role":"user","content":"` + strings.Repeat("u", chars) + `"}}` + "\n"
+	}
+	assistant := func(usage int) string {
+		return `{"type":"message","message":{"role":"assistant","content":[],"usage":{"input":` + fmt.Sprint(usage) + `,"output":0,"cacheRead":0,"cacheWrite":0},"stopReason":"stop"}}` + "\n"
+	}
+	in := `{"type":"session","version":3,"id":"s"}` + "\n" +
+		assistant(1000) + user(400) + assistant(1100) + // +100 real, 100 estimated
+		user(400) + assistant(1300) + // +200 real, 100 estimated: -50%
+		`{"type":"compaction","summary":"","firstKeptEntryId":"x","tokensBefore":1300}` + "\n" +
+		user(4000) + assistant(5000) // no pair across the compaction
+	c, err := Calibrate("-", strings.NewReader(in), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Pairs != 2 || c.WorstError != -0.5 || c.WorstLine != 6 || c.MeanAbsError != 0.25 || c.RealTokens != 300 || c.EstimateTokens != 200 {
+		t.Errorf("got %+v", c)
 	}
 }
