@@ -49,4 +49,17 @@ const (
 	hintIndex         = "rebuild the index with 'bs index FILE...' (delete a damaged index file first)"
 	msgNoHits         = "no hits for %q"
 	msgPendingBad     = "pending index rows %s are damaged (%v): the rows before the damage were added, the file is kept as .bad"
+
+	// bs checkpoint
+	msgCheckpointTrigger    = "bad --trigger %q: want compaction or session-end"
+	msgCheckpointFlags      = "want --threshold > 0, --keep >= 0 and --context-window >= 0"
+	msgCheckpointFailed     = "no checkpoint for %s: %v; the transcript was passed through unchanged"
+	msgCheckpointNoKey      = "name the session: --session-key KEY, or a transcript FILE"
+	msgCheckpointArgs       = "too many arguments"
+	msgCheckpointNone       = "no checkpoint for session key %q in %s"
+	msgCheckpointNoID       = "no checkpoint %s for session key %q"
+	msgCheckpointNoneInject = "no checkpoint for session key %q: nothing injected"
+	msgHookInput            = "cannot read the hook's JSON on standard input: %v"
+	msgHookNoSession        = "the hook input has no session_id (or give --session-key)"
+	msgHookNoTranscript     = "the %s hook input has no transcript_path"
 )

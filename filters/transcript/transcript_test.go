@@ -217,3 +217,36 @@ func TestRuneCount(t *testing.T) {
 		}
 	}
 }
+
+func TestStrPrefix(t *testing.T) {
+	for _, tc := range []struct {
+		json string
+		max  int
+		want string
+	}{
+		{`"short"`, 10, "short"},
+		{`"abcdefghij"`, 4, "abcd"},
+		{`"ab\ncdef"`, 3, "ab"},
+		{`"ab\ncdef"`, 4, "ab\n"},
+		{`"ab\ncdef"`, 5, "ab\nc"},
+		{`"a\u00e9bcdefgh"`, 6, "a"},
+		{`"a\u00e9bcdefgh"`, 7, "aé"},
+		{`"héllo world"`, 2, "h"},
+		{`"héllo world"`, 3, "hé"},
+		{`"x\ud83d\ude00yyyyyyyyyyy"`, 7, "x"},
+		{`"x\ud83d\ude00yyyyyyyyyyy"`, 13, "x😀"},
+		{`"\\\\\\\\\\\\"`, 3, `\`},
+	} {
+		var p Parser
+		tr, err := p.Parse([]byte(tc.json))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := tr.StrPrefix(0, tc.max); got != tc.want {
+			t.Errorf("StrPrefix(%s, %d) = %q, want %q", tc.json, tc.max, got, tc.want)
+		}
+		if full := tr.Str(0); !strings.HasPrefix(full, tr.StrPrefix(0, tc.max)) {
+			t.Errorf("StrPrefix(%s) is not a prefix of %q", tc.json, full)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math/bits"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -166,6 +167,45 @@ func (t *Tree) Str(i int) string {
 		return ""
 	}
 	return unquote(t.Raw(i))
+}
+
+// StrPrefix returns the start of the decoded string at node i: about max
+// bytes of it, cut before an escape or a character that would not fit, so
+// that a gist of a long tool output costs its first bytes, not a decode of
+// the whole.
+func (t *Tree) StrPrefix(i, max int) string {
+	if i < 0 || t.Nodes[i].Kind != '"' {
+		return ""
+	}
+	raw := t.Raw(i)
+	if len(raw) <= max+2 {
+		return unquote(raw)
+	}
+	body := raw[1 : len(raw)-1]
+	end := 0
+	for end < len(body) {
+		n := 1
+		switch c := body[end]; {
+		case c == '\\':
+			n = 2
+			if end+1 < len(body) && body[end+1] == 'u' {
+				n = 6
+			}
+		case c >= utf8.RuneSelf:
+			_, n = utf8.DecodeRune(body[end:])
+		}
+		if end+n > max {
+			break
+		}
+		end += n
+	}
+	// A high surrogate escape needs its low half: drop it when cut apart.
+	if end >= 6 && body[end-6] == '\\' && body[end-5] == 'u' && isHighSurrogate(body[end-4:end]) {
+		end -= 6
+	}
+	q := make([]byte, 0, end+2)
+	q = append(append(append(q, '"'), body[:end]...), '"')
+	return unquote(q)
 }
 
 // Key returns the decoded member name of node i.

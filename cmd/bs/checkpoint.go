@@ -1,0 +1,395 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/bstools/bs/filters/checkpoint"
+	"github.com/bstools/bs/filters/gauge"
+)
+
+func checkpointCommand() *cli.Command {
+	d := checkpoint.Defaults()
+	return &cli.Command{
+		Name:      "checkpoint",
+		Usage:     "pass the transcript through and write a structured checkpoint when the context is nearly full",
+		ArgsUsage: "[FILE...]",
+		Description: "A tap: the transcript always passes through unchanged. When the gauge reads at or above " +
+			"--threshold (or with --force, or --trigger compaction|session-end) the session's working state is " +
+			"written, with no model call, as a YAML checkpoint (seed 003: meta, working, decisions, resources, " +
+			"thread, open_items, learnings) to --dir/<session key>/cp_NNN.yaml, and _latest.json points at it. " +
+			"Files are written once and never changed; the last --keep are kept. 'bs checkpoint render' prints " +
+			"the lean text to put back in the context after a compaction (at most 700 tokens).",
+		Flags: append(checkpointFlags(),
+			&cli.Float64Flag{Name: "threshold", Value: d.Threshold, Usage: "write when utilization is at or above this ratio"},
+			&cli.BoolFlag{Name: "force", Usage: "write whatever the utilization (and even if little changed since the last checkpoint)"},
+			&cli.StringFlag{Name: "trigger", Usage: "write now and record why: compaction or session-end"},
+			&cli.IntFlag{Name: "keep", Value: d.Keep, Usage: "keep the last `N` checkpoints per session key (0 keeps all)"},
+			&cli.StringSliceFlag{Name: "learning", Usage: "add a learning to the checkpoint (repeatable)"},
+			&cli.IntFlag{Name: "context-window", Usage: "the window in tokens (default: from the transcript's model, else 200000)"},
+			tokenizerFlag(),
+			&cli.StringFlag{Name: "format", Value: "auto", Usage: "transcript dialect: auto, openclaw, claude-code, codex, brainsurgeon, generic"},
+			&cli.StringFlag{Name: "now", EnvVars: []string{"BS_NOW"}, Usage: "the current time (RFC 3339), for created_at"},
+			&cli.BoolFlag{Name: "strict", Usage: "exit 4 on a line that is not valid JSON (after passing everything through)"},
+			&cli.StringFlag{Name: "log-level", Value: "warn", Usage: "debug, info, warn or error"},
+		),
+		Action: runCheckpoint,
+		Subcommands: withUsageErrors(
+			&cli.Command{
+				Name:      "render",
+				Usage:     "print the text to put in the context after a compaction (at most 700 tokens)",
+				ArgsUsage: "[--session-key KEY | FILE]",
+				Description: "FILE is a checkpoint (.yaml) or a transcript, whose session key is found as " +
+					"'bs checkpoint' finds it. The text warns of the compaction death spiral after more than " +
+					"three compactions.",
+				Flags:  checkpointFlags(),
+				Action: runCheckpointRender,
+			},
+			&cli.Command{
+				Name:      "inject",
+				Usage:     "pass the transcript through and append the latest checkpoint's text as injected context",
+				ArgsUsage: "[FILE]",
+				Description: "The appended entry has the dialect's own shape for injected context: an OpenClaw/pi " +
+					"custom_message, a Claude Code meta user message, a Codex user message item, a system entry " +
+					"otherwise. With no checkpoint for the session the transcript passes through unchanged.",
+				Flags: append(checkpointFlags(),
+					&cli.StringFlag{Name: "format", Value: "auto", Usage: "transcript dialect: auto, openclaw, claude-code, codex, brainsurgeon, generic"},
+					&cli.StringFlag{Name: "now", EnvVars: []string{"BS_NOW"}, Usage: "the current time (RFC 3339), for the entry's timestamp"},
+				),
+				Action: runCheckpointInject,
+			},
+			&cli.Command{
+				Name:      "list",
+				Usage:     "list the checkpoints of a session key, or the session keys",
+				ArgsUsage: "[--session-key KEY | FILE]",
+				Flags: append(checkpointFlags(),
+					&cli.BoolFlag{Name: "json", Usage: "print one JSON object per line"}),
+				Action: runCheckpointList,
+			},
+			&cli.Command{
+				Name:      "show",
+				Usage:     "print a checkpoint file (the latest unless an ID is given)",
+				ArgsUsage: "[--session-key KEY | FILE] [ID]",
+				Flags:     checkpointFlags(),
+				Action:    runCheckpointShow,
+			},
+			&cli.Command{
+				Name:  "hook",
+				Usage: "act on a Claude Code hook event read as JSON from standard input",
+				Description: "For use as the command of Claude Code hooks (see scripts/hooks/claude-code.sh). " +
+					"PreCompact writes a checkpoint of transcript_path (trigger compaction); SessionEnd writes one " +
+					"(trigger session-end); Stop writes one when the threshold is reached; SessionStart prints the " +
+					"latest checkpoint's text, which Claude Code adds to the context. The session key is session_id.",
+				Flags: append(checkpointFlags(),
+					&cli.Float64Flag{Name: "threshold", Value: d.Threshold, Usage: "for Stop: write when utilization is at or above this ratio"},
+					&cli.IntFlag{Name: "keep", Value: d.Keep, Usage: "keep the last `N` checkpoints per session key"},
+					&cli.StringFlag{Name: "now", EnvVars: []string{"BS_NOW"}, Usage: "the current time (RFC 3339), for created_at"},
+				),
+				Action: runCheckpointHook,
+			},
+		),
+	}
+}
+
+// checkpointFlags are the flags every checkpoint command takes.
+func checkpointFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "dir", EnvVars: []string{"BS_CHECKPOINT_DIR"}, Usage: "the checkpoint directory (default: $XDG_STATE_HOME/bs/checkpoints)"},
+		&cli.StringFlag{Name: "session-key", Usage: "the session key (default: the session the transcript names, else its file name)"},
+	}
+}
+
+func checkpointDir(c *cli.Context) checkpoint.Dir {
+	if d := c.String("dir"); d != "" {
+		return checkpoint.Dir{Root: d}
+	}
+	return checkpoint.Dir{Root: filepath.Join(stateDir(), "checkpoints")}
+}
+
+func runCheckpoint(c *cli.Context) error {
+	cm, err := parseCommon(c)
+	if err != nil {
+		return err
+	}
+	opt := checkpoint.Defaults()
+	opt.Dir, opt.SessionKey = checkpointDir(c), c.String("session-key")
+	opt.Threshold, opt.Force, opt.Trigger, opt.Keep = c.Float64("threshold"), c.Bool("force"), c.String("trigger"), c.Int("keep")
+	opt.Learnings, opt.Now, opt.Format, opt.OnBadLine = c.StringSlice("learning"), cm.now, cm.format, cm.onBadLine
+	opt.Gauge = gauge.Options{Window: c.Int("context-window"), Format: cm.format}
+	if opt.Gauge.Estimator, err = estimatorFlag(c); err != nil {
+		return err
+	}
+	switch {
+	case opt.Trigger != "" && opt.Trigger != checkpoint.TriggerCompaction && opt.Trigger != checkpoint.TriggerSessionEnd:
+		return usagef(msgCheckpointTrigger, opt.Trigger)
+	case opt.Threshold <= 0 || opt.Keep < 0 || opt.Gauge.Window < 0:
+		return usagef(msgCheckpointFlags)
+	}
+	failed := false
+	err = cm.each(c.Context, func(ctx context.Context, name string, r io.Reader, w io.Writer) error {
+		out, err := checkpoint.Run(name, r, w, opt)
+		var cpErr *checkpoint.Error
+		if errors.As(err, &cpErr) {
+			cm.ui.warnf(msgCheckpointFailed, cpErr.Key, cpErr.Err)
+			failed = true
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if out.Written != nil {
+			cm.log.Info("checkpoint written", "file", name, "key", out.Key, "id", out.Written.Meta.CheckpointID, "path", out.Path,
+				"trigger", out.Written.Meta.Trigger, "tokens", out.Gauge.Tokens, "ratio", out.Gauge.Ratio)
+		} else {
+			cm.log.Info("no checkpoint", "file", name, "key", out.Key, "reason", out.Skipped)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if failed {
+		return &reported{code: exitFailure}
+	}
+	return nil
+}
+
+// checkpointKey resolves the session key of the render, list and show
+// subcommands: --session-key, else the transcript FILE's key. A .yaml FILE
+// names a checkpoint itself (key "").
+func checkpointKey(c *cli.Context, file string) (string, error) {
+	if k := c.String("session-key"); k != "" {
+		return k, nil
+	}
+	if file == "" {
+		return "", usagef(msgCheckpointNoKey)
+	}
+	return checkpoint.KeyOfFile(file, 0)
+}
+
+func isCheckpointFile(name string) bool {
+	return strings.HasSuffix(name, ".yaml") || strings.HasSuffix(name, ".yml")
+}
+
+// loadCheckpoint reads the checkpoint the arguments name: a .yaml file, or
+// the latest (or the given ID) of the session key.
+func loadCheckpoint(c *cli.Context) (*checkpoint.Checkpoint, string, error) {
+	args := c.Args().Slice()
+	if len(args) > 2 {
+		return nil, "", usagef(msgCheckpointArgs)
+	}
+	if len(args) > 0 && isCheckpointFile(args[0]) {
+		cp, err := checkpoint.ReadFile(args[0])
+		return cp, args[0], err
+	}
+	file, id := "", ""
+	for _, a := range args {
+		if strings.HasPrefix(a, "cp_") && !strings.ContainsRune(a, os.PathSeparator) {
+			id = a
+		} else {
+			file = a
+		}
+	}
+	key, err := checkpointKey(c, file)
+	if err != nil {
+		return nil, "", err
+	}
+	dir := checkpointDir(c)
+	if id != "" {
+		path := filepath.Join(dir.KeyDir(key), id+".yaml")
+		cp, err := checkpoint.ReadFile(path)
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, "", fmt.Errorf(msgCheckpointNoID, id, key)
+		}
+		return cp, path, err
+	}
+	cp, path, err := dir.Latest(key)
+	if errors.Is(err, checkpoint.ErrNone) {
+		return nil, "", fmt.Errorf(msgCheckpointNone, key, dir.Root)
+	}
+	return cp, path, err
+}
+
+func runCheckpointRender(c *cli.Context) error {
+	cp, _, err := loadCheckpoint(c)
+	if err != nil {
+		return err
+	}
+	_, err = io.WriteString(c.App.Writer, checkpoint.Render(cp))
+	return err
+}
+
+func runCheckpointShow(c *cli.Context) error {
+	_, path, err := loadCheckpoint(c)
+	if err != nil {
+		return err
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	_, err = c.App.Writer.Write(data)
+	return err
+}
+
+func runCheckpointList(c *cli.Context) error {
+	dir := checkpointDir(c)
+	w := c.App.Writer
+	asJSON := c.Bool("json")
+	if c.String("session-key") == "" && c.NArg() == 0 {
+		keys, err := dir.Keys()
+		if err != nil {
+			return err
+		}
+		for _, k := range keys {
+			list, err := checkpoint.Dir{Root: dir.Root}.List(k)
+			if err != nil {
+				return err
+			}
+			latest := ""
+			if len(list) > 0 {
+				latest = list[len(list)-1].ID
+			}
+			if asJSON {
+				b, _ := json.Marshal(map[string]any{"key_dir": k, "checkpoints": len(list), "latest": latest})
+				fmt.Fprintf(w, "%s\n", b)
+			} else {
+				fmt.Fprintf(w, "%s\t%d\t%s\n", k, len(list), latest)
+			}
+		}
+		return nil
+	}
+	key, err := checkpointKey(c, c.Args().First())
+	if err != nil {
+		return err
+	}
+	list, err := dir.List(key)
+	if err != nil {
+		return err
+	}
+	for _, e := range list {
+		cp, err := checkpoint.ReadFile(e.Path)
+		if err != nil {
+			cm := ui{c.App.ErrWriter}
+			cm.warnf("%v", err)
+			continue
+		}
+		m := cp.Meta
+		if asJSON {
+			b, _ := json.Marshal(map[string]any{"checkpoint_id": m.CheckpointID, "created_at": m.CreatedAt, "trigger": m.Trigger,
+				"input_tokens": m.TokenUsage.InputTokens, "utilization": m.TokenUsage.Utilization, "path": e.Path})
+			fmt.Fprintf(w, "%s\n", b)
+		} else {
+			fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%.2f\t%s\n", m.CheckpointID, m.CreatedAt, m.Trigger, m.TokenUsage.InputTokens, m.TokenUsage.Utilization, e.Path)
+		}
+	}
+	return nil
+}
+
+func runCheckpointInject(c *cli.Context) error {
+	cm, err := parseCommon(c)
+	if err != nil {
+		return err
+	}
+	if c.NArg() > 1 {
+		return usagef(msgCheckpointArgs)
+	}
+	dir := checkpointDir(c)
+	return cm.each(c.Context, func(ctx context.Context, name string, r io.Reader, w io.Writer) error {
+		err := checkpoint.Inject(name, r, w, cm.format, cm.onBadLine, cm.now, func(session string) (string, string, error) {
+			key := c.String("session-key")
+			if key == "" {
+				key = checkpoint.SessionKeyFor(name, session)
+			}
+			if key == "" {
+				return "", "", checkpoint.ErrNoKey
+			}
+			cp, _, err := dir.Latest(key)
+			if errors.Is(err, checkpoint.ErrNone) {
+				cm.ui.warnf(msgCheckpointNoneInject, key)
+			}
+			if err != nil {
+				return "", "", err
+			}
+			return checkpoint.Render(cp), cp.Meta.CheckpointID, nil
+		})
+		if errors.Is(err, checkpoint.ErrNone) {
+			return nil
+		}
+		return err
+	})
+}
+
+// claudeHook is the JSON Claude Code sends a hook command on standard input.
+type claudeHook struct {
+	SessionID      string `json:"session_id"`
+	TranscriptPath string `json:"transcript_path"`
+	HookEventName  string `json:"hook_event_name"`
+	Trigger        string `json:"trigger"` // PreCompact: manual or auto
+	Source         string `json:"source"`  // SessionStart: startup, resume, clear or compact
+}
+
+func runCheckpointHook(c *cli.Context) error {
+	cm, err := parseCommon(c)
+	if err != nil {
+		return err
+	}
+	var h claudeHook
+	if err := json.NewDecoder(c.App.Reader).Decode(&h); err != nil {
+		return usagef(msgHookInput, err)
+	}
+	dir := checkpointDir(c)
+	key := c.String("session-key")
+	if key == "" {
+		key = h.SessionID
+	}
+	opt := checkpoint.Defaults()
+	opt.Dir, opt.SessionKey, opt.Now, opt.Keep, opt.Threshold = dir, key, cm.now, c.Int("keep"), c.Float64("threshold")
+	opt.OnBadLine = cm.onBadLine
+	switch h.HookEventName {
+	case "SessionStart":
+		if key == "" {
+			return usagef(msgHookNoSession)
+		}
+		cp, _, err := dir.Latest(key)
+		if errors.Is(err, checkpoint.ErrNone) {
+			return nil // a new session: nothing to restore
+		}
+		if err != nil {
+			return err
+		}
+		_, err = io.WriteString(c.App.Writer, checkpoint.Render(cp))
+		return err
+	case "PreCompact":
+		opt.Trigger = checkpoint.TriggerCompaction
+	case "SessionEnd":
+		opt.Trigger = checkpoint.TriggerSessionEnd
+	case "Stop", "SubagentStop", "UserPromptSubmit":
+	default:
+		return nil // not an event checkpoints act on
+	}
+	if h.TranscriptPath == "" {
+		return usagef(msgHookNoTranscript, h.HookEventName)
+	}
+	f, err := os.Open(h.TranscriptPath)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	out, err := checkpoint.Run(h.TranscriptPath, f, io.Discard, opt)
+	if err != nil {
+		return err
+	}
+	if out.Written != nil {
+		cm.log.Info("checkpoint written", "key", out.Key, "id", out.Written.Meta.CheckpointID, "path", out.Path)
+	}
+	return nil
+}

@@ -1,0 +1,298 @@
+package checkpoint
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/rogpeppe/go-internal/lockedfile"
+)
+
+// Dir is a checkpoint directory: one subdirectory per session key, holding
+// write-once cp_NNN.yaml files and _latest.json, the pointer to the newest.
+type Dir struct {
+	Root string
+}
+
+// LatestFile names the pointer file of a key directory.
+const LatestFile = "_latest.json"
+
+// Latest is the content of _latest.json.
+type Latest struct {
+	CheckpointID string `json:"checkpoint_id"`
+	Path         string `json:"path"`
+}
+
+var unsafeKeyChars = regexp.MustCompile(`[^a-zA-Z0-9._-]`)
+
+// SanitizeKey makes a session key a directory name (seed 003 §5.2).
+func SanitizeKey(key string) string {
+	s := unsafeKeyChars.ReplaceAllString(key, "_")
+	if s == "." || s == ".." {
+		s = strings.Repeat("_", len(s))
+	}
+	return s
+}
+
+// KeyDir is the directory of a session key.
+func (d Dir) KeyDir(key string) string { return filepath.Join(d.Root, SanitizeKey(key)) }
+
+var cpName = regexp.MustCompile(`^cp_([0-9]{3,})\.yaml$`)
+
+// Entry is one checkpoint file of a key.
+type Entry struct {
+	ID   string // cp_NNN
+	N    int
+	Path string
+}
+
+// List returns the checkpoints of a key, oldest first.
+func (d Dir) List(key string) ([]Entry, error) {
+	dir := d.KeyDir(key)
+	des, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []Entry
+	for _, de := range des {
+		m := cpName.FindStringSubmatch(de.Name())
+		if m == nil {
+			continue
+		}
+		n, err := strconv.Atoi(m[1])
+		if err != nil {
+			continue
+		}
+		out = append(out, Entry{ID: strings.TrimSuffix(de.Name(), ".yaml"), N: n, Path: filepath.Join(dir, de.Name())})
+	}
+	slices.SortFunc(out, func(a, b Entry) int { return a.N - b.N })
+	return out, nil
+}
+
+// Keys lists the key directories.
+func (d Dir) Keys() ([]string, error) {
+	des, err := os.ReadDir(d.Root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, de := range des {
+		if de.IsDir() {
+			out = append(out, de.Name())
+		}
+	}
+	return out, nil
+}
+
+// ErrNone is returned when a key has no checkpoint.
+var ErrNone = errors.New("no checkpoint")
+
+// Latest reads the newest checkpoint of a key through _latest.json.
+func (d Dir) Latest(key string) (*Checkpoint, string, error) {
+	data, err := os.ReadFile(filepath.Join(d.KeyDir(key), LatestFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, "", ErrNone
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	var l Latest
+	if err := json.Unmarshal(data, &l); err != nil || l.Path == "" {
+		return nil, "", fmt.Errorf("%s: damaged pointer file", filepath.Join(d.KeyDir(key), LatestFile))
+	}
+	p := l.Path
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(d.KeyDir(key), p)
+	}
+	cp, err := ReadFile(p)
+	return cp, p, err
+}
+
+// ReadFile reads and parses a checkpoint file.
+func ReadFile(path string) (*Checkpoint, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	cp, err := Decode(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return cp, nil
+}
+
+// Locked runs f holding the key's lock, so that two runs for one key never
+// pick the same number or race on _latest.json. It creates the key
+// directory (0700: checkpoints quote the conversation).
+func (d Dir) Locked(key string, f func() error) error {
+	dir := d.KeyDir(key)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	unlock, err := lockedfile.MutexAt(filepath.Join(dir, ".lock")).Lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	return f()
+}
+
+// Next returns the id of the next checkpoint of a key: one past the highest
+// number in the directory or in _latest.json (which survives retention).
+// Call it under Locked.
+func (d Dir) Next(key string) (string, error) {
+	list, err := d.List(key)
+	if err != nil {
+		return "", err
+	}
+	n := 0
+	if len(list) > 0 {
+		n = list[len(list)-1].N
+	}
+	if data, err := os.ReadFile(filepath.Join(d.KeyDir(key), LatestFile)); err == nil {
+		var l Latest
+		if json.Unmarshal(data, &l) == nil {
+			if m := cpName.FindStringSubmatch(l.CheckpointID + ".yaml"); m != nil {
+				if k, _ := strconv.Atoi(m[1]); k > n {
+					n = k
+				}
+			}
+		}
+	}
+	return fmt.Sprintf("cp_%03d", n+1), nil
+}
+
+// Write stores cp as <key dir>/<id>.yaml, written once: to a temporary
+// file, synced, linked into place (never over an existing file), then
+// _latest.json is replaced the same way, and only then are checkpoints
+// beyond the newest keep deleted. A crash at any point leaves _latest.json
+// naming a complete file. Call it under Locked.
+func (d Dir) Write(cp *Checkpoint, keep int) (string, error) {
+	dir := d.KeyDir(cp.Meta.SessionKey)
+	d.cleanTemp(dir)
+	var buf bytes.Buffer
+	if err := cp.Encode(&buf); err != nil {
+		return "", err
+	}
+	name := cp.Meta.CheckpointID + ".yaml"
+	path := filepath.Join(dir, name)
+	if err := writeOnce(dir, name, buf.Bytes()); err != nil {
+		return "", err
+	}
+	latest, err := json.Marshal(Latest{CheckpointID: cp.Meta.CheckpointID, Path: path})
+	if err != nil {
+		return "", err
+	}
+	if err := replaceFile(dir, LatestFile, append(latest, '\n')); err != nil {
+		return "", err
+	}
+	if keep > 0 {
+		if err := d.retain(cp.Meta.SessionKey, keep); err != nil {
+			return path, err
+		}
+	}
+	return path, nil
+}
+
+// retain deletes all but the newest keep checkpoint files of a key. Files
+// are deleted, never changed.
+func (d Dir) retain(key string, keep int) error {
+	list, err := d.List(key)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for len(list) > keep {
+		if err := os.Remove(list[0].Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		}
+		list = list[1:]
+	}
+	return errors.Join(errs...)
+}
+
+const tempPrefix = ".tmp-"
+
+// cleanTemp removes temporary files a crashed run left. Under the key's
+// lock no other run is writing one.
+func (d Dir) cleanTemp(dir string) {
+	des, _ := os.ReadDir(dir)
+	for _, de := range des {
+		if strings.HasPrefix(de.Name(), tempPrefix) {
+			os.Remove(filepath.Join(dir, de.Name()))
+		}
+	}
+}
+
+// writeTemp writes data to a synced temporary file in dir.
+func writeTemp(dir string, data []byte) (string, error) {
+	f, err := os.CreateTemp(dir, tempPrefix+"*")
+	if err != nil {
+		return "", err
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(0o600)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return "", err
+	}
+	return tmp, nil
+}
+
+// writeOnce puts data at dir/name, failing if the name exists.
+func writeOnce(dir, name string, data []byte) error {
+	tmp, err := writeTemp(dir, data)
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp)
+	if err := os.Link(tmp, filepath.Join(dir, name)); err != nil {
+		return err
+	}
+	return syncDir(dir)
+}
+
+// replaceFile atomically replaces dir/name with data.
+func replaceFile(dir, name string, data []byte) error {
+	tmp, err := writeTemp(dir, data)
+	if err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return syncDir(dir)
+}
+
+func syncDir(dir string) error {
+	f, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return f.Sync()
+}

@@ -1,0 +1,144 @@
+package checkpoint
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// RenderBudget is the most characters the injection text takes: 700 tokens
+// at four characters a token (seed 003 §5.4: ~600–700 tokens).
+const RenderBudget = 700 * 4
+
+// SpiralCompactions is the compaction count above which the render warns of
+// the compaction death spiral (seed 003 §5.5).
+const SpiralCompactions = 3
+
+// Render returns the text injected into the context after a compaction
+// (seed 003 §8.2). Lists are shortened, oldest items first, until the text
+// fits RenderBudget.
+func Render(cp *Checkpoint) string {
+	lim := limits{decisions: 10, exchanges: MaxExchanges, open: 10, files: 8, tools: 15, failures: 5, learnings: 10}
+	for {
+		s := render(cp, lim)
+		if len(s) <= RenderBudget || !lim.shrink() {
+			if len(s) > RenderBudget {
+				s = cut(s, RenderBudget)
+			}
+			return s
+		}
+	}
+}
+
+type limits struct{ decisions, exchanges, open, files, tools, failures, learnings int }
+
+// shrink takes one item off the longest list still allowed; false when
+// nothing is left to take.
+func (l *limits) shrink() bool {
+	best := (*int)(nil)
+	for _, p := range []*int{&l.exchanges, &l.decisions, &l.files, &l.tools, &l.failures, &l.learnings, &l.open} {
+		if *p > 0 && (best == nil || *p > *best) {
+			best = p
+		}
+	}
+	if best == nil {
+		return false
+	}
+	*best--
+	return true
+}
+
+func render(cp *Checkpoint, lim limits) string {
+	var b strings.Builder
+	m := cp.Meta
+	b.WriteString("[Post-compaction checkpoint restore]\n")
+	fmt.Fprintf(&b, "Checkpoint %s of session %s, %s (trigger: %s). ", m.CheckpointID, m.SessionKey, m.CreatedAt, m.Trigger)
+	if u := m.TokenUsage; u.ContextWindow > 0 {
+		fmt.Fprintf(&b, "[Context: %.0f%% | %dk/%dk tokens]", u.Utilization*100, (u.InputTokens+500)/1000, (u.ContextWindow+500)/1000)
+	}
+	b.WriteString("\n")
+	if m.CompactionCount > SpiralCompactions {
+		fmt.Fprintf(&b, "\nWARNING: this session has been compacted %d times. Each compaction loses detail and the next one comes sooner (compaction death spiral): finish the current step and start a fresh session from this checkpoint.\n", m.CompactionCount)
+	}
+
+	w := cp.Working
+	b.WriteString("\n")
+	if w.Topic != "" {
+		fmt.Fprintf(&b, "Working on: %s\n", w.Topic)
+	}
+	fmt.Fprintf(&b, "Status: %s\n", w.Status)
+	if w.Interrupted && w.LastToolCall != nil {
+		fmt.Fprintf(&b, "Interrupted in tool call: %s (%s)\n", w.LastToolCall.Name, w.LastToolCall.ParamsSummary)
+	}
+	if w.NextAction != "" {
+		fmt.Fprintf(&b, "Next action: %s\n", w.NextAction)
+	}
+
+	if d := lastN(cp.Decisions, lim.decisions); len(d) > 0 {
+		b.WriteString("\nDecisions made:\n")
+		for _, x := range d {
+			fmt.Fprintf(&b, "- %s%s\n", oneLine(x.What), clock(x.When))
+		}
+	}
+	if cp.Thread.Summary != "" {
+		fmt.Fprintf(&b, "\nThread: %s\n", cp.Thread.Summary)
+	}
+	if x := lastN(cp.Thread.KeyExchanges, lim.exchanges); len(x) > 0 {
+		b.WriteString("Key exchanges:\n")
+		for _, e := range x {
+			fmt.Fprintf(&b, "- %s: %s\n", e.Role, e.Gist)
+		}
+	}
+	if o := lastN(cp.OpenItems, lim.open); len(o) > 0 {
+		b.WriteString("\nOpen items:\n")
+		for _, s := range o {
+			fmt.Fprintf(&b, "- %s\n", s)
+		}
+	}
+	r := cp.Resources
+	if f := lastN(r.FilesModified, lim.files); len(f) > 0 {
+		fmt.Fprintf(&b, "\nFiles modified: %s\n", strings.Join(f, ", "))
+	}
+	if f := lastN(r.FilesRead, lim.files); len(f) > 0 {
+		fmt.Fprintf(&b, "Files read: %s\n", strings.Join(f, ", "))
+	}
+	if t := lastN(r.ToolsUsed, lim.tools); len(t) > 0 {
+		fmt.Fprintf(&b, "Tools used: %s\n", strings.Join(t, ", "))
+	}
+	if f := lastN(r.Failures, lim.failures); len(f) > 0 {
+		b.WriteString("Failed tool calls:\n")
+		for _, x := range f {
+			fmt.Fprintf(&b, "- %s: %s\n", x.Tool, x.Gist)
+		}
+	}
+	if l := lastN(cp.Learnings, lim.learnings); len(l) > 0 {
+		b.WriteString("\nLearnings (consider storing to long-term memory):\n")
+		for _, s := range l {
+			fmt.Fprintf(&b, "- %s\n", s)
+		}
+	}
+	return b.String()
+}
+
+// clock is " (15:04)" for an RFC 3339 time, else "".
+func clock(when string) string {
+	t, err := time.Parse(time.RFC3339, when)
+	if err != nil {
+		return ""
+	}
+	return t.UTC().Format(" (15:04)")
+}
+
+func oneLine(s string) string { return strings.ReplaceAll(s, "\n", " ") }
+
+// cut shortens s to at most n bytes at a line boundary.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	s = s[:n]
+	if i := strings.LastIndexByte(s, '\n'); i > 0 {
+		s = s[:i+1]
+	}
+	return s
+}
