@@ -133,6 +133,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			rollCommand(),
 			searchCommand(),
 			indexCommand(),
+			trimCommand(),
 			checkpointCommand(),
 		),
 	}

@@ -63,3 +63,11 @@ const (
 	msgHookNoSession        = "the hook input has no session_id (or give --session-key)"
 	msgHookNoTranscript     = "the %s hook input has no transcript_path"
 )
+
+// bs trim.
+const (
+	msgTrimNegative    = "--keep-last-assistants, --min-prunable-chars, --soft-max, --soft-head, --soft-tail, --context-window and --ttl must not be negative"
+	msgTrimRatio       = "--soft-trim-ratio and --hard-clear-ratio must lie between 0 and 1"
+	msgTrimPlaceholder = "--placeholder must not be empty"
+	msgTrimNoStore     = "no blob store at %s: pruned tool results are not kept (give --store DIR to keep them, or --lossy to say you mean it)"
+)

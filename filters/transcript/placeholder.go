@@ -22,13 +22,27 @@ const (
 // exactly [[extracted-<id>]] (seed 000).
 func Placeholder(id string) string { return "[[extracted-" + id + "]]" }
 
-// IsRawPlaceholder reports whether a raw JSON string is a placeholder left
-// by extraction, without decoding it: a placeholder is short and extract
-// writes it without escapes, so a long tool output costs two comparisons,
-// not a decode.
+// IsRawPlaceholder reports whether a raw JSON string holds a placeholder
+// left by bs: exactly [[extracted-<id>]] (extract), or text that ends with
+// one (trim keeps a head, a tail and a note before it). It looks only at
+// the string's last bytes, never decoding it, so a long tool output costs
+// a few comparisons. An id holds no brackets, quotes or backslashes.
 func IsRawPlaceholder(raw []byte) bool {
-	return bytes.HasPrefix(raw, []byte(`"[[extracted-`)) && bytes.HasSuffix(raw, []byte(`]]"`))
+	if !bytes.HasSuffix(raw, []byte(`]]"`)) || len(raw) < len(`"[[extracted-x]]"`) {
+		return false
+	}
+	tail := raw[max(1, len(raw)-maxPlaceholderTail) : len(raw)-3]
+	i := bytes.LastIndex(tail, []byte("[[extracted-"))
+	if i < 0 {
+		return false
+	}
+	id := tail[i+len("[[extracted-"):]
+	return len(id) > 0 && bytes.IndexAny(id, `[]"\`) < 0
 }
+
+// maxPlaceholderTail bounds how far from the end of a string a placeholder
+// is looked for: ids are short (a UUID, 8 hex digits, bs-<16 hex>).
+const maxPlaceholderTail = 256
 
 // PlaceholderValue returns the JSON that replaces a removed value: the
 // placeholder string, or for a whole block a text block of the given type
@@ -92,15 +106,19 @@ func appendInt(b []byte, n int) []byte {
 	return strconv.AppendInt(b, int64(n), 10)
 }
 
-// HoldsPlaceholder reports whether node n holds what extract left in place
-// of a value: the placeholder string, or a text block holding it.
+// HoldsPlaceholder reports whether node n holds what bs left in place of a
+// value: a string holding a placeholder, a text block holding one, or (trim
+// of a result with several blocks) an array of exactly one such block.
 func (t *Tree) HoldsPlaceholder(n int) bool {
 	switch t.Nodes[n].Kind {
 	case '"':
 		return IsRawPlaceholder(t.Raw(n))
 	case '{':
 		text := t.Get(n, "text")
-		return text >= 0 && IsRawPlaceholder(t.Raw(text))
+		return text >= 0 && t.Nodes[text].Kind == '"' && IsRawPlaceholder(t.Raw(text))
+	case '[':
+		first := t.Nodes[n].First
+		return first >= 0 && t.Nodes[first].Next < 0 && t.Nodes[first].Kind == '{' && t.HoldsPlaceholder(first)
 	}
 	return false
 }

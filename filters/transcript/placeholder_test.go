@@ -1,0 +1,50 @@
+package transcript
+
+import "testing"
+
+// TestIsRawPlaceholder: a string that is a placeholder (extract) or ends
+// with one (trim) holds one; anything else does not.
+func TestIsRawPlaceholder(t *testing.T) {
+	for raw, want := range map[string]bool{
+		`"[[extracted-abc]]"`: true,
+		`"[Old tool result content cleared] [[extracted-8555a0a4]]"`:                                       true,
+		`"head\n...\ntail\n\n[Tool result trimmed: kept first 1 chars] [[extracted-bs-0123456789abcdef]]"`: true,
+		`"[[extracted-]]"`:             false,
+		`"[[extracted-abc]] and more"`: false,
+		`"text [[extracted-a\"b]]"`:    false,
+		`"text [[extracted-a]b]]"`:     false,
+		`"plain tool output"`:          false,
+		`"]]"`:                         false,
+		`""`:                           false,
+		`"[[extracted-abc]]" `:         false,
+		`"` + string(make([]byte, 300)) + `[[extracted-x]]"`: true,
+	} {
+		if got := IsRawPlaceholder([]byte(raw)); got != want {
+			t.Errorf("IsRawPlaceholder(%q) = %v, want %v", raw, got, want)
+		}
+	}
+}
+
+// TestHoldsPlaceholder covers the shapes bs leaves: a string, a text block,
+// and an array of exactly one such block (trim of a multi-block result).
+func TestHoldsPlaceholder(t *testing.T) {
+	var p Parser
+	for src, want := range map[string]bool{
+		`{"v":"[[extracted-a]]"}`:                                            true,
+		`{"v":{"type":"text","text":"[[extracted-a]]"}}`:                     true,
+		`{"v":[{"type":"text","text":"cleared [[extracted-a]]"}]}`:           true,
+		`{"v":[{"type":"text","text":"x [[extracted-a]]"},{"type":"text"}]}`: false,
+		`{"v":[]}`:                  false,
+		`{"v":["[[extracted-a]]"]}`: false,
+		`{"v":{"type":"text","text":["[[extracted-a]]"]}}`: false,
+		`{"v":12}`: false,
+	} {
+		tr, err := p.Parse([]byte(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := tr.HoldsPlaceholder(tr.Get(0, "v")); got != want {
+			t.Errorf("HoldsPlaceholder in %s = %v, want %v", src, got, want)
+		}
+	}
+}

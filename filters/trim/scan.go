@@ -1,0 +1,457 @@
+package trim
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/bstools/bs/filters/transcript"
+)
+
+// kind is what a line is to OpenClaw's pruner.
+type kind uint8
+
+const (
+	none      kind = iota // not part of the context (headers, settings, progress)
+	user                  // a user message: the first one ends the bootstrap guard
+	assistant             // an assistant message, or a later part of one
+	results               // a message carrying tool results
+	other                 // any other message in context: 256 characters
+)
+
+// otherChars is what OpenClaw counts for a message that is neither user,
+// assistant nor tool result; imageChars is what it counts per image.
+const (
+	otherChars = 256
+	imageChars = 8000
+)
+
+// facts is what one parsed line tells the pruner. It depends on the line
+// alone, so lines can be classified in any order.
+type facts struct {
+	kind  kind
+	chars int // OpenClaw's estimate of the line's context characters
+	// For an assistant line: the response it belongs to (Claude Code
+	// splits one response over lines sharing message.id) and whether it
+	// continues the assistant side of the line before (Codex, BrainSurgeon
+	// write one item per line).
+	msgID    string
+	sideItem bool
+	time     string // the line's timestamp
+	timeMs   int64  // a unix-millisecond timestamp, when that is all there is
+	model    string
+	calls    []call // tool calls the line makes
+
+	// A compaction: the context starts after it, or at the entry it keeps.
+	compaction bool
+	keptID     string
+	keptIndex  int
+	id         string // the entry's own id ("" if none)
+
+	// Where edits go, for a line with tool results.
+	fixed     bool // bs's own members are not what bs writes: leave the line alone
+	rootEnd   int  // offset of the end of the root's last member
+	ext       int  // where members are appended to _extracted, -1 if absent
+	extEmpty  bool
+	extracted []string // pointers _extracted lists already
+	slots     []slot
+}
+
+type call struct{ id, name string }
+
+// slot is one tool result inside a line.
+type slot struct {
+	callID string
+	tool   string
+	image  bool
+	rawLen int // length of the text blocks joined with "\n"
+	chars  int // OpenClaw's estimate: text plus images
+
+	start, end int    // the value that is replaced
+	asString   bool   // it is a string; else an array that becomes one text block
+	block      string // the type of that text block
+	texts      []span // the raw JSON strings of the text parts, in order
+	ptr        string
+	locked     bool // already (partly) extracted: counted, never pruned
+}
+
+type span struct{ start, end int }
+
+// classify reads one line in dialect d.
+func classify(t *transcript.Tree, d transcript.Dialect) facts {
+	f := facts{keptIndex: -1, ext: -1}
+	if len(t.Nodes) == 0 || t.Nodes[0].Kind != '{' {
+		return f
+	}
+	c := classifier{t: t, f: &f}
+	// A bs roll note resets the context in any dialect.
+	if r := t.Get(0, transcript.RolledField); r >= 0 && t.Get(r, "tokens") >= 0 {
+		f.compaction = true
+	}
+	switch d {
+	case transcript.OpenClaw:
+		c.openclaw()
+	case transcript.ClaudeCode:
+		c.claude()
+	case transcript.Codex:
+		c.codex()
+	case transcript.BrainSurgeon:
+		c.brainsurgeon()
+	default:
+		c.generic()
+	}
+	if len(f.slots) > 0 {
+		c.anchors(d)
+	}
+	return f
+}
+
+type classifier struct {
+	t *transcript.Tree
+	f *facts
+}
+
+func (c *classifier) str(i int, names ...string) string { return c.t.Str(c.t.Path(i, names...)) }
+
+// units is the UTF-16 length of the string at node i (0 if not a string).
+func (c *classifier) units(i int) int {
+	if i < 0 || c.t.Nodes[i].Kind != '"' {
+		return 0
+	}
+	return rawUnits(c.t.Raw(i))
+}
+
+// blocks counts content as OpenClaw counts a user or tool-result message:
+// a string, or text blocks plus imageChars per image.
+func (c *classifier) blocks(content int) int {
+	t := c.t
+	if content < 0 {
+		return 0
+	}
+	if t.Nodes[content].Kind == '"' {
+		return c.units(content)
+	}
+	n := 0
+	t.Children(content, func(b, _ int) {
+		switch c.str(b, "type") {
+		case "text", "input_text", "output_text":
+			n += c.units(t.Get(b, "text"))
+		case "image", "input_image":
+			n += imageChars
+		}
+	})
+	return n
+}
+
+// rawLen is the UTF-16 length of a JSON value's raw text, which is what
+// JSON.stringify of it measures when the runtime wrote it that way.
+func (c *classifier) rawLen(i int) int {
+	if i < 0 {
+		return 0
+	}
+	raw := c.t.Raw(i)
+	if c.t.Nodes[i].Kind == '"' {
+		return rawUnits(raw)
+	}
+	return runUnits(raw)
+}
+
+// result adds a tool result whose content is node v. textTypes name the
+// block types that hold text; block is the type of the text block an array
+// becomes.
+func (c *classifier) result(v int, callID, tool, block string) {
+	t := c.t
+	if v < 0 {
+		return
+	}
+	if t.Nodes[v].Kind == '{' { // Codex forks: {content, success}
+		v = t.Get(v, "content")
+		if v < 0 {
+			return
+		}
+	}
+	s := slot{callID: callID, tool: tool, block: block}
+	switch t.Nodes[v].Kind {
+	case '"':
+		s.asString = true
+		s.texts = []span{{t.Nodes[v].Start, t.Nodes[v].End}}
+		s.start, s.end = t.Nodes[v].Start, t.Nodes[v].End
+	case '[':
+		count, single := 0, -1
+		t.Children(v, func(b, _ int) {
+			count++
+			switch c.str(b, "type") {
+			case "text", "input_text", "output_text":
+				if x := t.Get(b, "text"); x >= 0 && t.Nodes[x].Kind == '"' {
+					s.texts = append(s.texts, span{t.Nodes[x].Start, t.Nodes[x].End})
+					single = x
+				}
+			case "image", "input_image":
+				s.image = true
+			}
+		})
+		if count == 1 && len(s.texts) == 1 {
+			// One text block: only its text changes, the block stays.
+			s.asString = true
+			v = single
+		}
+		s.start, s.end = t.Nodes[v].Start, t.Nodes[v].End
+	default:
+		return
+	}
+	for i, x := range s.texts {
+		if i > 0 {
+			s.rawLen++
+		}
+		s.rawLen += rawUnits(t.Src[x.start:x.end])
+	}
+	s.chars = s.rawLen - max(0, len(s.texts)-1) // OpenClaw counts blocks, not separators
+	if s.image {
+		s.chars += imageChars * c.countImages(v)
+	}
+	s.ptr = t.Pointer(v)
+	c.f.slots = append(c.f.slots, s)
+	c.f.chars += s.chars
+}
+
+func (c *classifier) countImages(v int) int {
+	n := 0
+	c.t.Children(v, func(b, _ int) {
+		if typ := c.str(b, "type"); typ == "image" || typ == "input_image" {
+			n++
+		}
+	})
+	return n
+}
+
+// anchors records where bs's members go and which values are extracted
+// already.
+func (c *classifier) anchors(d transcript.Dialect) {
+	t, f := c.t, c.f
+	root := t.Nodes[0]
+	f.rootEnd = t.Nodes[root.Last].End
+	if f.id == "" && t.Get(0, "__id") >= 0 {
+		f.fixed = true // an __id bs did not derive: restore could not tell
+		return
+	}
+	if e := t.Get(0, "_extracted"); e >= 0 {
+		n := t.Nodes[e]
+		if n.Kind != '{' {
+			f.fixed = true
+			return
+		}
+		if n.Last < 0 {
+			f.ext, f.extEmpty = n.Start+1, true
+		} else {
+			f.ext = t.Nodes[n.Last].End
+		}
+		t.Children(e, func(m, _ int) { f.extracted = append(f.extracted, t.Key(m)) })
+	}
+	for i := range f.slots {
+		s := &f.slots[i]
+		for _, p := range f.extracted {
+			if p == s.ptr || strings.HasPrefix(p, s.ptr+"/") || strings.HasPrefix(s.ptr, p+"/") {
+				s.locked = true
+			}
+		}
+	}
+}
+
+// entryID reads the entry's own id from the first of fields that holds one.
+func (c *classifier) entryID(fields ...string) {
+	for _, name := range fields {
+		if n := c.t.Get(0, name); n >= 0 && c.t.Nodes[n].Kind == '"' {
+			if id := c.t.Str(n); id != "" {
+				c.f.id = id
+				return
+			}
+		}
+	}
+}
+
+// --- OpenClaw / pi ---------------------------------------------------------
+
+func (c *classifier) openclaw() {
+	t, f := c.t, c.f
+	c.entryID("id", "__id")
+	f.time = c.str(0, "timestamp")
+	switch c.str(0, "type") {
+	case "session", "model_change":
+		f.model = c.str(0, "modelId")
+	case "compaction":
+		f.kind, f.chars, f.compaction = other, otherChars, true
+		f.keptID = c.str(0, "firstKeptEntryId")
+		if k := t.Get(0, "firstKeptEntryIndex"); k >= 0 {
+			if n, err := strconv.Atoi(string(t.Raw(k))); err == nil {
+				f.keptIndex = n
+			}
+		}
+	case "branch_summary", "custom_message":
+		f.kind, f.chars = other, otherChars
+	case "message":
+		msg := t.Get(0, "message")
+		content := t.Get(msg, "content")
+		switch c.str(msg, "role") {
+		case "user":
+			f.kind, f.chars = user, c.blocks(content)
+		case "assistant":
+			f.kind = assistant
+			f.model = c.str(msg, "model")
+			if ts := t.Get(msg, "timestamp"); ts >= 0 && t.Nodes[ts].Kind == '0' {
+				f.timeMs, _ = strconv.ParseInt(string(t.Raw(ts)), 10, 64)
+			}
+			t.Children(content, func(b, _ int) {
+				switch c.str(b, "type") {
+				case "text":
+					f.chars += c.units(t.Get(b, "text"))
+				case "thinking":
+					f.chars += c.units(t.Get(b, "thinking"))
+				case "toolCall":
+					if a := t.Get(b, "arguments"); a >= 0 {
+						f.chars += c.rawLen(a)
+					} else {
+						f.chars += 2 // JSON.stringify({})
+					}
+					f.calls = append(f.calls, call{c.str(b, "id"), c.str(b, "name")})
+				}
+			})
+		case "toolResult":
+			f.kind = results
+			c.result(content, c.str(msg, "toolCallId"), c.str(msg, "toolName"), "text")
+		default:
+			f.kind, f.chars = other, otherChars
+		}
+	}
+}
+
+// --- Claude Code -----------------------------------------------------------
+
+func (c *classifier) claude() {
+	t, f := c.t, c.f
+	c.entryID("uuid", "__id")
+	f.time = c.str(0, "timestamp")
+	msg := t.Get(0, "message")
+	content := t.Get(msg, "content")
+	switch c.str(0, "type") {
+	case "user":
+		f.kind = user
+		if content < 0 || t.Nodes[content].Kind != '[' {
+			f.chars = c.blocks(content)
+			return
+		}
+		t.Children(content, func(b, _ int) {
+			switch c.str(b, "type") {
+			case "tool_result":
+				f.kind = results
+				c.result(t.Get(b, "content"), c.str(b, "tool_use_id"), "", "text")
+			case "text":
+				f.chars += c.units(t.Get(b, "text"))
+			case "image":
+				f.chars += imageChars
+			}
+		})
+	case "assistant":
+		f.kind = assistant
+		f.msgID = c.str(msg, "id")
+		if m := c.str(msg, "model"); m != "<synthetic>" {
+			f.model = m
+		}
+		t.Children(content, func(b, _ int) {
+			switch c.str(b, "type") {
+			case "text":
+				f.chars += c.units(t.Get(b, "text"))
+			case "thinking":
+				f.chars += c.units(t.Get(b, "thinking"))
+			case "tool_use":
+				f.chars += c.rawLen(t.Get(b, "input"))
+				f.calls = append(f.calls, call{c.str(b, "id"), c.str(b, "name")})
+			}
+		})
+	case "system":
+		f.compaction = f.compaction || c.str(0, "subtype") == "compact_boundary"
+	}
+}
+
+// --- Codex -----------------------------------------------------------------
+
+func (c *classifier) codex() {
+	t, f := c.t, c.f
+	f.time = c.str(0, "timestamp")
+	p := t.Get(0, "payload")
+	switch c.str(0, "type") {
+	case "turn_context":
+		f.model = c.str(p, "model")
+	case "compacted":
+		f.compaction = true
+	case "response_item":
+		switch c.str(p, "type") {
+		case "message":
+			switch c.str(p, "role") {
+			case "user":
+				f.kind, f.chars = user, c.blocks(t.Get(p, "content"))
+			case "assistant":
+				f.kind, f.sideItem = assistant, true
+				f.chars = c.blocks(t.Get(p, "content"))
+			}
+		case "reasoning":
+			f.kind, f.sideItem = assistant, true
+			t.Children(t.Get(p, "summary"), func(b, _ int) { f.chars += c.units(t.Get(b, "text")) })
+		case "function_call", "custom_tool_call", "local_shell_call":
+			f.kind, f.sideItem = assistant, true
+			f.chars = c.units(t.Get(p, "arguments")) + c.units(t.Get(p, "input"))
+			f.calls = append(f.calls, call{c.str(p, "call_id"), c.str(p, "name")})
+		case "function_call_output", "custom_tool_call_output":
+			f.kind = results
+			c.result(t.Get(p, "output"), c.str(p, "call_id"), "", "input_text")
+		}
+	}
+}
+
+// --- BrainSurgeon flat -------------------------------------------------------
+
+func (c *classifier) brainsurgeon() {
+	t, f := c.t, c.f
+	c.entryID("__id", "id")
+	f.time = c.str(0, "timestamp")
+	f.model = c.str(0, "model")
+	texts := func() int { return c.blocks(t.Get(0, "text")) + c.blocks(t.Get(0, "content")) }
+	switch c.str(0, "type") {
+	case "user_message":
+		f.kind, f.chars = user, texts()
+	case "assistant_message", "thinking":
+		f.kind, f.sideItem, f.chars = assistant, true, texts()
+	case "tool_call":
+		f.kind, f.sideItem = assistant, true
+		f.chars = c.rawLen(t.Get(0, "input")) + c.rawLen(t.Get(0, "arguments"))
+	case "tool_result":
+		f.kind = results
+		tool := c.str(0, "toolName")
+		for _, name := range []string{"output", "content", "result"} {
+			if v := t.Get(0, name); v >= 0 {
+				c.result(v, "", tool, "text")
+				break
+			}
+		}
+	}
+}
+
+// --- generic chat --------------------------------------------------------------
+
+func (c *classifier) generic() {
+	t, f := c.t, c.f
+	c.entryID("__id")
+	content := t.Get(0, "content")
+	switch c.str(0, "role") {
+	case "user":
+		f.kind, f.chars = user, c.blocks(content)
+	case "assistant":
+		f.kind, f.chars = assistant, c.blocks(content)
+		f.model = c.str(0, "model")
+		t.Children(t.Get(0, "tool_calls"), func(x, _ int) {
+			f.chars += c.units(t.Path(x, "function", "arguments"))
+			f.calls = append(f.calls, call{c.str(x, "id"), c.str(x, "function", "name")})
+		})
+	case "tool", "function":
+		f.kind = results
+		c.result(content, c.str(0, "tool_call_id"), c.str(0, "name"), "text")
+	}
+}

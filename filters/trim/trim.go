@@ -1,0 +1,517 @@
+// Package trim implements seed 001, OpenClaw's session pruning, as a
+// filter: old tool results are soft-trimmed to their head and tail, and when
+// the context is still too full, cleared oldest first. Unlike OpenClaw, what
+// it removes can go to the blob store, so 'bs restore' brings it back.
+package trim
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/bstools/bs/blobstore"
+	"github.com/bstools/bs/filters/gauge"
+	"github.com/bstools/bs/filters/transcript"
+)
+
+// Options configure a run; see Defaults for OpenClaw's.
+type Options struct {
+	KeepLastAssistants int     // tool results after the last N assistant messages are protected
+	SoftTrimRatio      float64 // soft-trim when the context is at least this share of the window
+	HardClearRatio     float64 // hard-clear while it is at least this share
+	MinPrunableChars   int     // hard-clear only when prunable results hold this many characters
+	SoftMax            int     // soft-trim results longer than this
+	SoftHead, SoftTail int     // characters a soft-trimmed result keeps
+	HardClear          bool
+	Placeholder        string   // what a hard-cleared result becomes
+	Allow, Deny        []string // tool-name globs
+	TTL                time.Duration
+	Window             int // tokens; 0: the model table, else 200000
+	Now                time.Time
+	Format             transcript.Dialect
+
+	// Store keeps the removed values and makes the placeholders carry
+	// [[extracted-<id>]]; nil is OpenClaw's lossy behaviour.
+	Store     blobstore.Store
+	Workers   int
+	Log       *slog.Logger
+	Session   string
+	OnBadLine func(*transcript.BadLineError) error
+	// OnMoved is told about each value moved to the store, with its text
+	// as a raw JSON string, for the search index. Calls are sequential.
+	OnMoved func(Moved, []byte)
+}
+
+// Defaults returns OpenClaw's defaults.
+func Defaults() Options {
+	return Options{
+		KeepLastAssistants: 3,
+		SoftTrimRatio:      0.3,
+		HardClearRatio:     0.5,
+		MinPrunableChars:   50000,
+		SoftMax:            4000,
+		SoftHead:           1500,
+		SoftTail:           1500,
+		HardClear:          true,
+		Placeholder:        "[Old tool result content cleared]",
+		Workers:            8,
+	}
+}
+
+// Stats summarise a run.
+type Stats struct {
+	Lines       int
+	Window      int    // tokens
+	CharsBefore int    // OpenClaw's estimate of the context
+	CharsAfter  int    // and after pruning
+	Trimmed     int    // tool results soft-trimmed
+	Cleared     int    // tool results hard-cleared
+	Skipped     string // why nothing was pruned, if so
+	BadLines    int
+}
+
+// Moved describes a value that went to the store.
+type Moved struct {
+	Line    int
+	EntryID string
+	Pointer string
+	Bytes   int
+	Blob    string
+	Tool    string
+	Time    string
+	Action  string // "soft-trim" or "hard-clear"
+}
+
+// Run prunes the transcript from r into w.
+func Run(ctx context.Context, name string, r io.Reader, w io.Writer, opt Options) (Stats, error) {
+	if opt.Log == nil {
+		opt.Log = slog.New(slog.DiscardHandler)
+	}
+	if opt.Workers < 1 {
+		opt.Workers = 1
+	}
+	var st Stats
+	onBad := func(e *transcript.BadLineError) error {
+		st.BadLines++
+		if opt.OnBadLine != nil {
+			return opt.OnBadLine(e)
+		}
+		return nil
+	}
+	sp, err := spoolInput(r)
+	if err != nil {
+		return st, err
+	}
+	defer sp.close()
+	p, last, err := scan(ctx, name, sp, &opt, onBad, &st)
+	if err != nil {
+		return st, err
+	}
+	if opt.TTL > 0 {
+		// cache-ttl: prune only once the cache has expired, that is when
+		// the last assistant message is at least the TTL old.
+		if last.IsZero() {
+			st.Skipped = "no assistant message with a time (--ttl)"
+			return st, copyAll(w, sp)
+		}
+		if age := opt.Now.Sub(last); age < opt.TTL {
+			st.Skipped = fmt.Sprintf("last assistant message is %s old, under --ttl %s", age.Round(time.Second), opt.TTL)
+			return st, copyAll(w, sp)
+		}
+	}
+	p.plan(&st)
+	if st.Trimmed+st.Cleared == 0 {
+		if st.Skipped == "" {
+			st.Skipped = "nothing prunable"
+		}
+		return st, copyAll(w, sp)
+	}
+	return st, write(ctx, name, w, sp, p, &opt)
+}
+
+// scan classifies every line and keeps what the plan needs. It returns
+// the time of the last assistant message.
+func scan(ctx context.Context, name string, sp *spool, opt *Options, onBad func(*transcript.BadLineError) error, st *Stats) (*planner, time.Time, error) {
+	p := &planner{opt: opt, match: newMatcher(opt.Allow, opt.Deny)}
+	src := transcript.NewSource(name, sp.section(0, sp.size), opt.Format, onBad)
+	var off int64
+	names := map[string]string{} // tool call id → tool name, until answered
+	lastMsgID, lastTime, model := "", "", ""
+	var lastMs int64
+	prevSide := false // the last message was on the assistant side
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, time.Time{}, err
+		}
+		l, t, err := src.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, time.Time{}, err
+		}
+		st.Lines++
+		r := rec{off: off, n: l.Len(), res: -1}
+		off += int64(l.Len())
+		if t == nil {
+			p.recs = append(p.recs, r)
+			continue
+		}
+		d := src.Dialect()
+		f := classify(t, d)
+		r.kind, r.chars = f.kind, f.chars
+		if d == transcript.OpenClaw {
+			r.id = f.id
+		}
+		if f.model != "" {
+			model = f.model
+		}
+		for _, c := range f.calls {
+			if c.id != "" {
+				names[c.id] = c.name
+			}
+		}
+		switch f.kind {
+		case assistant:
+			switch {
+			case f.msgID != "":
+				r.start = f.msgID != lastMsgID
+				lastMsgID = f.msgID
+			case f.sideItem:
+				r.start = !prevSide
+			default:
+				r.start = true
+			}
+			lastTime, lastMs = f.time, f.timeMs
+		}
+		if f.kind != none {
+			prevSide = f.kind == assistant
+		}
+		if f.compaction {
+			p.ctxStart = compactionStart(p.recs, f, len(p.recs))
+		}
+		if len(f.slots) > 0 {
+			for i := range f.slots {
+				s := &f.slots[i]
+				if s.callID != "" {
+					if n, ok := names[s.callID]; ok {
+						if s.tool == "" {
+							s.tool = n
+						}
+						delete(names, s.callID)
+					}
+				}
+			}
+			r.res = len(p.lines)
+			p.lines = append(p.lines, resLine{rec: len(p.recs), id: f.id, fixed: f.fixed, rootEnd: f.rootEnd,
+				ext: f.ext, extEmpty: f.extEmpty, slots: f.slots, acts: make([]action, len(f.slots))})
+		}
+		p.recs = append(p.recs, r)
+	}
+	p.window = opt.Window
+	if p.window == 0 {
+		p.window = gauge.WindowFor(model)
+	}
+	var last time.Time
+	if lastTime != "" {
+		last, _ = time.Parse(time.RFC3339Nano, lastTime)
+	}
+	if last.IsZero() && lastMs > 0 {
+		last = time.UnixMilli(lastMs)
+	}
+	return p, last, nil
+}
+
+// compactionStart is where the context begins after a compaction at line
+// i: after it, or for OpenClaw/pi at the first entry it keeps (which
+// stands before it).
+func compactionStart(recs []rec, f facts, i int) int {
+	if f.keptID != "" {
+		for j := i - 1; j >= 0; j-- {
+			if recs[j].id == f.keptID {
+				return j
+			}
+		}
+	} else if f.keptIndex >= 0 && f.keptIndex+1 < i {
+		return f.keptIndex + 1 // v1 counts entries after the header
+	}
+	return i + 1
+}
+
+// write copies the input to w with the planned edits.
+func write(ctx context.Context, name string, w io.Writer, sp *spool, p *planner, opt *Options) error {
+	var commit func() error
+	var batch blobstore.Batcher
+	if b, ok := opt.Store.(blobstore.Batcher); ok {
+		batch = b
+		commit = func() error { return b.Commit(ctx) }
+	}
+	sink := transcript.NewSink(w, opt.Workers, commit)
+	err := func() error {
+		var pos int64 // input copied so far
+		buf := make([]byte, 0, 64<<10)
+		for li := range p.lines {
+			l := &p.lines[li]
+			if !l.changes() {
+				continue
+			}
+			r := p.recs[l.rec]
+			if err := copyRange(sink, sp, pos, r.off); err != nil {
+				return err
+			}
+			pos = r.off + int64(r.n)
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			line := make([]byte, r.n)
+			if _, err := sp.f.ReadAt(line, r.off); err != nil {
+				return err
+			}
+			e, err := edit(buf[:0], line, l, r, opt)
+			if err != nil {
+				return fmt.Errorf("%s: line %d: %w", name, l.rec+1, err)
+			}
+			buf = e.out[:0]
+			if opt.Store == nil || len(e.blobs) == 0 {
+				sink.Write(append([]byte(nil), e.out...))
+				continue
+			}
+			if opt.OnMoved != nil {
+				for _, m := range e.moved {
+					m.m.Line = l.rec + 1
+					opt.OnMoved(m.m, m.text)
+				}
+			}
+			out := append([]byte(nil), e.out...)
+			blobs := e.blobs
+			sink.Go(ctx, len(out)+len(line), func(ctx context.Context) ([]byte, []byte, error) {
+				for _, b := range blobs {
+					var err error
+					if batch != nil {
+						err = batch.PutPending(ctx, b.d, b.data)
+					} else {
+						_, err = opt.Store.Put(ctx, b.data)
+					}
+					if err != nil {
+						return nil, line, fmt.Errorf("%s: line %d: storing %s: %w", name, l.rec+1, b.d, err)
+					}
+				}
+				return out, line, nil
+			})
+		}
+		return copyRange(sink, sp, pos, sp.size)
+	}()
+	if cerr := sink.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("writing output: %w", cerr)
+	}
+	return err
+}
+
+func (l *resLine) changes() bool {
+	for _, a := range l.acts {
+		if a != keep {
+			return true
+		}
+	}
+	return false
+}
+
+// copyRange queues input bytes [from, to) unchanged, a chunk at a time.
+func copyRange(sink *transcript.Sink, sp *spool, from, to int64) error {
+	for from < to {
+		n := min(to-from, copyChunk)
+		b := make([]byte, n)
+		if _, err := sp.f.ReadAt(b, from); err != nil {
+			return err
+		}
+		sink.Write(b)
+		from += n
+	}
+	return nil
+}
+
+const copyChunk = 1 << 20
+
+// spool gives random access to the input: the file itself when it is a
+// regular file read from its start, else a temp file it is copied to, so
+// bodies never stay in memory.
+type spool struct {
+	f    *os.File
+	size int64
+	temp bool
+}
+
+func spoolInput(r io.Reader) (*spool, error) {
+	if f, ok := r.(*os.File); ok {
+		if info, err := f.Stat(); err == nil && info.Mode().IsRegular() {
+			if off, err := f.Seek(0, io.SeekCurrent); err == nil && off == 0 {
+				return &spool{f: f, size: info.Size()}, nil
+			}
+		}
+	}
+	f, err := os.CreateTemp("", "bs-trim-*")
+	if err != nil {
+		return nil, err
+	}
+	os.Remove(f.Name()) // gone with the process, whatever happens
+	n, err := io.Copy(f, r)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &spool{f: f, size: n, temp: true}, nil
+}
+
+func (s *spool) close() {
+	if s.temp {
+		s.f.Close()
+	}
+}
+
+func (s *spool) section(off, n int64) *io.SectionReader { return io.NewSectionReader(s.f, off, n) }
+
+func copyAll(w io.Writer, sp *spool) error {
+	_, err := io.Copy(w, sp.section(0, sp.size))
+	return err
+}
+
+// edited is one changed line with the blobs it needs stored first.
+type edited struct {
+	out   []byte
+	blobs []blob
+	moved []moved
+}
+
+type blob struct {
+	d    blobstore.Digest
+	data []byte
+}
+
+type moved struct {
+	m    Moved
+	text []byte
+}
+
+// edit rewrites one line: each chosen tool result becomes its trimmed or
+// cleared form, and with a store the original goes into _extracted.
+func edit(dst, line []byte, l *resLine, r rec, opt *Options) (edited, error) {
+	body, nl := line, false
+	if len(body) > 0 && body[len(body)-1] == '\n' {
+		body, nl = body[:len(body)-1], true
+	}
+	var e edited
+	id, derived := l.id, false
+	if opt.Store != nil && id == "" {
+		id, derived = transcript.DeriveID(body), true
+	}
+	suffix := ""
+	if opt.Store != nil {
+		suffix = " " + transcript.Placeholder(id)
+	}
+	var edits []transcript.Edit
+	var meta []byte
+	for k := range l.slots {
+		s := &l.slots[k]
+		a := l.acts[k]
+		if a == keep {
+			continue
+		}
+		var text []byte // the new string, quoted
+		switch a {
+		case soft:
+			parts := make([][]byte, len(s.texts))
+			for i, x := range s.texts {
+				parts[i] = body[x.start:x.end]
+			}
+			head, tail := max(0, opt.SoftHead), max(0, opt.SoftTail)
+			text = append(text, '"')
+			text = appendHead(text, parts, head)
+			text = appendInner(text, softSep)
+			text = appendTail(text, parts, tail)
+			text = appendInner(text, trimNote(head, tail, s.rawLen)+suffix)
+			text = append(text, '"')
+		case hard:
+			text = transcript.AppendQuote(nil, opt.Placeholder+suffix)
+		}
+		value := text
+		if !s.asString {
+			value = []byte(`[{"type":`)
+			value = transcript.AppendQuote(value, s.block)
+			value = append(value, `,"text":`...)
+			value = append(value, text...)
+			value = append(value, `}]`...)
+		}
+		edits = append(edits, transcript.Edit{Start: s.start, End: s.end, Text: value})
+		if opt.Store == nil {
+			continue
+		}
+		raw := body[s.start:s.end]
+		d := blobstore.Sum(raw)
+		e.blobs = append(e.blobs, blob{d, raw})
+		if len(meta) > 0 {
+			meta = append(meta, ',')
+		}
+		meta = transcript.AppendQuote(meta, s.ptr)
+		meta = append(meta, `:{"blob":`...)
+		meta = transcript.AppendQuote(meta, d.String())
+		meta = append(meta, `,"bytes":`...)
+		meta = strconv.AppendInt(meta, int64(len(raw)), 10)
+		meta = append(meta, '}')
+		action := "soft-trim"
+		if a == hard {
+			action = "hard-clear"
+		}
+		e.moved = append(e.moved, moved{Moved{EntryID: id, Pointer: s.ptr, Bytes: len(raw), Blob: d.String(), Tool: s.tool, Action: action}, slotText(body, s)})
+	}
+	if len(meta) > 0 {
+		if derived {
+			edits = append(edits, transcript.Edit{Start: l.rootEnd, End: l.rootEnd, Text: transcript.AppendQuote([]byte(`,"__id":`), id)})
+		}
+		switch {
+		case l.ext < 0:
+			v := append([]byte(`,"_extracted":{`), meta...)
+			edits = append(edits, transcript.Edit{Start: l.rootEnd, End: l.rootEnd, Text: append(v, '}')})
+		case l.extEmpty:
+			edits = append(edits, transcript.Edit{Start: l.ext, End: l.ext, Text: meta})
+		default:
+			edits = append(edits, transcript.Edit{Start: l.ext, End: l.ext, Text: append([]byte{','}, meta...)})
+		}
+	}
+	out, err := transcript.Splice(dst, body, edits)
+	if err != nil {
+		return e, err
+	}
+	if nl {
+		out = append(out, '\n')
+	}
+	e.out = out
+	return e, nil
+}
+
+// appendInner appends s as the inside of a JSON string.
+func appendInner(dst []byte, s string) []byte {
+	n := len(dst)
+	dst = transcript.AppendQuote(dst, s)
+	copy(dst[n:], dst[n+1:len(dst)-1])
+	return dst[:len(dst)-2]
+}
+
+// slotText is a moved result's text for the search index, as a raw JSON
+// string: the string itself, or its text parts joined.
+func slotText(body []byte, s *slot) []byte {
+	if len(s.texts) == 1 {
+		return body[s.texts[0].start:s.texts[0].end]
+	}
+	out := []byte{'"'}
+	for i, x := range s.texts {
+		if i > 0 {
+			out = append(out, `\n`...)
+		}
+		out = append(out, body[x.start+1:x.end-1]...)
+	}
+	return append(out, '"')
+}
