@@ -92,6 +92,7 @@ func checkpointCommand() *cli.Command {
 					&cli.Float64Flag{Name: "threshold", Value: d.Threshold, Usage: "for Stop: write when utilization is at or above this ratio"},
 					&cli.IntFlag{Name: "keep", Value: d.Keep, Usage: "keep the last `N` checkpoints per session key"},
 					&cli.StringFlag{Name: "now", EnvVars: []string{"BS_NOW"}, Usage: "the current time (RFC 3339), for created_at"},
+					&cli.StringFlag{Name: "log-level", Value: "warn", Usage: "debug, info, warn or error"},
 				),
 				Action: runCheckpointHook,
 			},
@@ -346,6 +347,9 @@ func runCheckpointHook(c *cli.Context) error {
 	if err := json.NewDecoder(c.App.Reader).Decode(&h); err != nil {
 		return usagef(msgHookInput, err)
 	}
+	if h.HookEventName == "" {
+		return usagef(msgHookInput, errors.New("no hook_event_name"))
+	}
 	dir := checkpointDir(c)
 	key := c.String("session-key")
 	if key == "" {
@@ -390,6 +394,8 @@ func runCheckpointHook(c *cli.Context) error {
 	}
 	if out.Written != nil {
 		cm.log.Info("checkpoint written", "key", out.Key, "id", out.Written.Meta.CheckpointID, "path", out.Path)
+	} else {
+		cm.log.Info("no checkpoint", "key", out.Key, "reason", out.Skipped)
 	}
 	return nil
 }

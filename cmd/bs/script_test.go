@@ -45,6 +45,8 @@ func TestScript(t *testing.T) {
 			env.Setenv("CORPUS", corpus())
 			sample, _ := filepath.Abs(filepath.Join("..", "..", "testdata", "sample"))
 			env.Setenv("SAMPLE", sample)
+			scripts, _ := filepath.Abs(filepath.Join("..", "..", "scripts"))
+			env.Setenv("SCRIPTS", scripts)
 			return nil
 		},
 		Condition: func(cond string) (bool, error) {

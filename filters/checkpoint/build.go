@@ -151,33 +151,32 @@ func (o *Observer) thread() Thread {
 	if o.lastUser != o.firstUser {
 		th.Summary += " ... " + o.lastUser.topic
 	}
-	// The first user message, the pivots, the last two exchanges: at most
-	// MaxExchanges, dropping the oldest pivots first.
-	var tail []Exchange
-	for _, p := range o.pairs {
-		tail = append(tail, Exchange{"user", p[0].gist}, Exchange{"agent", p[1].gist})
-	}
+	// The first user message, the pivots, the last two exchanges (a user
+	// message and the agent's reply, if any yet): at most MaxExchanges,
+	// dropping the oldest pivots first.
+	pairs := slices.Clone(o.pairs)
 	if o.lastUser != o.firstUser || o.lastAgent != nil {
-		if o.lastUser != o.firstUser {
-			tail = append(tail, Exchange{"user", o.lastUser.gist})
-		}
-		if o.lastAgent != nil {
-			tail = append(tail, Exchange{"agent", o.lastAgent.gist})
+		pairs = append(pairs, [2]*message{o.lastUser, o.lastAgent})
+	}
+	var tail []Exchange
+	for _, p := range lastN(pairs, 2) {
+		tail = append(tail, Exchange{"user", p[0].gist})
+		if p[1] != nil {
+			tail = append(tail, Exchange{"agent", p[1].gist})
 		}
 	}
-	tail = lastN(tail, 4)
 	head := []Exchange{{"user", o.firstUser.gist}}
+	if len(pairs) <= 2 && len(pairs) > 0 && pairs[0][0] == o.firstUser {
+		head = nil // the first exchange is one of the last two
+	}
 	var pivots []Exchange
 	for _, p := range o.pivots {
-		if p != head[0] && !slices.Contains(tail, p) {
+		if p.Gist != o.firstUser.gist && !slices.Contains(tail, p) {
 			pivots = append(pivots, p)
 		}
 	}
 	pivots = lastN(pivots, MaxExchanges-len(head)-len(tail))
 	th.KeyExchanges = append(append(head, pivots...), tail...)
-	if len(th.KeyExchanges) > 1 && th.KeyExchanges[1] == head[0] {
-		th.KeyExchanges = th.KeyExchanges[1:] // the first exchange is also the last
-	}
 	return th
 }
 

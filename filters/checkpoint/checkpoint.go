@@ -195,7 +195,7 @@ func Observe(name string, r io.Reader, w io.Writer, format transcript.Dialect, o
 		bw = bufio.NewWriterSize(w, 256<<10)
 	}
 	for {
-		line, t, err := src.Next()
+		line, t, err := src.NextView()
 		if err == io.EOF {
 			break
 		}

@@ -111,13 +111,12 @@ func (d Dir) Latest(key string) (*Checkpoint, string, error) {
 		return nil, "", err
 	}
 	var l Latest
-	if err := json.Unmarshal(data, &l); err != nil || l.Path == "" {
+	if err := json.Unmarshal(data, &l); err != nil || cpName.FindString(l.CheckpointID+".yaml") == "" {
 		return nil, "", fmt.Errorf("%s: damaged pointer file", filepath.Join(d.KeyDir(key), LatestFile))
 	}
-	p := l.Path
-	if !filepath.IsAbs(p) {
-		p = filepath.Join(d.KeyDir(key), p)
-	}
+	// The file is found by its id, so that the directory can move; path is
+	// for other readers.
+	p := filepath.Join(d.KeyDir(key), l.CheckpointID+".yaml")
 	cp, err := ReadFile(p)
 	return cp, p, err
 }
@@ -193,7 +192,11 @@ func (d Dir) Write(cp *Checkpoint, keep int) (string, error) {
 	if err := writeOnce(dir, name, buf.Bytes()); err != nil {
 		return "", err
 	}
-	latest, err := json.Marshal(Latest{CheckpointID: cp.Meta.CheckpointID, Path: path})
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	latest, err := json.Marshal(Latest{CheckpointID: cp.Meta.CheckpointID, Path: abs})
 	if err != nil {
 		return "", err
 	}

@@ -17,6 +17,7 @@ const (
 	shortReply   = 50  // a user reply shorter than this after a long response is a decision
 	topicChars   = 100
 	gistChars    = 120
+	replyChars   = 80 // of the agent message a decision answers
 )
 
 // Observer watches a transcript go by, line by line, and keeps what a
@@ -55,6 +56,7 @@ const maxPending = 1024
 
 type message struct {
 	gist  string
+	tail  string // the end of an agent message, when known
 	topic string
 	chars int
 	time  string
@@ -156,8 +158,12 @@ func (o *Observer) user(text string, chars int, when string) {
 		}
 		if m.chars < shortReply {
 			what := m.gist
-			if o.lastAgent != nil {
-				what += "\n(reply to: " + Gist(o.lastAgent.gist, 80) + ")"
+			if a := o.lastAgent; a != nil {
+				re := a.tail
+				if re == "" {
+					re = Gist(a.gist, replyChars)
+				}
+				what += "\n(reply to: " + re + ")"
 			}
 			o.decisions = append(o.decisions, Decision{What: what, When: when})
 			if len(o.decisions) > MaxDecisions {
@@ -177,6 +183,9 @@ func (o *Observer) agent(text string, chars int) {
 	}
 	o.agentRun += chars
 	o.lastAgent = &message{gist: Gist(text, gistChars), chars: chars}
+	if utf8.RuneCountInString(text) >= chars { // the whole text, so its end is known
+		o.lastAgent.tail = TailGist(text, replyChars)
+	}
 	o.last = agentText
 }
 
@@ -442,6 +451,16 @@ func Gist(s string, n int) string {
 		out = append(out[:n-1], '…')
 	}
 	return string(out)
+}
+
+// TailGist is like Gist but keeps the end of s: at most n characters, the
+// first an ellipsis when cut.
+func TailGist(s string, n int) string {
+	g := []rune(Gist(s, len(s)+1))
+	if len(g) <= n {
+		return string(g)
+	}
+	return "…" + strings.TrimLeft(string(g[len(g)-n+1:]), " ")
 }
 
 // --- bounded recency sets ---------------------------------------------------

@@ -96,8 +96,11 @@ func render(cp *Checkpoint, lim limits) string {
 		}
 	}
 	r := cp.Resources
+	if len(r.FilesModified)+len(r.FilesRead)+len(r.ToolsUsed)+len(r.Failures) > 0 {
+		b.WriteString("\n")
+	}
 	if f := lastN(r.FilesModified, lim.files); len(f) > 0 {
-		fmt.Fprintf(&b, "\nFiles modified: %s\n", strings.Join(f, ", "))
+		fmt.Fprintf(&b, "Files modified: %s\n", strings.Join(f, ", "))
 	}
 	if f := lastN(r.FilesRead, lim.files); len(f) > 0 {
 		fmt.Fprintf(&b, "Files read: %s\n", strings.Join(f, ", "))

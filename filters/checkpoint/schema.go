@@ -143,6 +143,9 @@ func (cp *Checkpoint) trim() {
 	for i := range cp.Thread.KeyExchanges {
 		t(&cp.Thread.KeyExchanges[i].Gist)
 	}
+	if c := cp.Working.LastToolCall; c != nil {
+		t(&c.ParamsSummary)
+	}
 	for i := range cp.Resources.Failures {
 		t(&cp.Resources.Failures[i].Gist)
 	}

@@ -26,10 +26,13 @@ func (v *view) raw(i int) string {
 // isTrue reports whether member name of node i is true.
 func (v *view) isTrue(i int, name string) bool { return v.raw(v.t.Get(i, name)) == "true" }
 
-// headBytes bounds what is decoded of one text: gists need its first 120
-// characters, the heuristics only its length, and a tool output may be
-// megabytes.
-const headBytes = 2048
+// textBytes and headBytes bound what is decoded of one text: a message's
+// gist needs its first and last characters, a tool output's only its
+// first, and a tool output may be megabytes.
+const (
+	textBytes = 16 << 10
+	headBytes = 2 << 10
+)
 
 // text reads content, a string or an array of text blocks (text,
 // input_text, output_text): the start of its text, and its length in
@@ -45,14 +48,18 @@ func (v *view) head(content int) string {
 
 func (v *view) read(content int, count bool) (string, int) {
 	t := v.t
+	limit := headBytes
+	if count {
+		limit = textBytes
+	}
 	if content < 0 {
 		return "", 0
 	}
 	if t.Nodes[content].Kind == '"' {
 		if !count {
-			return t.StrPrefix(content, headBytes), 0
+			return t.StrPrefix(content, limit), 0
 		}
-		return t.StrPrefix(content, headBytes), transcript.StringChars(t.Raw(content))
+		return t.StrPrefix(content, limit), transcript.StringChars(t.Raw(content))
 	}
 	var head strings.Builder
 	chars := 0
@@ -63,11 +70,11 @@ func (v *view) read(content int, count bool) (string, int) {
 			if s < 0 || t.Nodes[s].Kind != '"' {
 				return
 			}
-			if head.Len() < headBytes {
+			if head.Len() < limit {
 				if head.Len() > 0 {
 					head.WriteByte('\n')
 				}
-				head.WriteString(t.StrPrefix(s, headBytes-head.Len()))
+				head.WriteString(t.StrPrefix(s, limit-head.Len()))
 			}
 			if count {
 				chars += transcript.StringChars(t.Raw(s))

@@ -46,7 +46,14 @@ func (s *Source) Dialect() Dialect { return s.dialect }
 // Next returns the next line and its tree. The tree is nil for a blank line
 // or an invalid one (after onBad has been told), and is valid only until
 // the next call. At the end of input it returns io.EOF.
-func (s *Source) Next() (Line, *Tree, error) {
+func (s *Source) Next() (Line, *Tree, error) { return s.next(false) }
+
+// NextView is Next without the copy: the line's body, like its tree, is
+// valid only until the next call. For filters that look at each line once
+// and keep nothing of it.
+func (s *Source) NextView() (Line, *Tree, error) { return s.next(true) }
+
+func (s *Source) next(view bool) (Line, *Tree, error) {
 	if s.dialect == Unknown {
 		if err := s.detect(); err != nil {
 			return Line{}, nil, err
@@ -58,7 +65,12 @@ func (s *Source) Next() (Line, *Tree, error) {
 		s.held = s.held[1:]
 	} else {
 		var err error
-		if line, err = s.r.Next(); err != nil {
+		if view {
+			line, err = s.r.NextView()
+		} else {
+			line, err = s.r.Next()
+		}
+		if err != nil {
 			return Line{}, nil, err
 		}
 	}
