@@ -439,3 +439,29 @@ func TestKillChild(t *testing.T) {
 		}
 	}
 }
+
+// TestConcurrentWriters: runs for one key at once each get their own
+// number, and _latest.json names one of them.
+func TestConcurrentWriters(t *testing.T) {
+	dir := t.TempDir()
+	const n = 8
+	errs := make(chan error, n)
+	for i := 0; i < n; i++ {
+		go func() {
+			_, err := Run("-", strings.NewReader(usageSession(1000+i)), nil, forced(dir))
+			errs <- err
+		}()
+	}
+	for i := 0; i < n; i++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	list, err := Dir{Root: dir}.List("s")
+	if err != nil || len(list) != n || list[n-1].ID != fmt.Sprintf("cp_%03d", n) {
+		t.Fatalf("%d checkpoints (%v), want cp_001…cp_%03d", len(list), err, n)
+	}
+	if cp, _, err := (Dir{Root: dir}).Latest("s"); err != nil || cp.Meta.CheckpointID != fmt.Sprintf("cp_%03d", n) {
+		t.Fatalf("latest %v %v", cp, err)
+	}
+}
