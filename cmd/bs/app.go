@@ -135,6 +135,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			indexCommand(),
 			trimCommand(),
 			checkpointCommand(),
+			archiveCommand(),
 		),
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/bstools/bs/blobstore"
+	"github.com/bstools/bs/filters/archive"
 	"github.com/bstools/bs/filters/extract"
 	"github.com/bstools/bs/filters/index"
 	"github.com/bstools/bs/filters/roll"
@@ -294,6 +295,10 @@ func indexFile(ctx context.Context, path string, store blobstore.Store, cm *comm
 			return n, err
 		}
 		if t == nil {
+			continue
+		}
+		if m, ok, err := archive.ParseMarker(t); ok && err == nil {
+			n += indexArchived(ctx, path, session, m, store, src.Dialect(), cm, w)
 			continue
 		}
 		if ev := t.Get(0, transcript.EvictedField); ev >= 0 {

@@ -71,3 +71,15 @@ const (
 	msgTrimPlaceholder = "--placeholder must not be empty"
 	msgTrimNoStore     = "no blob store at %s: pruned tool results are not kept (give --store DIR to keep them, or --lossy to say you mean it)"
 )
+
+// bs archive.
+const (
+	msgArchiveFlags     = "want --token-threshold, --tool-call-threshold, --depth-cap and --keep-recent >= 0 and --summarize-timeout > 0"
+	msgArchiveStyle     = "bad --summary-style %q: want structured or paragraph"
+	msgArchiveSummarize = "%s: holder %s: --summarize-cmd failed (%v); the mechanical summary was used"
+	msgArchiveBadMarker = "%s:%d: damaged archive marker (%v); skipped"
+	msgArchiveShowArgs  = "give the holder's id: bs archive show ID [FILE...]"
+	msgArchiveBadID     = "bad holder id %q"
+	msgArchiveNotFound  = "no holder %s in %s"
+	hintArchiveList     = "'bs archive list FILE' lists the holders a transcript has"
+)

@@ -166,14 +166,20 @@ func Run(ctx context.Context, name string, r io.Reader, w io.Writer, opt Options
 	return x.res, x.stats, errors.Join(x.errs...)
 }
 
-// handle restores one line. Under --all it first undoes bs roll: the
-// copies after a marker go, the marker becomes the evicted range again
-// (each of its lines restored in turn), and roll's notes go.
+// handle restores one line. Under --all it first undoes bs archive (an
+// archive marker becomes the turn's lines again) and bs roll: the copies
+// after a marker go, the marker becomes the evicted range again (each of
+// its lines restored in turn), and roll's notes go.
 func (x *run) handle(ctx context.Context, sink *transcript.Sink, line transcript.Line, t *transcript.Tree, d transcript.Dialect) error {
 	if x.opt.All {
 		if x.skip > 0 {
 			x.skip--
 			return nil
+		}
+		if t != nil && t.Get(0, transcript.ArchivedField) >= 0 {
+			if ok, err := x.unarchive(ctx, sink, line, t, d); ok || err != nil {
+				return err
+			}
 		}
 		if t != nil && t.Str(t.Path(0, transcript.RolledField, "by")) == transcript.RolledBy {
 			if t.Get(0, transcript.EvictedField) >= 0 {

@@ -122,3 +122,12 @@ func (t *Tree) HoldsPlaceholder(n int) bool {
 	}
 	return false
 }
+
+// The member bs archive writes. ArchivedField marks the synthetic assistant
+// entry that stands, after the untouched user prompt, where the rest of an
+// archived turn was: {"id":…,"depth":D,"blobs":[…],"bytes":N,"from":P,
+// "entries":E,"tokens":T,"tool_calls":C,"task":…,"at":…}. The blobs, in
+// order, hold the holder transcript: the turn's original lines byte for
+// byte, its user prompt included; the lines the entry replaced are the
+// holder's bytes from offset P on.
+const ArchivedField = "_archived"

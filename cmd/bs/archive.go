@@ -1,0 +1,385 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/bstools/bs/blobstore"
+	"github.com/bstools/bs/filters/archive"
+	"github.com/bstools/bs/filters/extract"
+	"github.com/bstools/bs/filters/index"
+	"github.com/bstools/bs/filters/roll"
+	"github.com/bstools/bs/filters/transcript"
+)
+
+func archiveCommand() *cli.Command {
+	d := archive.Defaults()
+	return &cli.Command{
+		Name:      "archive",
+		Usage:     "collapse finished turns into holder transcripts, leaving a summary and the holder's id",
+		ArgsUsage: "[FILE...]",
+		Description: "A turn runs from a user message to the end of the assistant's final reply. A finished turn " +
+			"of more than --token-threshold estimated tokens, with at least --tool-call-threshold tool-use pairs, " +
+			"or that stopped at a max-turns limit (--on-max-turns) is archived: its original lines, byte for byte " +
+			"and its user prompt included, become a holder transcript in the blob store (and DIR/<id>.jsonl with " +
+			"--holders DIR), and its entries go to the search index. The user prompt stays; the rest of the turn " +
+			"becomes one synthetic assistant entry, '[archived turn]\\nsubagent_id: <id>\\n\\n<summary>', in the " +
+			"dialect's own shape. The summary is mechanical (--summary-style structured: a JSON object with " +
+			"outcome, key_findings, files_touched, tools_used and open_questions; or paragraph), or the standard " +
+			"output of --summarize-cmd, run with sh -c and the holder on standard input (on failure or after " +
+			"--summarize-timeout the mechanical summary is used, with a warning). A turn that ends on a tool call " +
+			"with no result, holds a compaction, or holds a holder at --depth-cap is never archived; neither are " +
+			"the last --keep-recent turns. 'bs restore --all' puts every archived turn back byte for byte. " +
+			"'bs archive list' prints the live holders; 'bs archive show ID' prints one.",
+		Flags: append([]cli.Flag{
+			&cli.IntFlag{Name: "token-threshold", Value: d.TokenThreshold, Usage: "archive a turn of more than `N` estimated tokens (0: never for its size)"},
+			&cli.IntFlag{Name: "tool-call-threshold", Value: d.ToolCallThreshold, Usage: "archive a turn with at least `N` tool-use pairs (0: never for its calls)"},
+			&cli.BoolFlag{Name: "on-max-turns", Value: d.OnMaxTurns, Usage: "archive a turn that stopped at a max-turns limit (--on-max-turns=false: never for that)"},
+			&cli.IntFlag{Name: "depth-cap", Value: d.DepthCap, Usage: "never archive a turn holding a holder at depth `N` (holders nest when archived turns are archived again)"},
+			&cli.IntFlag{Name: "keep-recent", Value: d.KeepRecent, Usage: "never archive the last `N` turns (0: the last turn too, once it is finished)"},
+			&cli.StringFlag{Name: "summary-style", Value: d.Style, Usage: "the mechanical summary: structured (JSON) or paragraph"},
+			&cli.StringFlag{Name: "summarize-cmd", Usage: "summarize with this shell `COMMAND`: the holder transcript on its standard input, the summary on its standard output"},
+			&cli.DurationFlag{Name: "summarize-timeout", Value: d.SummarizeTimeout, Usage: "give up on --summarize-cmd after this long and use the mechanical summary"},
+			&cli.StringFlag{Name: "holders", Usage: "also write each holder transcript as `DIR`/<id>.jsonl"},
+			&cli.BoolFlag{Name: "no-index", Usage: "do not add the archived entries to the search index"},
+			tokenizerFlag(),
+		}, append(indexFlags(), commonFlags()...)...),
+		Action: runArchive,
+		Subcommands: withUsageErrors(
+			&cli.Command{
+				Name:      "list",
+				Usage:     "print the live holders of a transcript as a 'Live Subagents' block",
+				ArgsUsage: "[FILE...]",
+				Description: "Prints, for each archived turn still standing in the transcript, its holder id, the gist " +
+					"of the turn's user message, its entries and estimated tokens: the block a runtime can put in its " +
+					"system prompt. Prints nothing when there are none. --json prints one object per holder.",
+				Flags: append([]cli.Flag{
+					&cli.BoolFlag{Name: "json", Usage: "print one JSON object per holder"},
+				}, archiveReadFlags()...),
+				Action: runArchiveList,
+			},
+			&cli.Command{
+				Name:      "show",
+				Usage:     "print a holder transcript, byte for byte",
+				ArgsUsage: "ID [FILE...]",
+				Description: "Finds holder ID among the archived turns of the transcripts FILE... (or of standard " +
+					"input), holders nested in them included, and prints its lines from the blob store, verified. " +
+					"With --holders DIR and no FILE, prints DIR/ID.jsonl instead.",
+				Flags: append([]cli.Flag{
+					&cli.StringFlag{Name: "holders", Usage: "read the holder from `DIR`/<id>.jsonl (when no FILE is given)"},
+				}, archiveReadFlags()...),
+				Action: runArchiveShow,
+			},
+		),
+	}
+}
+
+// archiveReadFlags are the flags of the archive subcommands that read.
+func archiveReadFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "store", Usage: "blob store directory (default $XDG_DATA_HOME/bs, ~/.local/share/bs)", EnvVars: []string{"BS_STORE"}},
+		&cli.StringFlag{Name: "format", Value: "auto", Usage: "transcript dialect: " + transcript.DialectNames},
+		&cli.BoolFlag{Name: "strict", Usage: "treat a line that is not valid JSON as an error (exit 4)"},
+		&cli.StringFlag{Name: "log-level", Value: "warn", Usage: "log records on stderr at this level and above: debug, info, warn, error"},
+	}
+}
+
+func runArchive(c *cli.Context) error {
+	cm, err := parseCommon(c)
+	if err != nil {
+		return err
+	}
+	opt := archive.Defaults()
+	opt.TokenThreshold, opt.ToolCallThreshold = c.Int("token-threshold"), c.Int("tool-call-threshold")
+	opt.OnMaxTurns, opt.DepthCap, opt.KeepRecent = c.Bool("on-max-turns"), c.Int("depth-cap"), c.Int("keep-recent")
+	opt.Style, opt.SummarizeCmd, opt.SummarizeTimeout = c.String("summary-style"), c.String("summarize-cmd"), c.Duration("summarize-timeout")
+	opt.HoldersDir = c.String("holders")
+	if opt.Style != archive.Structured && opt.Style != archive.Paragraph {
+		return usagef(msgArchiveStyle, opt.Style)
+	}
+	if opt.TokenThreshold < 0 || opt.ToolCallThreshold < 0 || opt.DepthCap < 0 || opt.KeepRecent < 0 || opt.SummarizeTimeout <= 0 {
+		return usagef(msgArchiveFlags)
+	}
+	if opt.Estimator, err = estimatorFlag(c); err != nil {
+		return err
+	}
+	opt.Now, opt.Format, opt.Log, opt.OnBadLine = cm.now, cm.format, cm.log, cm.onBadLine
+	if opt.Store, err = cm.openStore(); err != nil {
+		return err
+	}
+	var ix *indexWriter
+	if !c.Bool("no-index") {
+		ix = openIndexWriter(c.Context, c, cm.ui)
+		defer ix.close()
+	}
+	return cm.each(c.Context, func(ctx context.Context, name string, r io.Reader, w io.Writer) error {
+		o := opt
+		if ix != nil {
+			o.OnIndex = ix.archived(sessionFor(name))
+		}
+		o.OnSummaryFailed = func(id string, err error) { cm.ui.warnf(msgArchiveSummarize, name, id, err) }
+		st, err := archive.Run(ctx, name, r, w, o)
+		cm.log.Info("archive", "file", name, "turns", st.Turns, "archived", st.Archived, "refused", st.Skipped, "bytes", st.Bytes, "tokens", st.Tokens)
+		return err
+	})
+}
+
+// holderInfo is a live holder as list --json prints it.
+type holderInfo struct {
+	ID        string   `json:"id"`
+	Task      string   `json:"task"`
+	Entries   int      `json:"entries"`
+	Tokens    int      `json:"tokens"`
+	ToolCalls int      `json:"tool_calls"`
+	Depth     int      `json:"depth"`
+	Bytes     int64    `json:"bytes"`
+	Blobs     []string `json:"blobs"`
+	File      string   `json:"file"`
+	Line      int      `json:"line"`
+}
+
+// eachMarker calls fn for every archive marker in the transcripts the
+// command names (or standard input).
+func eachMarker(c *cli.Context, cm *common, fn func(name string, line int, m archive.Marker) error) error {
+	scan := func(name string, r io.Reader) error {
+		src := transcript.NewSource(name, r, cm.format, cm.onBadLine)
+		for {
+			l, t, err := src.Next()
+			if err == io.EOF {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			if t == nil {
+				continue
+			}
+			m, ok, err := archive.ParseMarker(t)
+			if !ok {
+				continue
+			}
+			if err != nil {
+				cm.ui.warnf(msgArchiveBadMarker, name, l.Num, err)
+				continue
+			}
+			if err := fn(name, l.Num, m); err != nil {
+				return err
+			}
+		}
+	}
+	if len(cm.files) == 0 {
+		return scan("-", cm.stdin)
+	}
+	for _, path := range cm.files {
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		err = scan(path, f)
+		f.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func runArchiveList(c *cli.Context) error {
+	cm, err := parseCommon(c)
+	if err != nil {
+		return err
+	}
+	var holders []holderInfo
+	err = eachMarker(c, cm, func(name string, line int, m archive.Marker) error {
+		h := holderInfo{ID: m.ID, Task: m.Task, Entries: m.Entries, Tokens: m.Tokens, ToolCalls: m.ToolCalls, Depth: m.Depth, Bytes: m.Bytes, File: name, Line: line, Blobs: []string{}}
+		for _, d := range m.Blobs {
+			h.Blobs = append(h.Blobs, d.String())
+		}
+		holders = append(holders, h)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	out := c.App.Writer
+	if c.Bool("json") {
+		for _, h := range holders {
+			b, _ := json.Marshal(h)
+			fmt.Fprintf(out, "%s\n", b)
+		}
+		return nil
+	}
+	if len(holders) == 0 {
+		return nil
+	}
+	var b strings.Builder
+	b.WriteString(liveSubagentsHeader)
+	for _, h := range holders {
+		task := h.Task
+		if task == "" {
+			task = "(no text)"
+		}
+		fmt.Fprintf(&b, "- id: %s | task: %s | entries: %d | tokens: %d\n", h.ID, task, h.Entries, h.Tokens)
+	}
+	_, err = io.WriteString(out, b.String())
+	return err
+}
+
+// liveSubagentsHeader opens the block bs archive list prints (seed 002's
+// "Live Subagents" section of the system prompt).
+const liveSubagentsHeader = "# Live Subagents\n\n" +
+	"These subagents hold archived prior turns of this conversation: each replaced turn's full transcript, " +
+	"kept byte for byte. Retrieve one by its id ('bs archive show ID') only when you actually need its detail.\n\n"
+
+func runArchiveShow(c *cli.Context) error {
+	cm, err := parseCommon(c)
+	if err != nil {
+		return err
+	}
+	if len(cm.files) == 0 {
+		return usagef(msgArchiveShowArgs)
+	}
+	id := cm.files[0]
+	cm.files = cm.files[1:]
+	out := c.App.Writer
+	if dir := c.String("holders"); dir != "" && len(cm.files) == 0 {
+		if strings.ContainsAny(id, `/\`) || id == "." || id == ".." {
+			return usagef(msgArchiveBadID, id)
+		}
+		f, err := os.Open(filepath.Join(dir, id+".jsonl"))
+		if errors.Is(err, fs.ErrNotExist) {
+			cm.ui.errorf("archive", msgArchiveNotFound, id, dir)
+			return &reported{code: exitFailure}
+		}
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		_, err = io.Copy(out, f)
+		return err
+	}
+	store, err := cm.openStore()
+	if err != nil {
+		return err
+	}
+	found := false
+	err = eachMarker(c, cm, func(name string, _ int, m archive.Marker) error {
+		if found {
+			return nil
+		}
+		var buf bytes.Buffer
+		ok, err := findHolder(c.Context, store, m, id, &buf, 0)
+		if err != nil {
+			return err
+		}
+		if ok {
+			found = true
+			_, err = out.Write(buf.Bytes())
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if !found {
+		where := "standard input"
+		if len(cm.files) > 0 {
+			where = strings.Join(cm.files, ", ")
+		}
+		cm.ui.errorf("archive", msgArchiveNotFound, id, where)
+		cm.ui.hintf(hintArchiveList)
+		return &reported{code: exitFailure}
+	}
+	return nil
+}
+
+// findHolder writes holder id to w if m is it or holds it (nested holders
+// are read from the store).
+func findHolder(ctx context.Context, store blobstore.Store, m archive.Marker, id string, w io.Writer, level int) (bool, error) {
+	if m.ID == id {
+		return true, m.WriteHolder(ctx, store, w, 0)
+	}
+	if m.Depth <= 1 || level > 64 {
+		return false, nil
+	}
+	var buf bytes.Buffer
+	if err := m.WriteHolder(ctx, store, &buf, m.From); err != nil {
+		return false, err
+	}
+	var p transcript.Parser
+	for _, line := range bytes.Split(buf.Bytes(), []byte("\n")) {
+		t, err := p.Parse(line)
+		if err != nil {
+			continue
+		}
+		inner, ok, err := archive.ParseMarker(t)
+		if !ok || err != nil {
+			continue
+		}
+		if ok, err := findHolder(ctx, store, inner, id, w, level+1); ok || err != nil {
+			return ok, err
+		}
+	}
+	return false, nil
+}
+
+// archived queues an index row for each entry of an archived turn.
+func (w *indexWriter) archived(session string) func(archive.Indexed) {
+	moved := w.moved(session)
+	return func(e archive.Indexed) {
+		moved(extract.Moved{EntryID: e.EntryID, Blob: e.Blob, Kind: "entry", Tool: e.Tool, Time: e.Time}, e.Text)
+	}
+}
+
+// indexArchived adds a row for each entry of an archived turn (after its
+// user prompt, which stays in the transcript), for bs index.
+func indexArchived(ctx context.Context, path, session string, m archive.Marker, store blobstore.Store, d transcript.Dialect, cm *common, w *indexWriter) int {
+	n := 0
+	var p transcript.Parser
+	var off int64
+	for _, dg := range m.Blobs {
+		data, err := store.Get(ctx, dg)
+		if err != nil {
+			cm.ui.warnf("%s: archived turn %s: %v", path, m.ID, err)
+			return n
+		}
+		start := off
+		off += int64(len(data))
+		for _, line := range bytes.SplitAfter(data, []byte("\n")) {
+			at := start
+			start += int64(len(line))
+			if at < m.From {
+				continue
+			}
+			line = bytes.TrimSuffix(line, []byte("\n"))
+			lt, err := p.Parse(line)
+			if err != nil {
+				continue
+			}
+			e := transcript.View(lt, d)
+			if !e.Message {
+				continue
+			}
+			if e.ID == "" {
+				e.ID = transcript.DeriveID(line)
+			}
+			tool := e.ToolName
+			if len(e.Tools) > 0 {
+				tool = e.Tools[0]
+			}
+			w.add(index.Row{Session: session, EntryID: e.ID, Blob: dg.String(), Kind: "entry", Tool: tool, Time: e.Time, Text: roll.EntryText(line)})
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,808 @@
+// Package archive implements seed 002's retroactive extraction as a
+// filter: a finished turn whose slice is large (tokens or tool calls) or
+// that stopped at a max-turns limit collapses into a holder transcript,
+// the turn's original lines byte for byte, kept in the blob store; the
+// parent keeps the user prompt and one synthetic assistant entry,
+// "[archived turn]\nsubagent_id: <id>\n\n<summary>", which bs restore --all
+// turns back into the original lines.
+package archive
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/bstools/bs/blobstore"
+	"github.com/bstools/bs/filters/gauge"
+	"github.com/bstools/bs/filters/transcript"
+)
+
+// Options configure an archive run.
+type Options struct {
+	TokenThreshold    int  // archive a turn of more than this many estimated tokens; 0: never for its size
+	ToolCallThreshold int  // archive a turn with at least this many tool-use pairs; 0: never for its calls
+	OnMaxTurns        bool // archive a turn that stopped at a max-turns limit
+	DepthCap          int  // a turn holding a holder at this depth is never archived again
+	KeepRecent        int  // the last N turns are never archived
+
+	Style            string // Structured or Paragraph
+	SummarizeCmd     string // run with sh -c, the holder on stdin; its stdout is the summary
+	SummarizeTimeout time.Duration
+	HoldersDir       string // also write each holder as DIR/<id>.jsonl
+
+	Now       time.Time
+	Format    transcript.Dialect
+	Store     blobstore.Store
+	Log       *slog.Logger
+	Estimator gauge.Estimator
+	Workers   int // turns stored concurrently
+	OnBadLine func(*transcript.BadLineError) error
+
+	// OnArchived is told about each archived turn once its line is written.
+	OnArchived func(Archived)
+	// OnIndex receives each message of an archived turn (after its user
+	// prompt, which stays in place), for the search index.
+	OnIndex func(Indexed)
+	// OnSkip is told about a turn a trigger fired for that was not archived.
+	OnSkip func(Skip)
+	// OnSummaryFailed is told when --summarize-cmd failed and the
+	// mechanical summary was used instead.
+	OnSummaryFailed func(id string, err error)
+}
+
+// Defaults returns the contract's defaults (seed 002 and issue 5).
+func Defaults() Options {
+	return Options{TokenThreshold: 8000, ToolCallThreshold: 10, OnMaxTurns: true, DepthCap: 3, KeepRecent: 1,
+		Style: Structured, SummarizeTimeout: 60 * time.Second}
+}
+
+// Archived describes one archived turn.
+type Archived struct {
+	Marker
+	Line    int    // the user prompt's line in the input
+	Summary string // the summary the synthetic entry carries
+}
+
+// Indexed is one archived entry, for the search index.
+type Indexed struct {
+	Holder                    string // the holder's id
+	EntryID, Time, Tool, Blob string
+	// Text is the entry's text (its strings, without image data or
+	// signatures) as a JSON string, encoded on the workers.
+	Text []byte
+}
+
+// Skip is a turn a trigger fired for that archive refused.
+type Skip struct {
+	Line     int // the user prompt's line
+	Triggers []string
+	Reason   string
+}
+
+// Stats summarise a run.
+type Stats struct {
+	Turns    int   // turns seen
+	Archived int   // turns archived
+	Skipped  int   // turns a trigger fired for that were refused
+	Bytes    int64 // bytes replaced by synthetic entries
+	Tokens   int   // estimated tokens of the archived turns
+}
+
+// chunkSize is the most bytes of a holder one blob holds (a single longer
+// line is a blob of its own), as for bs roll.
+const chunkSize = 1 << 20
+
+// commitEvery is how many archived bytes are stored before they are made
+// durable together and their synthetic entries written.
+const commitEvery = 8 << 20
+
+type rawMember struct {
+	name string
+	raw  []byte
+}
+
+// turn is what archive keeps of one turn: offsets and small facts, never
+// its lines.
+type turn struct {
+	index               int
+	d                   transcript.Dialect
+	line                int   // the prompt's line number
+	start, promptEnd    int64 // the prompt line
+	end                 int64 // the end of the turn's last message line
+	endNewline          bool
+	chunks              []int64 // blob boundaries inside (start, end)
+	entries, tokens     int
+	pairs               int
+	depth               int
+	maxTurns, finished  bool
+	openCall            bool
+	blocked             string
+	promptID, lastID    string
+	lastTS, lastMsgTS   []byte
+	api, provider       []byte
+	model               []byte
+	context             []rawMember
+	notes               notes
+	codexEventPrompt    bool // the prompt is a Codex event_msg
+	msgsSincePrompt     int
+	issued              map[string]bool
+	id                  string
+	triggers            []string
+	pendBlocked         string // blockers after the last message: inside only if another message follows
+	pendTokens, pendEnd int
+}
+
+// Run archives the transcript from r to w.
+func Run(ctx context.Context, name string, r io.Reader, w io.Writer, opt Options) (Stats, error) {
+	if opt.Log == nil {
+		opt.Log = slog.New(slog.DiscardHandler)
+	}
+	if opt.Estimator == nil {
+		opt.Estimator = gauge.CharsPer4{}
+	}
+	if opt.OnBadLine == nil {
+		opt.OnBadLine = func(*transcript.BadLineError) error { return nil }
+	}
+	if opt.Workers < 1 {
+		opt.Workers = runtime.GOMAXPROCS(0)
+	}
+	if opt.Style == "" {
+		opt.Style = Structured
+	}
+	if opt.Now.IsZero() {
+		opt.Now = time.Now()
+	}
+	sp, src, err := openSpool(r)
+	if err != nil {
+		return Stats{}, err
+	}
+	defer sp.close()
+
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	p := &pipeline{opt: opt, sp: sp, w: w, jobs: make(chan *job, opt.Workers), futures: make(chan *job, 64)}
+	var wg sync.WaitGroup
+	for range opt.Workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			wk := worker{p: p}
+			for j := range p.jobs {
+				wk.do(ctx, j)
+				close(j.done)
+			}
+		}()
+	}
+	collected := make(chan error, 1)
+	go func() {
+		err := p.collect(ctx)
+		if err != nil {
+			cancel(err)
+		}
+		collected <- err
+	}()
+	s := &scanner{opt: opt, p: p}
+	size, serr := s.scan(ctx, name, src)
+	close(p.futures)
+	close(p.jobs)
+	cerr := <-collected
+	wg.Wait()
+	p.stats.Turns, p.stats.Skipped = s.turns, s.skipped
+	if serr != nil {
+		if cerr != nil && errors.Is(serr, context.Canceled) {
+			return p.stats, cerr
+		}
+		return p.stats, serr
+	}
+	if cerr != nil {
+		return p.stats, cerr
+	}
+	// Everything after the last archived turn goes through as it was.
+	if err := p.copyTo(size); err != nil {
+		return p.stats, err
+	}
+	return p.stats, errors.Join(p.errs...)
+}
+
+// spool gives random access to what has been read of the input: the file
+// itself when it is a regular file read from its start, else a temp file
+// the input is copied to as it is read (bodies never stay in memory).
+type spool struct {
+	f    *os.File
+	temp bool
+}
+
+func openSpool(r io.Reader) (*spool, io.Reader, error) {
+	if f, ok := r.(*os.File); ok {
+		if info, err := f.Stat(); err == nil && info.Mode().IsRegular() {
+			if off, err := f.Seek(0, io.SeekCurrent); err == nil && off == 0 {
+				return &spool{f: f}, f, nil
+			}
+		}
+	}
+	f, err := os.CreateTemp("", "bs-archive-*")
+	if err != nil {
+		return nil, nil, err
+	}
+	os.Remove(f.Name()) // gone with the process, whatever happens
+	return &spool{f: f, temp: true}, io.TeeReader(r, f), nil
+}
+
+func (s *spool) close() {
+	if s.temp {
+		s.f.Close()
+	}
+}
+
+// scanner reads the input line by line and cuts it into turns.
+type scanner struct {
+	opt     Options
+	p       *pipeline
+	cur     *turn
+	turns   int
+	skipped int
+	waiting []*turn // candidates among the last KeepRecent turns
+}
+
+func (s *scanner) scan(ctx context.Context, name string, r io.Reader) (int64, error) {
+	src := transcript.NewSource(name, r, s.opt.Format, s.opt.OnBadLine)
+	var off int64
+	for {
+		if err := ctx.Err(); err != nil {
+			return off, context.Cause(ctx)
+		}
+		l, t, err := src.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return off, err
+		}
+		if err := s.line(ctx, l, t, src.Dialect(), off); err != nil {
+			return off, err
+		}
+		off += int64(l.Len())
+	}
+	s.finish(ctx)
+	for _, tu := range s.waiting {
+		s.opt.Log.Debug("turn kept: among the last --keep-recent", "line", tu.line)
+	}
+	return off, nil
+}
+
+func (s *scanner) line(ctx context.Context, l transcript.Line, t *transcript.Tree, d transcript.Dialect, off int64) error {
+	n := int64(l.Len())
+	if t == nil {
+		if s.cur != nil {
+			s.cur.addChunk(off, n)
+			if len(l.Body) > 0 && !isBlank(l.Body) {
+				s.cur.pendBlocked = "it holds a line that is not valid JSON"
+			}
+		}
+		return nil
+	}
+	acct := gauge.Classify(t, d, s.opt.Estimator)
+	e := transcript.View(t, d)
+	k := classify(t, d, &e, acct)
+	prompt := k.prompt
+	if d == transcript.Codex && s.cur != nil && s.cur.msgsSincePrompt == 0 {
+		// Codex writes a user message twice: as a response item and as an
+		// event. The second of the pair belongs to the first's turn.
+		if k.prompt && s.cur.codexEventPrompt || k.codexUser && !s.cur.codexEventPrompt {
+			prompt, k.codexUser = false, false
+		}
+	}
+	if k.codexUser {
+		prompt = true
+	}
+	if prompt {
+		s.finish(ctx)
+		s.turns++
+		tu := &turn{index: s.turns - 1, d: d, line: l.Num, start: off, promptEnd: off + n, end: off + n, endNewline: l.Newline,
+			entries: 1, tokens: acct.Estimate, promptID: e.ID, codexEventPrompt: k.codexUser, issued: map[string]bool{}}
+		if strings.HasPrefix(e.ID, transcript.GeneratedIDPrefix) {
+			tu.promptID = ""
+		}
+		tu.notes.addPrompt(t, &e)
+		tu.addChunk(off, n)
+		s.cur = tu
+		s.release(ctx)
+		return nil
+	}
+	tu := s.cur
+	if tu == nil {
+		return nil // before the first user message: never archived
+	}
+	tu.addChunk(off, n)
+	if k.maxTurns {
+		tu.maxTurns = true
+	}
+	if !k.msg {
+		if k.blocked != "" {
+			tu.pendBlocked = k.blocked
+		}
+		tu.pendTokens += acct.Estimate
+		return nil
+	}
+	// A message: everything since the last one is inside the turn.
+	if tu.pendBlocked != "" && tu.blocked == "" {
+		tu.blocked = tu.pendBlocked
+	}
+	if k.blocked != "" && tu.blocked == "" {
+		tu.blocked = k.blocked
+	}
+	tu.pendBlocked = ""
+	tu.tokens += tu.pendTokens + acct.Estimate
+	tu.pendTokens = 0
+	tu.end, tu.endNewline = off+n, l.Newline
+	tu.entries++
+	tu.msgsSincePrompt++
+	tu.depth = max(tu.depth, k.depth)
+	for _, id := range k.issued {
+		tu.issued[id] = true
+	}
+	for _, id := range k.answered {
+		if tu.issued[id] {
+			delete(tu.issued, id)
+			tu.pairs++
+		}
+	}
+	if d == transcript.BrainSurgeon && k.isResult {
+		tu.pairs++
+	}
+	tu.openCall = k.isCall // BrainSurgeon's calls carry no ids
+	tu.finished = k.assistant || k.interrupt
+	tu.notes.add(t, d, &e, &k)
+	if k.depth == 0 { // a holder's text never counts as a max-turns stop
+		if k.assistant && hasMaxTurnsText(l.Body) {
+			if strings.Contains(entryText(t, &e, maxLastText), maxTurnsText) {
+				tu.maxTurns = true
+			}
+		}
+	}
+	if e.ID != "" {
+		tu.lastID = e.ID
+		if strings.HasPrefix(e.ID, transcript.GeneratedIDPrefix) {
+			tu.lastID = ""
+		}
+	}
+	tu.lastTS = rawOf(t, t.Get(0, "timestamp"))
+	switch d {
+	case transcript.OpenClaw:
+		msg := t.Get(0, "message")
+		tu.lastMsgTS = rawOf(t, t.Get(msg, "timestamp"))
+		if k.assistant && k.depth == 0 {
+			tu.api, tu.provider, tu.model = rawOf(t, t.Get(msg, "api")), rawOf(t, t.Get(msg, "provider")), rawOf(t, t.Get(msg, "model"))
+		}
+	case transcript.ClaudeCode:
+		tu.context = tu.context[:0]
+		for _, f := range []string{"isSidechain", "userType", "cwd", "sessionId", "version", "gitBranch"} {
+			if i := t.Get(0, f); i >= 0 {
+				tu.context = append(tu.context, rawMember{f, rawOf(t, i)})
+			}
+		}
+	case transcript.BrainSurgeon:
+		tu.context = tu.context[:0]
+		if i := t.Get(0, "sessionId"); i >= 0 {
+			tu.context = append(tu.context, rawMember{"sessionId", rawOf(t, i)})
+		}
+	}
+	return nil
+}
+
+func rawOf(t *transcript.Tree, i int) []byte {
+	if i < 0 {
+		return nil
+	}
+	return append([]byte(nil), t.Raw(i)...)
+}
+
+func isBlank(b []byte) bool {
+	for _, c := range b {
+		if c != ' ' && c != '\t' && c != '\r' {
+			return false
+		}
+	}
+	return true
+}
+
+// addChunk counts a line into the turn's blobs: a new blob starts where
+// the current one would grow past chunkSize.
+func (tu *turn) addChunk(off, n int64) {
+	last := tu.start
+	if len(tu.chunks) > 0 {
+		last = tu.chunks[len(tu.chunks)-1]
+	}
+	if off > last && off+n-last > chunkSize {
+		tu.chunks = append(tu.chunks, off)
+	}
+}
+
+// finish decides the current turn's fate: archived (once it is no longer
+// among the last KeepRecent turns), or kept, with the reason logged when a
+// trigger fired.
+func (s *scanner) finish(ctx context.Context) {
+	tu := s.cur
+	if tu == nil {
+		return
+	}
+	s.cur = nil
+	for len(tu.chunks) > 0 && tu.chunks[len(tu.chunks)-1] >= tu.end {
+		tu.chunks = tu.chunks[:len(tu.chunks)-1]
+	}
+	o := s.opt
+	if o.TokenThreshold > 0 && tu.tokens > o.TokenThreshold {
+		tu.triggers = append(tu.triggers, "token-threshold")
+	}
+	if o.ToolCallThreshold > 0 && tu.pairs >= o.ToolCallThreshold {
+		tu.triggers = append(tu.triggers, "tool-call-threshold")
+	}
+	if o.OnMaxTurns && tu.maxTurns {
+		tu.triggers = append(tu.triggers, "on-max-turns")
+	}
+	if len(tu.triggers) == 0 {
+		return
+	}
+	reason := ""
+	switch {
+	case tu.msgsSincePrompt == 0:
+		reason = "it has no reply"
+	case tu.blocked != "":
+		reason = tu.blocked
+	case tu.depth >= o.DepthCap:
+		reason = fmt.Sprintf("it holds a holder at depth %d, the --depth-cap", tu.depth)
+	case len(tu.issued) > 0 || tu.openCall:
+		reason = "it ends on a tool call with no result"
+	case !tu.finished && !tu.maxTurns:
+		reason = "it is unfinished: no final assistant reply"
+	case !tu.endNewline:
+		reason = "its last line is unfinished (no line feed)"
+	}
+	if reason != "" {
+		s.skipped++
+		o.Log.Info("turn not archived", "line", tu.line, "triggers", tu.triggers, "reason", reason)
+		if o.OnSkip != nil {
+			o.OnSkip(Skip{Line: tu.line, Triggers: tu.triggers, Reason: reason})
+		}
+		return
+	}
+	tu.issued = nil
+	s.waiting = append(s.waiting, tu)
+	s.release(ctx)
+}
+
+// release hands the candidates that are no longer among the last
+// KeepRecent turns to the pipeline.
+func (s *scanner) release(ctx context.Context) {
+	for len(s.waiting) > 0 && s.waiting[0].index+s.opt.KeepRecent < s.turns {
+		tu := s.waiting[0]
+		s.waiting = s.waiting[1:]
+		j := &job{tu: tu, done: make(chan struct{})}
+		select {
+		case s.p.futures <- j:
+		case <-ctx.Done():
+			return
+		}
+		select {
+		case s.p.jobs <- j:
+		case <-ctx.Done():
+			close(j.done)
+			return
+		}
+	}
+}
+
+// pipeline stores turns on workers and writes the output in order.
+type pipeline struct {
+	opt     Options
+	sp      *spool
+	w       io.Writer
+	jobs    chan *job
+	futures chan *job
+	written int64 // input bytes accounted for in the output
+	stats   Stats
+	errs    []error
+}
+
+type job struct {
+	tu      *turn
+	done    chan struct{}
+	digests []blobstore.Digest
+	pending bool // some blobs await the store's Commit
+	line    []byte
+	summary string
+	rows    []Indexed
+	err     error
+}
+
+// collect takes the stored turns in order and, once a batch is durable,
+// writes the input up to each with its synthetic entry.
+func (p *pipeline) collect(ctx context.Context) error {
+	var batch []*job
+	var size int64
+	for j := range p.futures {
+		select {
+		case <-j.done:
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+		batch = append(batch, j)
+		size += j.tu.end - j.tu.start
+		if size >= commitEvery {
+			if err := p.flush(ctx, batch); err != nil {
+				return err
+			}
+			batch, size = batch[:0], 0
+		}
+	}
+	return p.flush(ctx, batch)
+}
+
+func (p *pipeline) flush(ctx context.Context, batch []*job) error {
+	if len(batch) == 0 {
+		return nil
+	}
+	if b, ok := p.opt.Store.(blobstore.Batcher); ok {
+		pending := false
+		for _, j := range batch {
+			pending = pending || (j.pending && j.err == nil)
+		}
+		if pending {
+			if err := b.Commit(ctx); err != nil {
+				for _, j := range batch {
+					if j.err == nil {
+						j.err = err
+					}
+				}
+			}
+		}
+	}
+	for _, j := range batch {
+		if j.err != nil {
+			// The turn stays as it was; the run reports the failure.
+			p.errs = append(p.errs, fmt.Errorf("line %d: turn not archived: %w", j.tu.line, j.err))
+			continue
+		}
+		if err := p.copyTo(j.tu.promptEnd); err != nil {
+			return err
+		}
+		if _, err := p.w.Write(j.line); err != nil {
+			return err
+		}
+		p.written = j.tu.end
+		p.stats.Archived++
+		p.stats.Bytes += j.tu.end - j.tu.promptEnd
+		p.stats.Tokens += j.tu.tokens
+		if p.opt.OnIndex != nil {
+			for _, r := range j.rows {
+				p.opt.OnIndex(r)
+			}
+		}
+		if p.opt.OnArchived != nil {
+			p.opt.OnArchived(Archived{Marker: j.marker(), Line: j.tu.line, Summary: j.summary})
+		}
+		p.opt.Log.Info("turn archived", "line", j.tu.line, "id", j.tu.id, "triggers", j.tu.triggers, "entries", j.tu.entries, "tokens", j.tu.tokens, "bytes", j.tu.end-j.tu.start)
+		j.rows = nil
+	}
+	return nil
+}
+
+// copyTo copies the input from what is written up to offset to.
+func (p *pipeline) copyTo(to int64) error {
+	if to <= p.written {
+		return nil
+	}
+	_, err := io.Copy(p.w, io.NewSectionReader(p.sp.f, p.written, to-p.written))
+	p.written = to
+	return err
+}
+
+func (j *job) marker() Marker {
+	tu := j.tu
+	return Marker{ID: tu.id, Depth: tu.depth + 1, Blobs: j.digests, Bytes: tu.end - tu.start, From: tu.promptEnd - tu.start,
+		Entries: tu.entries, Tokens: tu.tokens, ToolCalls: tu.pairs, Task: tu.notes.task}
+}
+
+// worker stores one turn at a time.
+type worker struct {
+	p   *pipeline
+	buf []byte
+	tp  transcript.Parser
+}
+
+func (wk *worker) do(ctx context.Context, j *job) {
+	if ctx.Err() != nil {
+		j.err = context.Cause(ctx)
+		return
+	}
+	opt := wk.p.opt
+	tu := j.tu
+	bounds := append(append([]int64{tu.start}, tu.chunks...), tu.end)
+	batcher, _ := opt.Store.(blobstore.Batcher)
+	h := sha256.New()
+	for i := 0; i+1 < len(bounds); i++ {
+		a, b := bounds[i], bounds[i+1]
+		if int64(cap(wk.buf)) < b-a {
+			wk.buf = make([]byte, b-a)
+		}
+		chunk := wk.buf[:b-a]
+		if _, err := wk.p.sp.f.ReadAt(chunk, a); err != nil {
+			j.err = fmt.Errorf("reading the turn back: %w", err)
+			return
+		}
+		d := blobstore.Sum(chunk)
+		var err error
+		if batcher != nil {
+			err = batcher.PutPending(ctx, d, chunk)
+			j.pending = true
+		} else {
+			_, err = opt.Store.Put(ctx, chunk)
+		}
+		if err != nil {
+			j.err = fmt.Errorf("storing the holder: %w", err)
+			return
+		}
+		j.digests = append(j.digests, d)
+		h.Write(d[:])
+		if opt.OnIndex != nil {
+			wk.index(j, chunk, a, d)
+		}
+	}
+	tu.id = hex.EncodeToString(h.Sum(nil)[:8])
+	for i := range j.rows {
+		j.rows[i].Holder = tu.id
+	}
+	if opt.HoldersDir != "" {
+		if err := wk.writeHolder(tu); err != nil {
+			j.err = fmt.Errorf("writing the holder file: %w", err)
+			return
+		}
+	}
+	j.summary = tu.notes.mechanical(opt.Style, tu.maxTurns)
+	if opt.SummarizeCmd != "" {
+		env := append(os.Environ(), "BS_HOLDER_ID="+tu.id, "BS_TASK="+tu.notes.task, "BS_SUMMARY_STYLE="+opt.Style)
+		s, err := runSummarizer(ctx, opt.SummarizeCmd, opt.SummarizeTimeout, io.NewSectionReader(wk.p.sp.f, tu.start, tu.end-tu.start), env)
+		if err != nil {
+			if ctx.Err() != nil {
+				j.err = context.Cause(ctx)
+				return
+			}
+			opt.Log.Warn("summarize command failed: using the mechanical summary", "id", tu.id, "error", err.Error())
+			if opt.OnSummaryFailed != nil {
+				opt.OnSummaryFailed(tu.id, err)
+			}
+		} else {
+			j.summary = s
+		}
+	}
+	m := j.marker()
+	j.line = synth(tu.d, tu, markerText(tu.id, j.summary), metaJSON(m, opt.Now), opt.Now)
+}
+
+// index reads the messages of an archived chunk (after the user prompt)
+// for the search index.
+func (wk *worker) index(j *job, chunk []byte, off int64, d blobstore.Digest) {
+	tu := j.tu
+	for len(chunk) > 0 {
+		n := bytes.IndexByte(chunk, '\n')
+		line := chunk
+		if n >= 0 {
+			line, chunk = chunk[:n], chunk[n+1:]
+		} else {
+			chunk = nil
+		}
+		at := off
+		off += int64(len(line)) + 1
+		if at < tu.promptEnd || isBlank(line) {
+			continue
+		}
+		t, err := wk.tp.Parse(line)
+		if err != nil {
+			continue
+		}
+		e := transcript.View(t, tu.d)
+		if !e.Message {
+			continue
+		}
+		id := e.ID
+		if id == "" {
+			id = transcript.DeriveID(line)
+		}
+		tool := e.ToolName
+		if len(e.Tools) > 0 {
+			tool = e.Tools[0]
+		}
+		j.rows = append(j.rows, Indexed{EntryID: id, Time: e.Time, Tool: tool, Blob: d.String(), Text: transcript.AppendQuote(nil, treeText(t))})
+	}
+}
+
+// treeText is the text of an entry for the search index: its strings,
+// decoded, without image data or signatures (as bs roll indexes).
+func treeText(t *transcript.Tree) string {
+	var b []byte
+	for i, n := range t.Nodes {
+		if n.Kind == '"' && n.End-n.Start > 2 && (n.Name == nil || !skipKey[t.Key(i)]) {
+			if len(b) > 0 {
+				b = append(b, ' ')
+			}
+			b = append(b, t.Str(i)...)
+			if len(b) > 1<<20 {
+				break
+			}
+		}
+	}
+	return string(b)
+}
+
+var skipKey = map[string]bool{"data": true, "image_url": true, "signature": true, "thinkingSignature": true, "encrypted_content": true}
+
+// writeHolder writes the holder as DIR/<id>.jsonl, atomically.
+func (wk *worker) writeHolder(tu *turn) error {
+	dir := wk.p.opt.HoldersDir
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, ".holder-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if err := f.Chmod(0o600); err != nil {
+		f.Close()
+		return err
+	}
+	if _, err := io.Copy(f, io.NewSectionReader(wk.p.sp.f, tu.start, tu.end-tu.start)); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), filepath.Join(dir, tu.id+".jsonl"))
+}
+
+// metaJSON is the _archived member.
+func metaJSON(m Marker, now time.Time) []byte {
+	b := []byte(`{"id":`)
+	b = transcript.AppendQuote(b, m.ID)
+	b = append(b, `,"depth":`...)
+	b = strconv.AppendInt(b, int64(m.Depth), 10)
+	b = append(b, `,"blobs":[`...)
+	for i, d := range m.Blobs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = transcript.AppendQuote(b, d.String())
+	}
+	b = append(b, `],"bytes":`...)
+	b = strconv.AppendInt(b, m.Bytes, 10)
+	b = append(b, `,"from":`...)
+	b = strconv.AppendInt(b, m.From, 10)
+	b = append(b, `,"entries":`...)
+	b = strconv.AppendInt(b, int64(m.Entries), 10)
+	b = append(b, `,"tokens":`...)
+	b = strconv.AppendInt(b, int64(m.Tokens), 10)
+	b = append(b, `,"tool_calls":`...)
+	b = strconv.AppendInt(b, int64(m.ToolCalls), 10)
+	b = append(b, `,"task":`...)
+	b = transcript.AppendQuote(b, m.Task)
+	b = append(b, `,"at":`...)
+	b = transcript.AppendQuote(b, now.UTC().Format(time.RFC3339))
+	return append(b, '}')
+}

@@ -1,0 +1,7 @@
+//go:build !unix
+
+package archive
+
+import "os/exec"
+
+func setProcessGroup(c *exec.Cmd) {}
