@@ -154,14 +154,14 @@ func withUsageErrors(cmds ...*cli.Command) []*cli.Command {
 
 // commonFlags are accepted by every filter.
 func commonFlags() []cli.Flag {
-	return []cli.Flag{
+	return append([]cli.Flag{
 		&cli.StringFlag{Name: "store", Usage: "blob store directory (default $XDG_DATA_HOME/bs, ~/.local/share/bs)", EnvVars: []string{"BS_STORE"}},
 		&cli.StringFlag{Name: "format", Value: "auto", Usage: "transcript dialect: " + transcript.DialectNames},
 		&cli.StringFlag{Name: "now", Usage: "the time to act at, RFC 3339 (default: the clock)", EnvVars: []string{"BS_NOW"}},
 		&cli.BoolFlag{Name: "strict", Usage: "treat a line that is not valid JSON as an error (exit 4) instead of passing it through"},
 		&cli.StringFlag{Name: "log-level", Value: "warn", Usage: "log records on stderr at this level and above: debug, info, warn, error"},
 		&cli.BoolFlag{Name: "in-place", Aliases: []string{"i"}, Usage: "rewrite the named files safely instead of writing standard output"},
-	}
+	}, inPlaceFlags()...)
 }
 
 // common holds the parsed common flags.
@@ -174,6 +174,7 @@ type common struct {
 	log      *slog.Logger
 	storeDir string
 	inPlace  bool
+	ip       inPlace // the -i flags
 	files    []string
 	stdin    io.Reader
 	stdout   io.Writer
@@ -204,6 +205,9 @@ func parseCommon(c *cli.Context) (*common, error) {
 	}
 	if cm.inPlace && len(cm.files) == 0 {
 		return nil, usagef(msgInPlaceStdin)
+	}
+	if cm.ip, err = parseInPlace(c); err != nil {
+		return nil, err
 	}
 	return cm, nil
 }
@@ -272,7 +276,12 @@ func (cm *common) each(ctx context.Context, f filterFunc) error {
 	for _, path := range cm.files {
 		var err error
 		if cm.inPlace {
-			err = rewriteInPlace(ctx, path, func(r io.Reader, w io.Writer) error { return f(ctx, path, r, w) })
+			err = cm.ip.rewrite(ctx, path, func(r io.Reader, w io.Writer) error { return f(ctx, path, r, w) })
+			var skip *skipped
+			if errors.As(err, &skip) {
+				cm.log.Info("left unchanged", "file", path, "reason", skip.reason)
+				err = nil
+			}
 		} else {
 			err = func() error {
 				fh, err := os.Open(path)

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -8,18 +10,78 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
+	"time"
 
 	"github.com/rogpeppe/go-internal/lockedfile"
+	"github.com/urfave/cli/v2"
 )
 
-// rewriteInPlace replaces path with transform's output, atomically: the new
-// content goes to a temp file in the same directory, is fsynced, and is
-// renamed over the original, so a crash leaves the old file or the new one.
-// The transform sees the first N bytes of the file (N noted at the start);
-// bytes appended meanwhile are copied after its output unchanged. Two bs
-// processes never rewrite one file at once.
-func rewriteInPlace(ctx context.Context, path string, transform func(io.Reader, io.Writer) error) (err error) {
+// inPlaceFlags configure -i/--in-place.
+func inPlaceFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.DurationFlag{Name: "lock-timeout", Value: 10 * time.Second, EnvVars: []string{"BS_LOCK_TIMEOUT"}, Usage: "in place: how long to wait for the runtime's <file>.lock and for other writers to close the file"},
+		&cli.DurationFlag{Name: "quiet-period", Value: 2 * time.Second, EnvVars: []string{"BS_QUIET_PERIOD"}, Usage: "in place: refuse a file changed this recently (the agent may be writing it)"},
+		&cli.BoolFlag{Name: "force", Usage: "in place: rewrite even a file changed within --quiet-period"},
+		&cli.IntFlag{Name: "min-savings", EnvVars: []string{"BS_MIN_SAVINGS"}, Usage: "in place: rewrite only when the pass frees at least `TOKENS` (bytes/4), so a warm prompt cache is not invalidated for crumbs"},
+		&cli.DurationFlag{Name: "idle", EnvVars: []string{"BS_IDLE"}, Usage: "in place: only touch files idle (unmodified) for longer than this, e.g. the provider's prompt-cache TTL (5m, 1h)"},
+	}
+}
+
+// inPlace holds the parsed in-place flags.
+type inPlace struct {
+	lockTimeout, quiet, idle time.Duration
+	force                    bool
+	minSavings               int64
+}
+
+func parseInPlace(c *cli.Context) (inPlace, error) {
+	ip := inPlace{lockTimeout: c.Duration("lock-timeout"), quiet: c.Duration("quiet-period"), idle: c.Duration("idle"),
+		force: c.Bool("force"), minSavings: int64(c.Int("min-savings"))}
+	if ip.lockTimeout < 0 || ip.quiet < 0 || ip.idle < 0 || ip.minSavings < 0 {
+		return ip, usagef(msgInPlaceNegative)
+	}
+	return ip, nil
+}
+
+// skipped is a file an in-place run left alone on purpose: not an error.
+type skipped struct{ reason string }
+
+func (s *skipped) Error() string { return s.reason }
+
+// busyError is a file that could not be rewritten safely now: another
+// process holds the runtime's lock or has the file open for writing, or it
+// changed within the quiet period. Retrying later may work.
+type busyError struct {
+	path, why string
+}
+
+func (e *busyError) Error() string { return e.path + ": " + e.why }
+
+// tempMarker is in the name of every temp file an in-place run creates, so
+// a later run can remove the ones a killed run left.
+const tempMarker = ".bs-tmp-"
+
+// rewrite replaces path with transform's output, so that a crash at any
+// moment leaves the old file or the new one, and no line an agent appends
+// meanwhile is lost:
+//
+//  1. Take bs's own lock (two bs never rewrite one file at once), remove
+//     temp files a killed run left, and take the runtime's <file>.lock
+//     (OpenClaw's {pid, createdAt} lock; stale after 30 minutes or when
+//     its pid is gone), waiting up to --lock-timeout.
+//  2. Note the size N and transform bytes [0,N) into a temp file in the
+//     same directory.
+//  3. Copy the bytes appended after N, and wait until no other process
+//     holds the file open for writing: a writer that keeps its descriptor
+//     open would go on appending to the old inode after the rename, so such
+//     a file is refused rather than orphaned (Codex keeps its rollout open).
+//  4. fsync, rename over the original, fsync the directory.
+//  5. Catch bytes a writer appended to the old inode after the last copy
+//     (it opened the file just before the rename) and append them to the
+//     new file.
+func (ip inPlace) rewrite(ctx context.Context, path string, transform func(io.Reader, io.Writer) error) (err error) {
 	// Rewrite the file a link points to, not the link.
 	if real, err := filepath.EvalSymlinks(path); err == nil {
 		path = real
@@ -33,6 +95,7 @@ func rewriteInPlace(ctx context.Context, path string, transform func(io.Reader, 
 		return fmt.Errorf("%s: lock: %w", path, err)
 	}
 	defer unlock()
+	removeStaleTemps(path)
 
 	src, err := os.Open(path)
 	if err != nil {
@@ -43,9 +106,19 @@ func rewriteInPlace(ctx context.Context, path string, transform func(io.Reader, 
 	if err != nil {
 		return err
 	}
-	n := info.Size()
+	if age := time.Since(info.ModTime()); ip.idle > 0 && age < ip.idle {
+		return &skipped{fmt.Sprintf(msgNotIdle, age.Round(time.Second), ip.idle)}
+	} else if !ip.force && age < ip.quiet {
+		return &busyError{path, fmt.Sprintf(msgQuietPeriod, age.Round(time.Millisecond), ip.quiet)}
+	}
+	release, err := ip.runtimeLock(ctx, path)
+	if err != nil {
+		return err
+	}
+	defer release()
 
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".bs-tmp-*")
+	n := info.Size()
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+tempMarker+"*")
 	if err != nil {
 		return err
 	}
@@ -55,39 +128,259 @@ func rewriteInPlace(ctx context.Context, path string, transform func(io.Reader, 
 			os.Remove(tmp.Name())
 		}
 	}()
-	if err = transform(io.LimitReader(src, n), tmp); err != nil {
+	out := &countingWriter{w: tmp}
+	if err = transform(io.LimitReader(src, n), out); err != nil {
 		return err
 	}
 	if err = ctx.Err(); err != nil {
 		return err
 	}
+	if ip.minSavings > 0 {
+		if freed := (n - out.n) / 4; freed < ip.minSavings {
+			err = &skipped{fmt.Sprintf(msgMinSavings, max(freed, 0), ip.minSavings)}
+			return err
+		}
+	}
 	// Whatever a writer appended while we worked goes after our output.
 	if _, err = src.Seek(n, io.SeekStart); err != nil {
 		return err
 	}
-	if _, err = io.Copy(tmp, src); err != nil {
-		return err
-	}
+	dev, ino := fileID(info)
 	if err = tmp.Chmod(info.Mode().Perm()); err != nil {
 		return err
 	}
 	if st, ok := info.Sys().(*syscall.Stat_t); ok {
 		_ = tmp.Chown(int(st.Uid), int(st.Gid)) // best effort: only root may give files away
 	}
-	if err = tmp.Sync(); err != nil {
-		return err
-	}
-	if err = tmp.Close(); err != nil {
-		return err
+	// Copy what was appended meanwhile, sync (the slow part), then copy and
+	// sync again, so that the window between the last copy and the rename,
+	// where an append lands in the old file, is as short as can be.
+	deadline := time.Now().Add(ip.lockTimeout)
+	for pass := 0; pass < 2; pass++ {
+		if err = copyAppended(ctx, src, tmp, dev, ino, deadline, path); err != nil {
+			return err
+		}
+		if err = tmp.Sync(); err != nil {
+			return err
+		}
 	}
 	if err = os.Rename(tmp.Name(), path); err != nil {
 		return err
 	}
-	if d, derr := os.Open(filepath.Dir(path)); derr == nil {
+	syncDir(filepath.Dir(path))
+	defer tmp.Close()
+	return catchUp(src, path, tmp, dev, ino, max(ip.lockTimeout, catchUpTimeout))
+}
+
+// catchUpTimeout bounds the wait, after the rename, for a writer that
+// opened the file just before it to finish its append. Such a writer holds
+// the file for the length of one write; giving up early would strand the
+// rest of its line in the replaced file.
+const catchUpTimeout = 10 * time.Second
+
+// copyAppended copies to tmp what was appended to src since the last copy,
+// until no other process holds src open for writing; a writer that does
+// not let go before deadline makes the file busy. The copy after the check
+// takes what a writer wrote between the previous copy and its close.
+func copyAppended(ctx context.Context, src, tmp *os.File, dev, ino uint64, deadline time.Time, path string) error {
+	for {
+		if err := copyLines(tmp, src); err != nil {
+			return err
+		}
+		w := openWriters(dev, ino)
+		if len(w) == 0 {
+			return copyLines(tmp, src)
+		}
+		if time.Now().After(deadline) {
+			return &busyError{path, fmt.Sprintf(msgHeldOpen, strings.Join(w, ", "))}
+		}
+		if err := sleep(ctx, 2*time.Millisecond); err != nil {
+			return err
+		}
+	}
+}
+
+// copyLines copies the whole lines appended to src since its offset, and
+// leaves src just after the last line feed: a reader can see a long append
+// half done, and half a line must not go into the new file before the
+// rename, or the writer's next line could land inside it. The rest is
+// copied later, or moved by catchUp.
+func copyLines(tmp, src *os.File) error {
+	buf := make([]byte, 1<<20)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			end := bytes.LastIndexByte(buf[:n], '\n') + 1
+			if _, werr := tmp.Write(buf[:end]); werr != nil {
+				return werr
+			}
+			if end < n {
+				// Step back to the start of the unfinished line; a line
+				// longer than buf is copied in whole-buffer steps only once
+				// its end is there, so read on from the same place.
+				if _, serr := src.Seek(int64(end-n), io.SeekCurrent); serr != nil {
+					return serr
+				}
+				if end == 0 {
+					return copyLongLine(tmp, src)
+				}
+				continue
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// copyLongLine copies one line longer than copyLines' buffer if its line
+// feed is already there, else leaves src where it is.
+func copyLongLine(tmp, src *os.File) error {
+	start, err := src.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return err
+	}
+	r := bufio.NewReaderSize(src, 1<<20)
+	var size int64
+	for {
+		chunk, err := r.ReadSlice('\n')
+		size += int64(len(chunk))
+		if err == nil {
+			break
+		}
+		if err == io.EOF {
+			_, serr := src.Seek(start, io.SeekStart)
+			return serr // unfinished: leave it
+		}
+		if err != bufio.ErrBufferFull {
+			return err
+		}
+	}
+	if _, err := src.Seek(start, io.SeekStart); err != nil {
+		return err
+	}
+	if _, err := io.CopyN(tmp, src, size); err != nil {
+		return err
+	}
+	return copyLines(tmp, src)
+}
+
+// catchUp moves to the new file (whose descriptor is tmp) the bytes
+// appended to the old inode after the last copy: a writer that opened the
+// file just before the rename writes there. It waits, up to timeout, until
+// no other process holds the old inode open. While one does, only whole
+// lines are moved: a reader can see a long write half done, and moving half
+// a line would let the writer's next line, in the new file, cut it in two.
+func catchUp(old *os.File, path string, tmp *os.File, dev, ino uint64, timeout time.Duration) error {
+	var appendTo *os.File
+	defer func() {
+		if appendTo != nil {
+			appendTo.Close()
+		}
+	}()
+	move := func(b []byte) error {
+		if len(b) == 0 {
+			return nil
+		}
+		if appendTo == nil {
+			// O_APPEND: writers that opened the new file append too.
+			var err error
+			if appendTo, err = os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0); err != nil {
+				return err
+			}
+			if !os.SameFile(statOf(appendTo), statOf(tmp)) {
+				return fmt.Errorf(msgReplacedMeanwhile, path)
+			}
+		}
+		if _, err := appendTo.Write(b); err != nil {
+			return err
+		}
+		return appendTo.Sync()
+	}
+	var pending []byte
+	deadline := time.Now().Add(timeout)
+	for {
+		buf, err := io.ReadAll(old)
+		if err != nil {
+			return err
+		}
+		pending = append(pending, buf...)
+		if len(openWriters(dev, ino)) == 0 || time.Now().After(deadline) {
+			// No writer left: whatever it wrote is complete. Read once more
+			// for bytes written between the read and the check.
+			rest, err := io.ReadAll(old)
+			if err != nil {
+				return err
+			}
+			return move(append(pending, rest...))
+		}
+		if i := bytes.LastIndexByte(pending, '\n'); i >= 0 {
+			if err := move(pending[:i+1]); err != nil {
+				return err
+			}
+			pending = append(pending[:0], pending[i+1:]...)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func statOf(f *os.File) os.FileInfo {
+	info, _ := f.Stat()
+	return info
+}
+
+func fileID(info os.FileInfo) (dev, ino uint64) {
+	if st, ok := info.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Dev), uint64(st.Ino)
+	}
+	return 0, 0
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
 		d.Sync()
 		d.Close()
 	}
-	return nil
+}
+
+// removeStaleTemps removes the temp files of killed runs on path. Only a run
+// holding bs's lock on path creates them, so under the lock any left is
+// stale.
+func removeStaleTemps(path string) {
+	old, _ := filepath.Glob(filepath.Join(filepath.Dir(path), "."+escapeGlob(filepath.Base(path))+tempMarker+"*"))
+	for _, f := range old {
+		os.Remove(f)
+	}
+}
+
+func escapeGlob(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, `*`, `\*`, `?`, `\?`, `[`, `\[`)
+	return r.Replace(s)
+}
+
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // lockPath is the lock file bs holds while rewriting path. Lock files live

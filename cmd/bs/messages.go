@@ -44,11 +44,20 @@ const (
 	msgUnknownCommand = "unknown command %q (see 'bs --help')"
 	msgStoreOpen      = "cannot open the blob store at %s: %v"
 	msgInPlaceStdin   = "-i/--in-place needs file arguments"
-	msgDryRunInPlace  = "--dry-run writes a report and cannot be used with -i/--in-place"
-	msgIndexWrite     = "the search index %s could not be updated: %v; the removed content is safe in the store"
-	hintIndex         = "rebuild the index with 'bs index FILE...' (delete a damaged index file first)"
-	msgNoHits         = "no hits for %q"
-	msgPendingBad     = "pending index rows %s are damaged (%v): the rows before the damage were added, the file is kept as .bad"
+
+	// In-place rewrites.
+	msgInPlaceNegative   = "--lock-timeout, --quiet-period, --idle and --min-savings must not be negative"
+	msgNotIdle           = "modified %v ago, not idle for --idle %v"
+	msgMinSavings        = "the pass would free about %d tokens, under --min-savings %d"
+	msgQuietPeriod       = "changed %v ago, within --quiet-period %v: the agent may be writing it (retry later, or --force)"
+	msgHeldOpen          = "held open for writing by %s: its appends would go on to the replaced file, so it is left alone (rewrite it when that process ends)"
+	msgRuntimeLocked     = "locked by the runtime (%s, held by %s); gave up after --lock-timeout %v"
+	msgReplacedMeanwhile = "%s was replaced by another program during the rewrite"
+	msgDryRunInPlace     = "--dry-run writes a report and cannot be used with -i/--in-place"
+	msgIndexWrite        = "the search index %s could not be updated: %v; the removed content is safe in the store"
+	hintIndex            = "rebuild the index with 'bs index FILE...' (delete a damaged index file first)"
+	msgNoHits            = "no hits for %q"
+	msgPendingBad        = "pending index rows %s are damaged (%v): the rows before the damage were added, the file is kept as .bad"
 
 	// bs checkpoint
 	msgCheckpointTrigger    = "bad --trigger %q: want compaction or session-end"

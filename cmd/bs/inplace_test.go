@@ -1,0 +1,293 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// stressSize reads the size of the live-operation stress tests: small by
+// default, the issue's full size with BS_STRESS=full, and whatever
+// BS_STRESS_LINES / BS_STRESS_RUNS say (.ci/run sets a bounded size).
+func stressSize(lines, runs int) (int, int) {
+	if os.Getenv("BS_STRESS") == "full" {
+		lines, runs = 20000, 200
+	}
+	if n, err := strconv.Atoi(os.Getenv("BS_STRESS_LINES")); err == nil {
+		lines = n
+	}
+	if n, err := strconv.Atoi(os.Getenv("BS_STRESS_RUNS")); err == nil {
+		runs = n
+	}
+	return lines, runs
+}
+
+// bsBinary is the bs command the tests run as a separate process: the test
+// binary itself, which TestMain turns into bs when called so.
+func bsBinary(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "bs")
+	if err := os.Symlink(os.Args[0], bin); err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+func bsEnv(dir string) []string {
+	return append(os.Environ(), "XDG_STATE_HOME="+filepath.Join(dir, "state"), "BS_STORE="+filepath.Join(dir, "store"),
+		"XDG_DATA_HOME="+filepath.Join(dir, "data"), "BS_NOW=2026-02-20T17:30:00Z")
+}
+
+const stressHeader = `{"type":"session","version":3,"id":"stress","timestamp":"2026-02-20T10:00:00.000Z","cwd":"/"}` + "\n"
+
+// stressLine is an OpenClaw tool result of about size bytes, unique to i.
+func stressLine(rng *rand.Rand, i, size int) []byte {
+	text := make([]byte, size)
+	const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789 .,;:-_"
+	for j := range text {
+		text[j] = alphabet[rng.IntN(len(alphabet))]
+	}
+	return fmt.Appendf(nil, `{"type":"message","id":"w%d","parentId":null,"timestamp":"2026-02-20T10:00:01.000Z","message":{"role":"toolResult","toolCallId":"c%d","toolName":"bash","content":[{"type":"text","text":"%d %s"}],"isError":false}}`+"\n", i, i, i, text)
+}
+
+// stressSizes are mostly small lines, with one in ten up to 1 MiB.
+func stressSizes(rng *rand.Rand) int {
+	if rng.IntN(10) == 0 {
+		return rng.IntN(1 << 20)
+	}
+	return 200 + rng.IntN(8<<10)
+}
+
+// The writers of the append stress test.
+const (
+	locking   = "reopens, takes the runtime lock" // OpenClaw
+	unlocked  = "reopens, no lock"                // Claude Code
+	keepsOpen = "keeps its descriptor open"       // Codex
+)
+
+// TestInPlaceAppendStress: a writer appends lines as fast as it can (with a
+// millisecond between lines, so that its life overlaps the runs) while
+// bs extract -i runs again and again on the file. Afterwards bs restore
+// --all yields exactly the bytes the writer wrote: every line once, in
+// order.
+//
+// A writer that takes the runtime's <file>.lock for each append, as
+// OpenClaw does, is ordered by it. A writer that takes no lock is raced:
+// one that opened the file just before the rename writes to the old inode
+// and bs moves those bytes over, but a writer a thousand times faster than
+// an agent can get its next line into the new file first; for it the test
+// checks that every line is there exactly once. A writer that keeps its
+// descriptor open makes bs refuse the file, since a rename would orphan
+// its later appends.
+func TestInPlaceAppendStress(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns processes")
+	}
+	lines, runs := stressSize(300, 10)
+	for _, writer := range []string{locking, unlocked, keepsOpen} {
+		keepOpen := writer == keepsOpen
+		t.Run(writer, func(t *testing.T) {
+			dir := t.TempDir()
+			bs := bsBinary(t)
+			path := filepath.Join(dir, "s.jsonl")
+			if err := os.WriteFile(path, []byte(stressHeader), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			var want bytes.Buffer
+			want.WriteString(stressHeader)
+			done := make(chan struct{})
+			var werr error
+			go func() {
+				defer close(done)
+				rng := rand.New(rand.NewPCG(1, uint64(lines)))
+				var f *os.File
+				for i := 0; i < lines && werr == nil; i++ {
+					line := stressLine(rng, i, stressSizes(rng))
+					want.Write(line)
+					var unlock func()
+					if writer == locking {
+						if unlock, werr = takeRuntimeLock(path); werr != nil {
+							return
+						}
+					}
+					if f == nil {
+						if f, werr = os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0); werr != nil {
+							return
+						}
+					}
+					if _, werr = f.Write(line); werr != nil {
+						return
+					}
+					if !keepOpen {
+						werr = f.Close()
+						f = nil
+					}
+					if unlock != nil {
+						unlock()
+					}
+					time.Sleep(time.Millisecond)
+				}
+				if f != nil {
+					werr = f.Close()
+				}
+			}()
+			var mu sync.Mutex
+			refused := 0
+			n := 0
+			for writing := true; writing || n < runs; n++ {
+				select {
+				case <-done:
+					writing = false
+				default:
+				}
+				cmd := exec.Command(bs, "extract", "--force", "--lock-timeout", "50ms", "--keep-recent", "3", "--min-length", "100", "-i", path)
+				cmd.Env = bsEnv(dir)
+				out, err := cmd.CombinedOutput()
+				if err != nil {
+					if !strings.Contains(string(out), "held open for writing by pid") {
+						t.Fatalf("run %d: %v\n%s", n, err, out)
+					}
+					mu.Lock()
+					refused++
+					mu.Unlock()
+				}
+			}
+			<-done
+			if werr != nil {
+				t.Fatal(werr)
+			}
+			if keepOpen && refused == 0 {
+				t.Error("bs never refused the file a writer held open")
+			}
+			cmd := exec.Command(bs, "restore", "--all", path)
+			cmd.Env = bsEnv(dir)
+			var got, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &got, &stderr
+			if err := cmd.Run(); err != nil {
+				t.Fatalf("restore: %v\n%s", err, stderr.String())
+			}
+			if writer == unlocked {
+				sorted := func(b []byte) string {
+					l := strings.SplitAfter(string(b), "\n")
+					slices.Sort(l)
+					return strings.Join(l, "")
+				}
+				if sorted(got.Bytes()) != sorted(want.Bytes()) {
+					t.Fatalf("after %d runs restore --all does not hold every written line exactly once (%d vs %d bytes)", n, got.Len(), want.Len())
+				}
+				if !bytes.Equal(got.Bytes(), want.Bytes()) {
+					t.Logf("every line is there once, but some are out of order")
+				}
+			} else if !bytes.Equal(got.Bytes(), want.Bytes()) {
+				t.Fatalf("after %d runs (%d refused) restore --all differs from what the writer wrote (%d vs %d bytes)", n, refused, got.Len(), want.Len())
+			}
+			cur, _ := os.ReadFile(path)
+			t.Logf("%d lines, %d runs (%d refused); file %d bytes, written %d", lines, n, refused, len(cur), want.Len())
+		})
+	}
+}
+
+// takeRuntimeLock takes <path>.lock the way OpenClaw does: created
+// exclusively, retried while another holds it.
+func takeRuntimeLock(path string) (func(), error) {
+	for {
+		f, err := os.OpenFile(path+".lock", os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err == nil {
+			fmt.Fprintf(f, `{"pid":%d,"createdAt":%q}`, os.Getpid(), time.Now().UTC().Format(time.RFC3339Nano))
+			f.Close()
+			return func() { os.Remove(path + ".lock") }, nil
+		}
+		if !os.IsExist(err) {
+			return nil, err
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+}
+
+// TestInPlaceKill kills bs extract -i at random moments: the file always
+// holds the old content or the new, and the next run leaves no temp file.
+func TestInPlaceKill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns processes")
+	}
+	trials := 10
+	if os.Getenv("BS_STRESS") == "full" {
+		trials = 100
+	}
+	if n, err := strconv.Atoi(os.Getenv("BS_STRESS_TRIALS")); err == nil {
+		trials = n
+	}
+	dir := t.TempDir()
+	bs := bsBinary(t)
+	rng := rand.New(rand.NewPCG(7, 7))
+	var orig bytes.Buffer
+	orig.WriteString(stressHeader)
+	for i := 0; i < 60; i++ {
+		orig.Write(stressLine(rng, i, 20000+rng.IntN(200000)))
+	}
+	path := filepath.Join(dir, "k.jsonl")
+	args := []string{"extract", "--force", "--keep-recent", "3", "--min-length", "100"}
+	// The new content, from a run to standard output with the same store.
+	if err := os.WriteFile(path, orig.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bs, append(args, path)...)
+	cmd.Env = bsEnv(dir)
+	lean, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	cmd = exec.Command(bs, append(args, "-i", path)...)
+	cmd.Env = bsEnv(dir)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	took := time.Since(start)
+	killed := 0
+	for trial := 0; trial < trials; trial++ {
+		if err := os.WriteFile(path, orig.Bytes(), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(bs, append(args, "-i", path)...)
+		cmd.Env = bsEnv(dir)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Duration(rng.Int64N(int64(took))))
+		if cmd.Process.Kill() == nil {
+			killed++
+		}
+		cmd.Wait()
+		got, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, orig.Bytes()) && !bytes.Equal(got, lean) {
+			t.Fatalf("trial %d: the file is neither the old content nor the new (%d bytes)", trial, len(got))
+		}
+		cmd = exec.Command(bs, append(args, "-i", path)...)
+		cmd.Env = bsEnv(dir)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("trial %d: the run after the kill: %v\n%s", trial, err, out)
+		}
+		if left, _ := filepath.Glob(filepath.Join(dir, ".k.jsonl"+tempMarker+"*")); len(left) > 0 {
+			t.Fatalf("trial %d: temp files left: %v", trial, left)
+		}
+		if _, err := os.Stat(path + ".lock"); err == nil {
+			t.Fatalf("trial %d: the runtime lock was left", trial)
+		}
+	}
+	if killed == 0 {
+		t.Fatal("no run was killed")
+	}
+}
