@@ -136,6 +136,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			trimCommand(),
 			checkpointCommand(),
 			archiveCommand(),
+			watchCommand(),
 		),
 	}
 }
@@ -194,11 +195,9 @@ func parseCommon(c *cli.Context) (*common, error) {
 			return nil, usagef(msgBadNow, s)
 		}
 	}
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(c.String("log-level"))); err != nil {
-		return nil, usagef(msgBadLogLevel, c.String("log-level"))
+	if cm.log, err = newLogger(c); err != nil {
+		return nil, err
 	}
-	cm.log = slog.New(slog.NewTextHandler(errw, &slog.HandlerOptions{Level: level}))
 	cm.storeDir = c.String("store")
 	if cm.storeDir == "" {
 		cm.storeDir = defaultStoreDir()
@@ -210,6 +209,24 @@ func parseCommon(c *cli.Context) (*common, error) {
 		return nil, err
 	}
 	return cm, nil
+}
+
+// newLogger is the slog logger on stderr at --log-level.
+func newLogger(c *cli.Context) (*slog.Logger, error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(c.String("log-level"))); err != nil {
+		return nil, usagef(msgBadLogLevel, c.String("log-level"))
+	}
+	return slog.New(slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: level})), nil
+}
+
+// parseLogLevel gives a command that reads no transcript its ui and logger.
+func parseLogLevel(c *cli.Context) (*common, error) {
+	log, err := newLogger(c)
+	if err != nil {
+		return nil, err
+	}
+	return &common{ui: ui{c.App.ErrWriter}, cmd: c.Command.Name, log: log}, nil
 }
 
 // defaultStoreDir is $XDG_DATA_HOME/bs, else ~/.local/share/bs.

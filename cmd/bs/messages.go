@@ -53,11 +53,18 @@ const (
 	msgHeldOpen          = "held open for writing by %s: its appends would go on to the replaced file, so it is left alone (rewrite it when that process ends)"
 	msgRuntimeLocked     = "locked by the runtime (%s, held by %s); gave up after --lock-timeout %v"
 	msgReplacedMeanwhile = "%s was replaced by another program during the rewrite"
-	msgDryRunInPlace     = "--dry-run writes a report and cannot be used with -i/--in-place"
-	msgIndexWrite        = "the search index %s could not be updated: %v; the removed content is safe in the store"
-	hintIndex            = "rebuild the index with 'bs index FILE...' (delete a damaged index file first)"
-	msgNoHits            = "no hits for %q"
-	msgPendingBad        = "pending index rows %s are damaged (%v): the rows before the damage were added, the file is kept as .bad"
+
+	// bs watch.
+	msgWatchArgs     = "want: bs watch [FLAGS] DIR|GLOB... -- FILTER [FLAGS]"
+	msgWatchFilter   = "bs watch cannot run %q in place: want one of %s"
+	msgWatchFlags    = "want --interval > 0 and --retention-interval, --retention >= 0"
+	msgWatchGlob     = "bad pattern %q: %v"
+	msgWatchState    = "%s is damaged (%v): delete it and every file is processed again on the next pass"
+	msgDryRunInPlace = "--dry-run writes a report and cannot be used with -i/--in-place"
+	msgIndexWrite    = "the search index %s could not be updated: %v; the removed content is safe in the store"
+	hintIndex        = "rebuild the index with 'bs index FILE...' (delete a damaged index file first)"
+	msgNoHits        = "no hits for %q"
+	msgPendingBad    = "pending index rows %s are damaged (%v): the rows before the damage were added, the file is kept as .bad"
 
 	// bs checkpoint
 	msgCheckpointTrigger    = "bad --trigger %q: want compaction or session-end"

@@ -1,0 +1,58 @@
+package main
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+// TestWatchReadsOnlyChanged: the first pass runs the filter on every file;
+// a pass with no change runs it on none (and watch itself only stats
+// files); a changed file is the only one run again.
+func TestWatchReadsOnlyChanged(t *testing.T) {
+	dir := t.TempDir()
+	for _, n := range []string{"a", "b", "c"} {
+		if err := os.WriteFile(filepath.Join(dir, n+".jsonl"), []byte(`{"role":"user","content":"x"}`+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var ran []string
+	w := &watcher{roots: []string{dir}, filter: []string{"extract"}, log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		stderr: io.Discard, statePath: filepath.Join(dir, "state", "watch.json"),
+		run: func(_ context.Context, args []string) error {
+			ran = append(ran, filepath.Base(args[len(args)-1]))
+			return nil
+		}}
+	pass := func() []string {
+		ran = nil
+		if err := w.pass(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		slices.Sort(ran)
+		return ran
+	}
+	if got := pass(); !slices.Equal(got, []string{"a.jsonl", "b.jsonl", "c.jsonl"}) {
+		t.Fatalf("first pass ran %v", got)
+	}
+	if got := pass(); len(got) != 0 {
+		t.Fatalf("a pass with no change ran %v", got)
+	}
+	f, _ := os.OpenFile(filepath.Join(dir, "b.jsonl"), os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(`{"role":"assistant","content":"y"}` + "\n")
+	f.Close()
+	if got := pass(); !slices.Equal(got, []string{"b.jsonl"}) {
+		t.Fatalf("after b grew the pass ran %v", got)
+	}
+	os.Remove(filepath.Join(dir, "c.jsonl"))
+	if got := pass(); len(got) != 0 {
+		t.Fatalf("after c was removed the pass ran %v", got)
+	}
+	st, err := readWatchState(w.statePath)
+	if err != nil || len(st.Files) != 2 {
+		t.Fatalf("state %+v %v: want a and b only", st, err)
+	}
+}
