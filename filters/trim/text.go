@@ -17,23 +17,91 @@ import (
 // Plane (four bytes of UTF-8, or a surrogate pair of \u escapes) is two.
 
 // rawUnits returns the UTF-16 length of the JSON string raw (with quotes).
+// Every byte counts one unit, less one for each continuation byte of a
+// multi-byte character, plus one for each four-byte lead (a character
+// outside the Basic Multilingual Plane), less one for each escaped byte
+// (the byte after an escape's backslash) and four more for the hex digits
+// of a \u escape. Tool output escapes a line feed or a quote every few
+// dozen bytes, so rather than look for each escape, rawUnits finds the
+// escaped bytes 64 at a time with bit masks (as simdjson does).
 func rawUnits(raw []byte) int {
 	if len(raw) < 2 {
 		return 0
 	}
 	s := raw[1 : len(raw)-1]
-	n := 0
-	for len(s) > 0 {
-		j := bytes.IndexByte(s, '\\')
-		if j < 0 {
-			return n + runUnits(s)
-		}
-		n += runUnits(s[:j])
-		s = s[j:]
-		s = s[escapeLen(s):]
-		n++
+	n := len(s)
+	var carry uint64 // 1 when the next block starts with an escaped byte
+	for len(s) >= 64 {
+		n += blockUnits(s, &carry)
+		s = s[64:]
+	}
+	if len(s) > 0 {
+		// Zeros count nothing here: they are neither backslashes, nor
+		// 'u', nor parts of multi-byte characters.
+		var pad [64]byte
+		copy(pad[:], s)
+		n += blockUnits(pad[:], &carry)
 	}
 	return n
+}
+
+// blockUnits returns what the first 64 bytes of s count beyond one unit
+// each (see rawUnits); carry links one block's escapes to the next.
+func blockUnits(s []byte, carry *uint64) int {
+	_ = s[63]
+	var bs, us uint64
+	n := 0
+	for j := 0; j < 64; j += 8 {
+		w := binary.LittleEndian.Uint64(s[j:])
+		bs |= moveMask(byteMask(w, '\\')) << j
+		us |= moveMask(byteMask(w, 'u')) << j
+		if w&hiBits != 0 {
+			n += multiUnits(w)
+		}
+	}
+	esc := escapedBytes(bs, carry)
+	return n - bits.OnesCount64(esc) - 4*bits.OnesCount64(esc&us)
+}
+
+// escapedBytes returns the bytes of a block that follow an escape's
+// backslash, given the bitmap bs of its backslashes: in a run of
+// backslashes every other one is escaped, counting from the run's start.
+// carry says that the block's first byte is escaped, and is set when the
+// next block's first byte is. This is simdjson's find_escaped_branchless.
+func escapedBytes(bs uint64, carry *uint64) uint64 {
+	const even = 0x5555555555555555
+	bs &^= *carry
+	follows := bs<<1 | *carry
+	oddStarts := bs &^ even &^ follows
+	seq, c := bits.Add64(oddStarts, bs, 0)
+	*carry = c
+	return (even ^ seq<<1) & follows
+}
+
+// moveMask packs the high bits of the eight bytes of m, which has no other
+// bit set, into the low eight bits, byte i's into bit i.
+func moveMask(m uint64) uint64 {
+	return (m >> 7) * 0x0102040810204080 >> 56
+}
+
+const hiBits = 0x8080808080808080
+
+// byteMask has the high bit of each byte of w that equals c set, and no
+// other bit. (Adding 0x7F to the low seven bits of a byte sets its high
+// bit unless they are zero, and never carries into the next byte.)
+func byteMask(w uint64, c byte) uint64 {
+	x := w ^ (0x0101010101010101 * uint64(c))
+	nz := ((x &^ hiBits) + 0x7F7F7F7F7F7F7F7F) | x
+	return ^nz & hiBits
+}
+
+// multiUnits corrects the count of eight bytes of valid UTF-8 taken as one
+// unit each: a continuation byte (10xxxxxx) counts for none and a
+// four-byte lead (11110xxx) for two.
+func multiUnits(w uint64) int {
+	cont := w &^ (w << 1) & hiBits
+	lead4 := w & (w << 1) & (w << 2) & (w << 3) & hiBits
+	return bits.OnesCount64(lead4) - bits.OnesCount64(cont)
 }
 
 // escapeLen is the length of the escape s starts with: \uXXXX or a
@@ -72,12 +140,7 @@ func runUnits(b []byte) int {
 		if w&hi == 0 {
 			continue
 		}
-		n -= bits.OnesCount64(w &^ (w << 1) & hi) // continuation bytes
-		for _, c := range b[i : i+8] {
-			if c >= 0xF0 {
-				n++
-			}
-		}
+		n += multiUnits(w)
 	}
 	for ; i < len(b); i++ {
 		switch c := b[i]; {

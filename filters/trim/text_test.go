@@ -1,6 +1,7 @@
 package trim
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -137,5 +138,75 @@ func TestMatcher(t *testing.T) {
 		if got := newMatcher(c.allow, c.deny).prunable(c.tool); got != c.want {
 			t.Errorf("allow %q deny %q: prunable(%q) = %v, want %v", c.allow, c.deny, c.tool, got, c.want)
 		}
+	}
+}
+
+// refUnits is the plain definition rawUnits must agree with: every
+// character of the decoded string counts one UTF-16 unit, two outside the
+// Basic Multilingual Plane, and each \u escape counts one.
+func refUnits(raw []byte) int {
+	s := raw[1 : len(raw)-1]
+	n := 0
+	for i := 0; i < len(s); {
+		switch c := s[i]; {
+		case c == '\\':
+			i += escapeLen(s[i:])
+			n++
+		case c&0xC0 == 0x80:
+			i++
+		case c >= 0xF0:
+			i++
+			n += 2
+		default:
+			i++
+			n++
+		}
+	}
+	return n
+}
+
+// TestRawUnitsWords checks the eight-bytes-at-a-time counts at every
+// alignment of escapes, backslash runs and multi-byte characters.
+func TestRawUnitsWords(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	pieces := []string{`a`, `b`, ` `, `\\`, `\"`, `\n`, `\u00e9`, `\ud83d\ude00`, `é`, `€`, `😀`, `𝄞`, "\x7f", `u`, `/`}
+	for iter := range 20000 {
+		var b strings.Builder
+		b.WriteByte('"')
+		heavy := rng.IntN(4) == 0 // long runs of backslashes
+		for range rng.IntN(300) {
+			if heavy && rng.IntN(3) == 0 {
+				b.WriteString(`\\\\`)
+				continue
+			}
+			b.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		b.WriteByte('"')
+		raw := []byte(b.String())
+		if got, want := rawUnits(raw), refUnits(raw); got != want {
+			t.Fatalf("%d: rawUnits(%s) = %d, want %d", iter, raw, got, want)
+		}
+		if in := raw[1 : len(raw)-1]; bytes.IndexByte(in, '\\') < 0 {
+			if got, want := runUnits(in), refUnits(raw); got != want {
+				t.Fatalf("%d: runUnits(%s) = %d, want %d", iter, in, got, want)
+			}
+		}
+	}
+}
+
+// BenchmarkRawUnits counts a tool result shaped like scripts/benchgen's:
+// ASCII with an escaped line feed, tab or quote every dozen bytes or so.
+func BenchmarkRawUnits(b *testing.B) {
+	words := []string{"result", `\n`, `\t`, `\"quoted\"`, "json", "error", "range", "select"}
+	rng := rand.New(rand.NewPCG(5, 6))
+	raw := []byte{'"'}
+	for len(raw) < 64<<10 {
+		raw = append(raw, words[rng.IntN(len(words))]...)
+		raw = append(raw, ' ')
+	}
+	raw = append(raw, '"')
+	b.SetBytes(int64(len(raw)))
+	for b.Loop() {
+		rawUnits(raw)
 	}
 }

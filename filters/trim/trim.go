@@ -5,12 +5,17 @@
 package trim
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
+	"runtime"
+	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/bstools/bs/blobstore"
@@ -137,32 +142,33 @@ func Run(ctx context.Context, name string, r io.Reader, w io.Writer, opt Options
 // the time of the last assistant message.
 func scan(ctx context.Context, name string, sp *spool, opt *Options, onBad func(*transcript.BadLineError) error, st *Stats) (*planner, time.Time, error) {
 	p := &planner{opt: opt, match: newMatcher(opt.Allow, opt.Deny)}
-	src := transcript.NewSource(name, sp.section(0, sp.size), opt.Format, onBad)
+	d := opt.Format
+	if d == transcript.Unknown {
+		var err error
+		if d, err = detectDialect(sp); err != nil {
+			return nil, time.Time{}, err
+		}
+	}
 	var off int64
 	names := map[string]string{} // tool call id → tool name, until answered
 	lastMsgID, lastTime, model := "", "", ""
 	var lastMs int64
 	prevSide := false // the last message was on the assistant side
-	for {
-		if err := ctx.Err(); err != nil {
-			return nil, time.Time{}, err
-		}
-		l, t, err := src.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, time.Time{}, err
-		}
+	err := classifyLines(ctx, sp, d, func(li *lineInfo) error {
 		st.Lines++
-		r := rec{off: off, n: l.Len(), res: -1}
-		off += int64(l.Len())
-		if t == nil {
+		r := rec{off: off, n: li.n, res: -1}
+		off += int64(li.n)
+		switch li.state {
+		case badLine:
+			if err := onBad(&transcript.BadLineError{Name: name, Line: st.Lines, Err: li.err}); err != nil {
+				return err
+			}
+			fallthrough
+		case blankLine:
 			p.recs = append(p.recs, r)
-			continue
+			return nil
 		}
-		d := src.Dialect()
-		f := classify(t, d)
+		f := &li.f
 		r.kind, r.chars = f.kind, f.chars
 		if d == transcript.OpenClaw {
 			r.id = f.id
@@ -192,7 +198,7 @@ func scan(ctx context.Context, name string, sp *spool, opt *Options, onBad func(
 			prevSide = f.kind == assistant
 		}
 		if f.compaction {
-			p.ctxStart = compactionStart(p.recs, f, len(p.recs))
+			p.ctxStart = compactionStart(p.recs, *f, len(p.recs))
 		}
 		if len(f.slots) > 0 {
 			for i := range f.slots {
@@ -211,6 +217,10 @@ func scan(ctx context.Context, name string, sp *spool, opt *Options, onBad func(
 				ext: f.ext, extEmpty: f.extEmpty, slots: f.slots, acts: make([]action, len(f.slots))})
 		}
 		p.recs = append(p.recs, r)
+		return nil
+	})
+	if err != nil {
+		return nil, time.Time{}, err
 	}
 	p.window = opt.Window
 	if p.window == 0 {
@@ -242,8 +252,18 @@ func compactionStart(recs []rec, f facts, i int) int {
 	return i + 1
 }
 
-// write copies the input to w with the planned edits.
+// write copies the input to w with the planned edits. The input is read
+// once more, in order and in large pieces; only the lines that change are
+// looked at, the rest is copied as bytes.
+//
+// With a store, editing a line means hashing what it moves, so lines are
+// edited on every core: this goroutine reads, workers edit, and a
+// forwarder takes the results in input order to OnMoved and the sink,
+// whose own workers store the blobs.
 func write(ctx context.Context, name string, w io.Writer, sp *spool, p *planner, opt *Options) error {
+	if opt.Store == nil {
+		return writeLossy(ctx, name, w, sp, p, opt)
+	}
 	var commit func() error
 	var batch blobstore.Batcher
 	if b, ok := opt.Store.(blobstore.Batcher); ok {
@@ -251,16 +271,108 @@ func write(ctx context.Context, name string, w io.Writer, sp *spool, p *planner,
 		commit = func() error { return b.Commit(ctx) }
 	}
 	sink := transcript.NewSink(w, opt.Workers, commit)
+
+	workers := max(1, runtime.GOMAXPROCS(0))
+	work := make(chan *editItem, workers)
+	order := make(chan *editItem, 256)
+	quit := make(chan struct{})
+	bud := newBudget(editBudget)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for it := range work {
+				it.e, it.err = edit(nil, it.line, it.l, it.r, opt)
+				close(it.done)
+			}
+		})
+	}
+	// forward passes an item on in input order.
+	forward := func(it *editItem) error {
+		if it.done == nil {
+			sink.Write(it.line)
+			return nil
+		}
+		<-it.done
+		l, line, e := it.l, it.line, it.e
+		if it.err != nil {
+			return fmt.Errorf("%s: line %d: %w", name, l.rec+1, it.err)
+		}
+		if len(e.blobs) == 0 {
+			sink.Write(e.out)
+			return nil
+		}
+		if opt.OnMoved != nil {
+			for _, m := range e.moved {
+				m.m.Line = l.rec + 1
+				opt.OnMoved(m.m, m.text)
+			}
+		}
+		out, blobs := e.out, e.blobs
+		sink.Go(ctx, len(out)+len(line), func(ctx context.Context) ([]byte, []byte, error) {
+			for _, b := range blobs {
+				var err error
+				if batch != nil {
+					err = batch.PutPending(ctx, b.d, b.data)
+				} else {
+					_, err = opt.Store.Put(ctx, b.data)
+				}
+				if err != nil {
+					return nil, line, fmt.Errorf("%s: line %d: storing %s: %w", name, l.rec+1, b.d, err)
+				}
+			}
+			return out, line, nil
+		})
+		return nil
+	}
+	var ferr error // the first error forwarding met
+	forwarded := make(chan struct{})
+	go func() {
+		defer close(forwarded)
+		for it := range order {
+			if ferr == nil {
+				if ferr = forward(it); ferr != nil {
+					close(quit)
+					bud.close()
+				}
+			}
+			bud.release(len(it.line))
+		}
+	}()
+	// send queues an item; false once forwarding has stopped.
+	send := func(it *editItem) bool {
+		if !bud.acquire(len(it.line)) {
+			return false
+		}
+		if it.done != nil {
+			select {
+			case work <- it:
+			case <-quit:
+				return false
+			}
+		}
+		select {
+		case order <- it:
+			return true
+		case <-quit:
+			return false
+		}
+	}
+	rd := bufio.NewReaderSize(sp.section(0, sp.size), readSize)
 	err := func() error {
-		var pos int64 // input copied so far
-		buf := make([]byte, 0, 64<<10)
+		stopped := false
+		queue := func(b []byte) {
+			if !stopped {
+				stopped = !send(&editItem{line: bytes.Clone(b)})
+			}
+		}
+		var pos int64 // input read so far
 		for li := range p.lines {
 			l := &p.lines[li]
 			if !l.changes() {
 				continue
 			}
 			r := p.recs[l.rec]
-			if err := copyRange(sink, sp, pos, r.off); err != nil {
+			if err := pass(rd, r.off-pos, queue); err != nil || stopped {
 				return err
 			}
 			pos = r.off + int64(r.n)
@@ -268,45 +380,103 @@ func write(ctx context.Context, name string, w io.Writer, sp *spool, p *planner,
 				return err
 			}
 			line := make([]byte, r.n)
-			if _, err := sp.f.ReadAt(line, r.off); err != nil {
+			if _, err := io.ReadFull(rd, line); err != nil {
+				return eofUnexpected(err)
+			}
+			if !send(&editItem{line: line, l: l, r: r, done: make(chan struct{})}) {
+				return nil
+			}
+		}
+		return pass(rd, sp.size-pos, queue)
+	}()
+	close(work)
+	close(order)
+	<-forwarded
+	wg.Wait()
+	if ferr != nil {
+		err = ferr // it stands before whatever stopped reading
+	}
+	if cerr := sink.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("writing output: %w", cerr)
+	}
+	return err
+}
+
+// editItem is a changed line on its way to the output, or (done nil) bytes
+// passed on unchanged.
+type editItem struct {
+	line []byte
+	l    *resLine
+	r    rec
+	done chan struct{} // closed once e and err are set
+	e    edited
+	err  error
+}
+
+// editBudget bounds the bytes of lines read but not yet handed to the
+// sink.
+const editBudget = 16 << 20
+
+// writeLossy is write without a store: with no jobs to wait for, lines go
+// straight to a buffered writer, and the buffers they were read into are
+// used again.
+func writeLossy(ctx context.Context, name string, w io.Writer, sp *spool, p *planner, opt *Options) error {
+	rd := bufio.NewReaderSize(sp.section(0, sp.size), readSize)
+	bw := bufio.NewWriterSize(w, 256<<10)
+	var werr error // the first write error
+	put := func(b []byte) {
+		if werr == nil {
+			_, werr = bw.Write(b)
+		}
+	}
+	err := func() error {
+		var pos int64 // input copied so far
+		var buf, long []byte
+		for li := range p.lines {
+			l := &p.lines[li]
+			if !l.changes() {
+				continue
+			}
+			r := p.recs[l.rec]
+			if err := pass(rd, r.off-pos, put); err != nil {
 				return err
+			}
+			pos = r.off + int64(r.n)
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			var line []byte
+			if r.n <= rd.Size() {
+				// In the reader's buffer: valid until its next read.
+				var err error
+				if line, err = rd.Peek(r.n); err != nil {
+					return eofUnexpected(err)
+				}
+				rd.Discard(r.n)
+			} else {
+				long = slices.Grow(long[:0], r.n)[:r.n]
+				if _, err := io.ReadFull(rd, long); err != nil {
+					return eofUnexpected(err)
+				}
+				line = long
 			}
 			e, err := edit(buf[:0], line, l, r, opt)
 			if err != nil {
 				return fmt.Errorf("%s: line %d: %w", name, l.rec+1, err)
 			}
-			buf = e.out[:0]
-			if opt.Store == nil || len(e.blobs) == 0 {
-				sink.Write(append([]byte(nil), e.out...))
-				continue
+			buf = e.out
+			put(e.out)
+			if werr != nil {
+				return nil
 			}
-			if opt.OnMoved != nil {
-				for _, m := range e.moved {
-					m.m.Line = l.rec + 1
-					opt.OnMoved(m.m, m.text)
-				}
-			}
-			out := append([]byte(nil), e.out...)
-			blobs := e.blobs
-			sink.Go(ctx, len(out)+len(line), func(ctx context.Context) ([]byte, []byte, error) {
-				for _, b := range blobs {
-					var err error
-					if batch != nil {
-						err = batch.PutPending(ctx, b.d, b.data)
-					} else {
-						_, err = opt.Store.Put(ctx, b.data)
-					}
-					if err != nil {
-						return nil, line, fmt.Errorf("%s: line %d: storing %s: %w", name, l.rec+1, b.d, err)
-					}
-				}
-				return out, line, nil
-			})
 		}
-		return copyRange(sink, sp, pos, sp.size)
+		return pass(rd, sp.size-pos, put)
 	}()
-	if cerr := sink.Close(); err == nil && cerr != nil {
-		err = fmt.Errorf("writing output: %w", cerr)
+	if werr == nil {
+		werr = bw.Flush()
+	}
+	if err == nil && werr != nil {
+		err = fmt.Errorf("writing output: %w", werr)
 	}
 	return err
 }
@@ -320,21 +490,32 @@ func (l *resLine) changes() bool {
 	return false
 }
 
-// copyRange queues input bytes [from, to) unchanged, a chunk at a time.
-func copyRange(sink *transcript.Sink, sp *spool, from, to int64) error {
-	for from < to {
-		n := min(to-from, copyChunk)
-		b := make([]byte, n)
-		if _, err := sp.f.ReadAt(b, from); err != nil {
-			return err
+// pass hands the next n bytes of rd to put unchanged, a buffer at a time;
+// each piece is valid only during the call.
+func pass(rd *bufio.Reader, n int64, put func([]byte)) error {
+	for n > 0 {
+		b, err := rd.Peek(int(min(n, int64(rd.Size()))))
+		if len(b) > 0 {
+			put(b)
+			rd.Discard(len(b))
+			n -= int64(len(b))
+		} else if err != nil {
+			return eofUnexpected(err)
 		}
-		sink.Write(b)
-		from += n
 	}
 	return nil
 }
 
-const copyChunk = 1 << 20
+func eofUnexpected(err error) error {
+	if err == io.EOF {
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}
+
+// readSize is the buffer the second pass reads the input with, a variable
+// so that tests can make lines longer than it.
+var readSize = 1 << 20
 
 // spool gives random access to the input: the file itself when it is a
 // regular file read from its start, else a temp file it is copied to, so

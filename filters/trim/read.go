@@ -1,0 +1,265 @@
+package trim
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"runtime"
+	"sync"
+
+	"github.com/bstools/bs/filters/transcript"
+)
+
+// The first pass parses every line, by far the costliest step of a run.
+// What a line is to the pruner depends on that line alone (classify), so
+// the spool is read in batches of whole lines that workers parse and
+// classify on every core, and the planner takes their facts in input
+// order. Batches in flight are bounded in bytes, so memory stays bounded by
+// the longest line plus a constant.
+
+// batchSize is the bytes read per batch (more when a line is longer), a
+// variable so that tests can make lines straddle batches.
+var batchSize = 512 << 10
+
+// scanBudget bounds the bytes of batches read but not yet planned.
+const scanBudget = 16 << 20
+
+// lineState is what parsing made of a line.
+type lineState uint8
+
+const (
+	blankLine  lineState = iota // only white space: no tree, no warning
+	badLine                     // not one valid JSON value
+	parsedLine                  // parsed and classified
+)
+
+// lineInfo is what a worker reports of one line.
+type lineInfo struct {
+	n     int // bytes, with the line feed
+	state lineState
+	err   error // why a bad line is bad
+	f     facts
+}
+
+// batch is a run of whole lines of the input.
+type batch struct {
+	buf  []byte
+	info []lineInfo
+	done chan struct{} // closed once info is filled
+}
+
+// classifyBatch parses and classifies every line of b in dialect d.
+func (b *batch) classify(p *transcript.Parser, d transcript.Dialect) {
+	defer close(b.done)
+	rest := b.buf
+	for len(rest) > 0 {
+		n := len(rest)
+		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
+			n = i + 1
+		}
+		body := rest[:n]
+		rest = rest[n:]
+		if body[len(body)-1] == '\n' {
+			body = body[:len(body)-1]
+		}
+		b.info = append(b.info, lineInfo{n: n})
+		li := &b.info[len(b.info)-1]
+		if len(bytes.TrimSpace(body)) == 0 {
+			continue // blankLine
+		}
+		if t, err := p.Parse(body); err != nil {
+			li.state, li.err = badLine, err
+		} else {
+			li.state, li.f = parsedLine, classify(t, d)
+		}
+	}
+}
+
+// detectDialect tells the dialect from the first lines as
+// transcript.Source does: the first line whose dialect is known, else
+// Generic.
+func detectDialect(sp *spool) (transcript.Dialect, error) {
+	r := transcript.NewReader(sp.section(0, sp.size))
+	var p transcript.Parser
+	for range transcript.DetectLines {
+		l, err := r.NextView()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return transcript.Unknown, err
+		}
+		if t, err := p.Parse(l.Body); err == nil {
+			if d := transcript.Classify(t); d != transcript.Unknown {
+				return d, nil
+			}
+		}
+	}
+	return transcript.Generic, nil
+}
+
+// classifyLines calls each for every line of the spool, in order, with
+// what parsing and classifying it in dialect d found. An error from each
+// stops the run and is returned.
+func classifyLines(ctx context.Context, sp *spool, d transcript.Dialect, each func(*lineInfo) error) error {
+	workers := max(1, runtime.GOMAXPROCS(0))
+	work := make(chan *batch, workers)
+	order := make(chan *batch, 64)
+	free := make(chan []byte, 8)
+	quit := make(chan struct{})
+	bud := newBudget(scanBudget)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			var p transcript.Parser
+			for b := range work {
+				b.classify(&p, d)
+			}
+		})
+	}
+	var readErr error
+	wg.Go(func() {
+		defer close(order)
+		defer close(work)
+		readErr = readBatches(sp, free, func(buf []byte) bool {
+			if !bud.acquire(len(buf)) {
+				return false
+			}
+			b := &batch{buf: buf, done: make(chan struct{})}
+			select {
+			case work <- b:
+			case <-quit:
+				return false
+			}
+			select {
+			case order <- b:
+				return true
+			case <-quit:
+				return false
+			}
+		})
+	})
+	var err error
+	for b := range order {
+		<-b.done
+		if err == nil {
+			if err = ctx.Err(); err == nil {
+				for i := range b.info {
+					if err = each(&b.info[i]); err != nil {
+						break
+					}
+				}
+			}
+			if err != nil {
+				close(quit)
+				bud.close()
+			}
+		}
+		bud.release(len(b.buf))
+		if cap(b.buf) == batchSize {
+			select {
+			case free <- b.buf[:0]:
+			default:
+			}
+		}
+	}
+	wg.Wait()
+	if err == nil {
+		err = readErr
+	}
+	return err
+}
+
+// readBatches reads the spool from its start in batches of whole lines
+// (the last may lack its line feed) and hands each to emit, which returns
+// false to stop. Buffers come from free when it has one.
+func readBatches(sp *spool, free chan []byte, emit func([]byte) bool) error {
+	var carry []byte // the start of a line the last batch did not hold
+	off := int64(0)
+	for off < sp.size || len(carry) > 0 {
+		var buf []byte
+		select {
+		case buf = <-free:
+		default:
+			buf = make([]byte, 0, batchSize)
+		}
+		buf = append(buf, carry...)
+		carry = carry[:0]
+		for {
+			if len(buf) == cap(buf) {
+				// A line longer than the buffer: grow it.
+				buf = append(buf, 0)[:len(buf)]
+			}
+			want := int(min(int64(cap(buf)-len(buf)), sp.size-off))
+			n, err := sp.f.ReadAt(buf[len(buf):len(buf)+want], off)
+			buf = buf[:len(buf)+n]
+			off += int64(n)
+			if off >= sp.size || err == io.EOF {
+				// The end, or the file shrank: what was read is all
+				// there is, as for a reader of the section.
+				if len(buf) > 0 {
+					emit(buf)
+				}
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			if len(buf) < cap(buf) {
+				continue
+			}
+			if i := bytes.LastIndexByte(buf, '\n'); i >= 0 {
+				carry = append(carry, buf[i+1:]...)
+				if !emit(buf[:i+1]) {
+					return nil
+				}
+				break
+			}
+		}
+	}
+	return nil
+}
+
+// budget is a counting semaphore over bytes. A request larger than the
+// whole budget is let through alone rather than deadlocking.
+type budget struct {
+	mu     sync.Mutex
+	cond   *sync.Cond
+	used   int
+	limit  int
+	closed bool
+}
+
+func newBudget(limit int) *budget {
+	b := &budget{limit: limit}
+	b.cond = sync.NewCond(&b.mu)
+	return b
+}
+
+// acquire waits for n bytes; false once the budget is closed.
+func (b *budget) acquire(n int) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for !b.closed && b.used > 0 && b.used+n > b.limit {
+		b.cond.Wait()
+	}
+	if b.closed {
+		return false
+	}
+	b.used += n
+	return true
+}
+
+func (b *budget) release(n int) {
+	b.mu.Lock()
+	b.used -= n
+	b.cond.Broadcast()
+	b.mu.Unlock()
+}
+
+func (b *budget) close() {
+	b.mu.Lock()
+	b.closed = true
+	b.cond.Broadcast()
+	b.mu.Unlock()
+}
