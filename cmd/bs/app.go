@@ -96,8 +96,19 @@ func currentCommand(args []string) string {
 	if len(args) < 2 {
 		return ""
 	}
+	// Skip the global flags: --config FILE, --config=FILE.
+	i := 1
+	for i < len(args) && strings.HasPrefix(args[i], "-") {
+		if !strings.Contains(args[i], "=") {
+			i++
+		}
+		i++
+	}
+	if i >= len(args) {
+		return ""
+	}
 	for _, c := range newApp(nil, nil, nil).Commands {
-		if c.Name == args[1] {
+		if c.Name == args[i] {
 			return c.Name
 		}
 	}
@@ -113,9 +124,12 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			"Each reads JSONL on standard input or from files and writes JSONL on standard output. " +
 			"Values it removes go to a zstd-compressed, content-addressed blob store and can be put back byte for byte.\n\n" +
 			"EXIT STATUS: 0 ok, 1 failure, 2 usage error, 3 bad jq rule, 4 bad input under --strict, 130 interrupted.",
-		Reader:         stdin,
-		Writer:         stdout,
-		ErrWriter:      stderr,
+		Reader:    stdin,
+		Writer:    stdout,
+		ErrWriter: stderr,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "config", EnvVars: []string{"BS_CONFIG"}, Usage: "the configuration file (default: $XDG_CONFIG_HOME/bs/config.yaml; see 'bs config')"},
+		},
 		ExitErrHandler: func(*cli.Context, error) {}, // exit codes are mapped in run, not inside urfave
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
 			return &usageError{msg: err.Error()}
@@ -137,6 +151,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			checkpointCommand(),
 			archiveCommand(),
 			watchCommand(),
+			configCommand(),
 		),
 	}
 }
@@ -148,6 +163,9 @@ func withUsageErrors(cmds ...*cli.Command) []*cli.Command {
 	for _, c := range cmds {
 		c.OnUsageError = func(_ *cli.Context, err error, _ bool) error {
 			return &usageError{msg: err.Error()}
+		}
+		if c.Before == nil {
+			c.Before = applyConfig
 		}
 	}
 	return cmds

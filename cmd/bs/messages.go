@@ -54,6 +54,11 @@ const (
 	msgRuntimeLocked     = "locked by the runtime (%s, held by %s); gave up after --lock-timeout %v"
 	msgReplacedMeanwhile = "%s was replaced by another program during the rewrite"
 
+	// The configuration file.
+	msgConfigRead   = "cannot read the configuration: %v"
+	msgConfigSyntax = "%s: %v"
+	msgConfigBad    = "%s:%d: %s: %s"
+
 	// bs watch.
 	msgWatchArgs     = "want: bs watch [FLAGS] DIR|GLOB... -- FILTER [FLAGS]"
 	msgWatchFilter   = "bs watch cannot run %q in place: want one of %s"
