@@ -32,6 +32,7 @@ func extractCommand() *cli.Command {
 			&cli.DurationFlag{Name: "keep-after-restore", Value: d.KeepAfterRestore, Usage: "protect a restored entry for this long"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "print a JSON report of what would move and change nothing"},
 			&cli.BoolFlag{Name: "no-index", Usage: "do not add the moved values to the search index"},
+			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: runtime.NumCPU(), DefaultText: "the number of CPUs", Usage: "compress and write blobs on `N` workers (the output is the same for every N)"},
 		}, append(indexFlags(), commonFlags()...)...),
 		Action: runExtract,
 	}
@@ -60,7 +61,9 @@ func runExtract(c *cli.Context) error {
 		return err
 	}
 	opt.Now, opt.Format, opt.Log, opt.OnBadLine = cm.now, cm.format, cm.log, cm.onBadLine
-	opt.Workers = 4 * runtime.GOMAXPROCS(0)
+	if opt.Workers = c.Int("jobs"); opt.Workers < 1 {
+		return usagef(msgJobs)
+	}
 	if !opt.DryRun {
 		if opt.Store, err = cm.openStore(); err != nil {
 			return err

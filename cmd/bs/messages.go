@@ -65,6 +65,7 @@ const (
 	msgWatchFlags    = "want --interval > 0 and --retention-interval, --retention >= 0"
 	msgWatchGlob     = "bad pattern %q: %v"
 	msgWatchState    = "%s is damaged (%v): delete it and every file is processed again on the next pass"
+	msgJobs          = "--jobs must be at least 1"
 	msgDryRunInPlace = "--dry-run writes a report and cannot be used with -i/--in-place"
 	msgIndexWrite    = "the search index %s could not be updated: %v; the removed content is safe in the store"
 	hintIndex        = "rebuild the index with 'bs index FILE...' (delete a damaged index file first)"
