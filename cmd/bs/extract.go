@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"runtime"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -74,13 +76,28 @@ func runExtract(c *cli.Context) error {
 		ix = openIndexWriter(c.Context, c, cm.ui)
 		defer ix.close()
 	}
-	return cm.each(c.Context, func(ctx context.Context, name string, r io.Reader, w io.Writer) error {
+	ctx := c.Context
+	if cm.inPlace && !opt.DryRun {
+		// In place, a run can resume where the last one's output became
+		// final, for the same options (see resume.go).
+		ctx = withResumable(ctx, fmt.Sprintf("extract v1|%d|%d|%s|%s|%s|%s", opt.KeepRecent, opt.MinLength, opt.Types,
+			opt.KeepAfterRestore, cm.format, strings.Join(c.StringSlice("rule"), "\x00")))
+	}
+	return cm.each(ctx, func(ctx context.Context, name string, r io.Reader, w io.Writer) error {
 		o := opt
 		o.Session = sessionName(name)
 		if ix != nil {
 			o.OnMoved = ix.moved(sessionFor(name))
 		}
+		res := resumableFrom(ctx)
+		if res != nil && res.from > 0 {
+			o.Format = res.format
+			cm.log.Info("resuming", "file", name, "from_offset", res.from)
+		}
 		st, err := extract.Run(ctx, name, r, w, o)
+		if res != nil && err == nil {
+			res.final, res.format, res.ok = st.Final, st.Dialect, true
+		}
 		cm.log.Info("extract done", "file", name, "values", st.Values, "entries", st.Entries, "bytes_in", st.BytesIn, "bytes_out", st.BytesOut, "bad_lines", st.BadLines)
 		return err
 	})

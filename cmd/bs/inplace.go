@@ -118,6 +118,12 @@ func (ip inPlace) rewrite(ctx context.Context, path string, transform func(io.Re
 	defer release()
 
 	n := info.Size()
+	var from int64 // bytes before it are final: copied, not transformed
+	res := resumableFrom(ctx)
+	if res != nil {
+		from, res.format = resumePoint(res, path, src, info)
+		res.from, res.final, res.ok = from, 0, false
+	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+tempMarker+"*")
 	if err != nil {
 		return err
@@ -128,15 +134,20 @@ func (ip inPlace) rewrite(ctx context.Context, path string, transform func(io.Re
 			os.Remove(tmp.Name())
 		}
 	}()
+	if from > 0 {
+		if _, err = io.CopyN(tmp, src, from); err != nil {
+			return err
+		}
+	}
 	out := &countingWriter{w: tmp}
-	if err = transform(io.LimitReader(src, n), out); err != nil {
+	if err = transform(io.LimitReader(src, n-from), out); err != nil {
 		return err
 	}
 	if err = ctx.Err(); err != nil {
 		return err
 	}
 	if ip.minSavings > 0 {
-		if freed := (n - out.n) / 4; freed < ip.minSavings {
+		if freed := (n - from - out.n) / 4; freed < ip.minSavings {
 			err = &skipped{fmt.Sprintf(msgMinSavings, max(freed, 0), ip.minSavings)}
 			return err
 		}
@@ -162,6 +173,13 @@ func (ip inPlace) rewrite(ctx context.Context, path string, transform func(io.Re
 		}
 		if err = tmp.Sync(); err != nil {
 			return err
+		}
+	}
+	if res != nil {
+		if res.ok {
+			saveWatermark(res, path, tmp, from+res.final, res.format)
+		} else {
+			forgetWatermark(res, path)
 		}
 	}
 	if err = os.Rename(tmp.Name(), path); err != nil {

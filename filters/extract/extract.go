@@ -62,6 +62,15 @@ type Stats struct {
 	BytesOut  int64 `json:"bytes_out"`
 	BadLines  int   `json:"bad_lines"`
 	Protected int   `json:"entries_protected"`
+
+	// Final is the output offset before which every line is final: a later
+	// run with the same options over this output plus appended lines
+	// leaves those bytes as they are. Lines after it wait for more
+	// messages, are protected for a while after a restore, or are
+	// unfinished. In-place runs resume from it (see cmd/bs).
+	Final int64 `json:"-"`
+	// Dialect is the transcript's dialect, detected or given.
+	Dialect transcript.Dialect `json:"-"`
 }
 
 // Moved describes one value that moves (or would move, under --dry-run).
@@ -84,12 +93,13 @@ type Report struct {
 
 // item is a line waiting for its fate: whether enough messages follow it.
 type item struct {
-	line   transcript.Line
-	tree   *transcript.Tree // nil when nothing in the line can move
-	entry  transcript.Entry
-	chosen []transcript.Value
-	seq    int // messages seen up to and including this line
-	need   int // messages that must follow before it may move
+	line    transcript.Line
+	pending bool             // kept only for a while (protected after a restore)
+	tree    *transcript.Tree // nil when nothing in the line can move
+	entry   transcript.Entry
+	chosen  []transcript.Value
+	seq     int // messages seen up to and including this line
+	need    int // messages that must follow before it may move
 }
 
 type run struct {
@@ -129,7 +139,12 @@ func Run(ctx context.Context, name string, r io.Reader, w io.Writer, opt Options
 		commit = func() error { return b.Commit(ctx) }
 	}
 	x.sink = transcript.NewSink(out, opt.Workers, commit)
+	x.stats.Final = -1
 	err := x.loop(ctx)
+	if x.stats.Final < 0 {
+		x.stats.Final = x.stats.BytesOut
+	}
+	x.stats.Dialect = x.src.Dialect()
 	if cerr := x.sink.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("writing output: %w", cerr)
 	}
@@ -249,6 +264,7 @@ func (x *run) decide(it *item) {
 	if !verdict.Force && e.Restored >= 0 {
 		if at, err := time.Parse(time.RFC3339, t.Str(e.Restored)); err == nil && x.opt.Now.Before(at.Add(x.opt.KeepAfterRestore)) {
 			x.stats.Protected++
+			it.pending = true
 			return
 		}
 	}
@@ -334,6 +350,9 @@ func isPlaceholder(t *transcript.Tree, v transcript.Value) bool {
 
 // emit writes the item, extracting its chosen values when move is true.
 func (x *run) emit(ctx context.Context, it *item, move bool) error {
+	if x.stats.Final < 0 && (it.pending || !it.line.Newline || !move && it.need >= 0) {
+		x.stats.Final = x.stats.BytesOut // the first line a later run may change
+	}
 	orig := it.line.AppendTo(nil)
 	if !move || len(it.chosen) == 0 {
 		x.stats.BytesOut += int64(len(orig))
