@@ -350,7 +350,7 @@ func indexArchived(ctx context.Context, path, session string, m archive.Marker, 
 	for _, dg := range m.Blobs {
 		data, err := store.Get(ctx, dg)
 		if err != nil {
-			cm.ui.warnf("%s: archived turn %s: %v", path, m.ID, err)
+			cm.ui.warnf(msgIndexArchived, path, m.ID, err)
 			return n
 		}
 		start := off

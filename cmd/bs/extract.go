@@ -51,10 +51,10 @@ func runExtract(c *cli.Context) error {
 	opt.KeepAfterRestore = c.Duration("keep-after-restore")
 	opt.DryRun = c.Bool("dry-run")
 	if opt.KeepRecent < 0 || opt.MinLength < 0 {
-		return usagef("--keep-recent and --min-length must not be negative")
+		return usagef(msgExtractNegative)
 	}
 	if opt.Types, err = transcript.ParseKinds(c.String("types")); err != nil {
-		return usagef("bad --types: %v", err)
+		return usagef(msgBadTypes, err)
 	}
 	if opt.DryRun && cm.inPlace {
 		return usagef(msgDryRunInPlace)

@@ -39,14 +39,14 @@ func runGauge(c *cli.Context) error {
 		return err
 	}
 	if cm.inPlace {
-		return usagef("gauge does not change transcripts; -i/--in-place does not apply")
+		return usagef(msgGaugeInPlace)
 	}
 	opt := gauge.Options{Window: c.Int("context-window"), Format: cm.format, OnBadLine: cm.onBadLine}
 	if opt.Estimator, err = estimatorFlag(c); err != nil {
 		return err
 	}
 	if opt.Window < 0 {
-		return usagef("--context-window must be positive")
+		return usagef(msgContextWindow)
 	}
 	asJSON, tee, failAbove := c.Bool("json"), c.Bool("tee"), c.Float64("fail-above")
 	out := cm.stdout
@@ -130,7 +130,7 @@ func estimatorFlag(c *cli.Context) (gauge.Estimator, error) {
 	default:
 		t, err := gauge.NewTokenizer(name)
 		if err != nil {
-			return nil, usagef("bad --tokenizer: %v", err)
+			return nil, usagef(msgBadTokenizer, err)
 		}
 		return t, nil
 	}

@@ -240,7 +240,7 @@ func indexCommand() *cli.Command {
 				return err
 			}
 			if len(cm.files) == 0 || cm.inPlace {
-				return usagef("give the transcripts to index: bs index FILE...")
+				return usagef(msgIndexArgs)
 			}
 			store, err := cm.openStore()
 			if err != nil {
@@ -341,7 +341,7 @@ func indexEvicted(ctx context.Context, path, session string, t *transcript.Tree,
 			data, err = store.Get(ctx, digest)
 		}
 		if err != nil {
-			cm.ui.warnf("%s: rolled range: %v", path, err)
+			cm.ui.warnf(msgIndexRolled, path, err)
 			return
 		}
 		for _, line := range bytes.Split(data, []byte("\n")) {

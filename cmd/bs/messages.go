@@ -72,6 +72,18 @@ const (
 	msgNoHits        = "no hits for %q"
 	msgPendingBad    = "pending index rows %s are damaged (%v): the rows before the damage were added, the file is kept as .bad"
 
+	// Flags and arguments of the filters.
+	msgExtractNegative = "--keep-recent and --min-length must not be negative"
+	msgBadTypes        = "bad --types: %v"
+	msgGaugeInPlace    = "gauge does not change transcripts; -i/--in-place does not apply"
+	msgContextWindow   = "--context-window must be positive"
+	msgBadTokenizer    = "bad --tokenizer: %v"
+	msgIndexArgs       = "give the transcripts to index: bs index FILE..."
+	msgIndexRolled     = "%s: rolled range: %v"
+	msgRollFlags       = "want 0 < --target <= --trigger, --min-keep >= 0 and --context-window >= 0"
+	msgSearchArgs      = "give a query: bs search WORDS..."
+	msgIndexArchived   = "%s: archived turn %s: %v"
+
 	// bs checkpoint
 	msgCheckpointTrigger    = "bad --trigger %q: want compaction or session-end"
 	msgCheckpointFlags      = "want --threshold > 0, --keep >= 0 and --context-window >= 0"

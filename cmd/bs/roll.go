@@ -46,7 +46,7 @@ func runRoll(c *cli.Context) error {
 		return err
 	}
 	if opt.Target <= 0 || opt.Trigger <= 0 || opt.Target > opt.Trigger || opt.MinKeep < 0 || opt.Window < 0 {
-		return usagef("want 0 < --target <= --trigger, --min-keep >= 0 and --context-window >= 0")
+		return usagef(msgRollFlags)
 	}
 	opt.Now, opt.Format, opt.Log, opt.OnBadLine, opt.Strict = cm.now, cm.format, cm.log, cm.onBadLine, cm.strict
 	if opt.Store, err = cm.openStore(); err != nil {

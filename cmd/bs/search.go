@@ -47,7 +47,7 @@ func searchCommand() *cli.Command {
 func runSearch(c *cli.Context) error {
 	query := strings.Join(c.Args().Slice(), " ")
 	if strings.TrimSpace(query) == "" {
-		return usagef("give a query: bs search WORDS...")
+		return usagef(msgSearchArgs)
 	}
 	ix, err := openIndex(c.Context, indexPath(c), ui{c.App.ErrWriter})
 	if err != nil {
