@@ -379,9 +379,11 @@ func syncDir(dir string) {
 // holding bs's lock on path creates them, so under the lock any left is
 // stale.
 func removeStaleTemps(path string) {
-	old, _ := filepath.Glob(filepath.Join(filepath.Dir(path), "."+escapeGlob(filepath.Base(path))+tempMarker+"*"))
-	for _, f := range old {
-		os.Remove(f)
+	for _, suffix := range []string{"", ".lock"} { // the new file's and the runtime lock's
+		old, _ := filepath.Glob(filepath.Join(filepath.Dir(path), "."+escapeGlob(filepath.Base(path)+suffix)+tempMarker+"*"))
+		for _, f := range old {
+			os.Remove(f)
+		}
 	}
 }
 

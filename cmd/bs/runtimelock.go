@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strconv"
 	"syscall"
 	"time"
@@ -15,6 +16,10 @@ import (
 // runtimeLockStale is when a runtime's session lock counts as left by a
 // crash (OpenClaw's own rule).
 const runtimeLockStale = 30 * time.Minute
+
+// unreadableLockStale is when a lock file without a readable {pid,
+// createdAt} counts as left by a crash.
+const unreadableLockStale = 5 * time.Second
 
 // runtimeLockFile is the content of OpenClaw's <session file>.lock.
 type runtimeLockFile struct {
@@ -62,19 +67,25 @@ func (ip inPlace) runtimeLock(ctx context.Context, path string) (release func(),
 	}
 }
 
+// createRuntimeLock creates lp holding {pid, createdAt}, failing with
+// fs.ErrExist if it exists. The content is written to a temp file first and
+// linked into place, so a crash never leaves an empty lock behind.
 func createRuntimeLock(lp string) ([]byte, error) {
-	f, err := os.OpenFile(lp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	created, _ := json.Marshal(time.Now().UTC().Format("2006-01-02T15:04:05.000Z"))
+	b, _ := json.Marshal(runtimeLockFile{PID: os.Getpid(), CreatedAt: created})
+	f, err := os.CreateTemp(filepath.Dir(lp), "."+filepath.Base(lp)+tempMarker+"*")
 	if err != nil {
 		return nil, err
 	}
-	created, _ := json.Marshal(time.Now().UTC().Format("2006-01-02T15:04:05.000Z"))
-	b, _ := json.Marshal(runtimeLockFile{PID: os.Getpid(), CreatedAt: created})
+	defer os.Remove(f.Name())
 	_, err = f.Write(b)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		os.Remove(lp)
+		return nil, err
+	}
+	if err := os.Link(f.Name(), lp); err != nil {
 		return nil, err
 	}
 	return b, nil
@@ -91,7 +102,9 @@ func readRuntimeLock(lp string) (holder string, stale bool) {
 	b, _ := os.ReadFile(lp)
 	var l runtimeLockFile
 	if json.Unmarshal(b, &l) != nil || l.PID <= 0 {
-		return "an unreadable lock", time.Since(info.ModTime()) > runtimeLockStale
+		// Being written, or left empty by a writer that died between
+		// creating and writing it: a live writer fills it at once.
+		return "an unreadable lock", time.Since(info.ModTime()) > unreadableLockStale
 	}
 	holder = "pid " + strconv.Itoa(l.PID)
 	created := info.ModTime()
