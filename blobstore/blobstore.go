@@ -18,6 +18,7 @@ package blobstore
 import (
 	"context"
 	"errors"
+	"time"
 )
 
 // ErrNotFound is matched (via [errors.Is]) by the error returned when a blob
@@ -38,7 +39,10 @@ var ErrCorrupt = errors.New("blob corrupt")
 type Store interface {
 	// Put stores data and returns its digest. When Put returns nil the blob
 	// is durable. Identical data is stored once: a second Put of the same
-	// bytes is a cheap no-op. Put does not retain data after it returns.
+	// bytes writes no data, but moves the blob's ModTime to the time of the
+	// Put, so that retention, which deletes only blobs older than the start
+	// of its sweep, never deletes a blob a writer has just relied on. Put
+	// does not retain data after it returns.
 	Put(ctx context.Context, data []byte) (Digest, error)
 
 	// Get returns the blob's bytes, verifying their digest: a mismatch or
@@ -49,6 +53,11 @@ type Store interface {
 	// Has reports whether the blob is stored. It does not verify content.
 	Has(ctx context.Context, d Digest) (bool, error)
 
+	// Stat returns what the store knows of a blob without reading it: its
+	// size as stored and when it was last written or re-Put. A missing
+	// blob is ErrNotFound.
+	Stat(ctx context.Context, d Digest) (Info, error)
+
 	// List calls fn once per stored blob, in no particular order; an error
 	// from fn stops the walk and is returned. Blobs put or deleted while
 	// List runs may or may not be reported. fn may call other methods of the
@@ -57,6 +66,15 @@ type Store interface {
 
 	// Delete removes a blob; deleting a missing blob is ErrNotFound.
 	Delete(ctx context.Context, d Digest) error
+}
+
+// Info describes a stored blob.
+type Info struct {
+	// Size is the number of bytes the blob takes in the store (compressed,
+	// and encrypted where the store encrypts), not the size of its data.
+	Size int64
+	// ModTime is when the blob was last written or re-Put.
+	ModTime time.Time
 }
 
 // blobError is the error returned for a specific blob. Its message has the

@@ -188,11 +188,16 @@ func (l *Local) Put(ctx context.Context, data []byte) (Digest, error) {
 }
 
 // confirmExisting makes sure that a blob file found in place by Put is
-// durable. Its writer may still be between the rename and the directory
-// fsync (or may have crashed there), in which case its mode is still
-// pendingMode and we do the fsync ourselves. The common case, a blob written
-// long ago, costs nothing beyond the Lstat already done.
+// durable and moves its modification time to now (see [Store.Put]: a sweep
+// deletes only blobs older than its start). Its writer may still be between
+// the rename and the directory fsync (or may have crashed there), in which
+// case its mode is still pendingMode and we do the fsync ourselves. The
+// common case, a blob written long ago, costs one utimensat beyond the
+// Lstat already done.
 func (l *Local) confirmExisting(shard, name string, fi fs.FileInfo) error {
+	if err := os.Chtimes(name, time.Time{}, time.Now()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
 	if fi.Mode().Perm() == fileMode {
 		return nil
 	}
@@ -316,6 +321,25 @@ func (l *Local) Has(ctx context.Context, d Digest) (bool, error) {
 	}
 	// List reports only regular files; stay consistent with it.
 	return fi.Mode().IsRegular(), nil
+}
+
+// Stat implements [Store.Stat].
+func (l *Local) Stat(ctx context.Context, d Digest) (Info, error) {
+	if err := ctx.Err(); err != nil {
+		return Info{}, err
+	}
+	_, name := l.paths(d)
+	fi, err := os.Lstat(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Info{}, notFound(d, err)
+	}
+	if err != nil {
+		return Info{}, fmt.Errorf("stat blob %s: %w", d, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return Info{}, notFound(d, nil)
+	}
+	return Info{Size: fi.Size(), ModTime: fi.ModTime()}, nil
 }
 
 // List implements [Store.List]. It reports regular files whose shard and

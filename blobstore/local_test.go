@@ -91,7 +91,19 @@ func TestLocal(t *testing.T) {
 		Corrupt:             lh.corrupt,
 		LeaveCrashedPut:     lh.leaveCrashedPut,
 		PutFromOtherProcess: lh.putFromOtherProcess,
+		Age:                 lh.age,
 	})
+}
+
+func (lh *localHarness) age(t *testing.T, s blobstore.Store, d blobstore.Digest, by time.Duration) {
+	path := blobPath(lh.dirs[s], d)
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(path, time.Time{}, fi.ModTime().Add(-by)); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func (lh *localHarness) new(t *testing.T) blobstore.Store {

@@ -18,6 +18,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/bstools/bs/blobstore"
 )
@@ -47,6 +48,10 @@ type Harness struct {
 	// same blobs in the same order itself, so that both processes write
 	// the same blobs at the same time.
 	PutFromOtherProcess func(t *testing.T, s blobstore.Store, blobs [][]byte) (run func() error)
+
+	// Age moves blob d's ModTime back by the given duration, as if it had
+	// been written that long ago.
+	Age func(t *testing.T, s blobstore.Store, d blobstore.Digest, by time.Duration)
 }
 
 // Run runs the conformance suite against the implementation described by h.
@@ -61,6 +66,8 @@ func Run(t *testing.T, h Harness) {
 		{"RoundTrip", testRoundTrip},
 		{"NoAliasing", testNoAliasing},
 		{"Has", testHas},
+		{"Stat", testStat},
+		{"RePutRefreshesModTime", testRePutRefreshes},
 		{"List", testList},
 		{"ListStopsOnError", testListStopsOnError},
 		{"ListWhileDeleting", testListWhileDeleting},
@@ -138,6 +145,65 @@ func testHas(t *testing.T, h Harness) {
 	}
 	if other := blobstore.Sum([]byte("not me")); mustHas(t, s, other) {
 		t.Fatal("Has = true for a blob never put")
+	}
+}
+
+// statSlack allows for a store whose clock (a server's) is not quite ours,
+// and for file systems that keep times coarsely.
+const statSlack = 2 * time.Second
+
+func testStat(t *testing.T, h Harness) {
+	s := h.New(t)
+	data := bytes.Repeat([]byte("stat me "), 100)
+	d := blobstore.Sum(data)
+	if _, err := s.Stat(context.Background(), d); !errors.Is(err, blobstore.ErrNotFound) {
+		t.Fatalf("Stat before Put = %v, want ErrNotFound", err)
+	}
+	before := time.Now()
+	mustPut(t, s, data)
+	after := time.Now()
+	info, err := s.Stat(context.Background(), d)
+	if err != nil {
+		t.Fatalf("Stat after Put: %v", err)
+	}
+	if info.Size <= 0 {
+		t.Errorf("Stat size = %d, want > 0", info.Size)
+	}
+	if info.ModTime.Before(before.Add(-statSlack)) || info.ModTime.After(after.Add(statSlack)) {
+		t.Errorf("Stat ModTime = %v, want between %v and %v", info.ModTime, before, after)
+	}
+	if err := s.Delete(context.Background(), d); err != nil {
+		t.Fatalf("Delete: %v", err)
+	}
+	if _, err := s.Stat(context.Background(), d); !errors.Is(err, blobstore.ErrNotFound) {
+		t.Fatalf("Stat after Delete = %v, want ErrNotFound", err)
+	}
+}
+
+// testRePutRefreshes checks the promise retention relies on: putting data
+// that is already stored makes the blob look freshly written.
+func testRePutRefreshes(t *testing.T, h Harness) {
+	if h.Age == nil {
+		t.Skip("harness has no Age hook")
+	}
+	s := h.New(t)
+	data := []byte("old but wanted again")
+	d := mustPut(t, s, data)
+	h.Age(t, s, d, 48*time.Hour)
+	info, err := s.Stat(context.Background(), d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if time.Since(info.ModTime) < 47*time.Hour {
+		t.Fatalf("after Age, ModTime = %v, want two days ago", info.ModTime)
+	}
+	before := time.Now()
+	mustPut(t, s, data)
+	if info, err = s.Stat(context.Background(), d); err != nil {
+		t.Fatal(err)
+	}
+	if info.ModTime.Before(before.Add(-statSlack)) {
+		t.Fatalf("after a second Put, ModTime = %v, want at least %v", info.ModTime, before)
 	}
 }
 

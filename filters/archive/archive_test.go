@@ -57,7 +57,11 @@ func (s *mapStore) Has(_ context.Context, d blobstore.Digest) (bool, error) {
 }
 
 func (s *mapStore) List(context.Context, func(blobstore.Digest) error) error { return nil }
-func (s *mapStore) Delete(context.Context, blobstore.Digest) error           { return nil }
+func (s *mapStore) Stat(ctx context.Context, d blobstore.Digest) (blobstore.Info, error) {
+	b, err := s.Get(ctx, d)
+	return blobstore.Info{Size: int64(len(b))}, err
+}
+func (s *mapStore) Delete(context.Context, blobstore.Digest) error { return nil }
 
 // run archives in with opt (store and clock filled in) and checks that
 // restore --all of the output is restore --all of the input.

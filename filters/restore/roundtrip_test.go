@@ -50,7 +50,11 @@ func (s *mapStore) Has(_ context.Context, d blobstore.Digest) (bool, error) {
 }
 
 func (s *mapStore) List(_ context.Context, fn func(blobstore.Digest) error) error { return nil }
-func (s *mapStore) Delete(_ context.Context, d blobstore.Digest) error            { return nil }
+func (s *mapStore) Stat(ctx context.Context, d blobstore.Digest) (blobstore.Info, error) {
+	b, err := s.Get(ctx, d)
+	return blobstore.Info{Size: int64(len(b))}, err
+}
+func (s *mapStore) Delete(_ context.Context, d blobstore.Digest) error { return nil }
 
 func roundTrip(t *testing.T, in []byte, format transcript.Dialect, minLength int) (lean, back []byte) {
 	t.Helper()

@@ -42,7 +42,11 @@ func (s *memStore) Has(ctx context.Context, d blobstore.Digest) (bool, error) {
 	return err == nil, nil
 }
 func (s *memStore) List(context.Context, func(blobstore.Digest) error) error { return nil }
-func (s *memStore) Delete(context.Context, blobstore.Digest) error           { return nil }
+func (s *memStore) Stat(ctx context.Context, d blobstore.Digest) (blobstore.Info, error) {
+	b, err := s.Get(ctx, d)
+	return blobstore.Info{Size: int64(len(b))}, err
+}
+func (s *memStore) Delete(context.Context, blobstore.Digest) error { return nil }
 
 // oddSession is an OpenClaw session with what the readers must get right:
 // results far longer than every buffer, blank and white-space lines, a

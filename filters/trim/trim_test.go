@@ -47,7 +47,11 @@ func (s *mapStore) Has(_ context.Context, d blobstore.Digest) (bool, error) {
 	return err == nil, nil
 }
 func (s *mapStore) List(context.Context, func(blobstore.Digest) error) error { return nil }
-func (s *mapStore) Delete(context.Context, blobstore.Digest) error           { return nil }
+func (s *mapStore) Stat(ctx context.Context, d blobstore.Digest) (blobstore.Info, error) {
+	b, err := s.Get(ctx, d)
+	return blobstore.Info{Size: int64(len(b))}, err
+}
+func (s *mapStore) Delete(context.Context, blobstore.Digest) error { return nil }
 
 // TestCorpusRoundTrip: on every real transcript, trim with settings that
 // force pruning (everything hard-cleared; soft trim only) and restore --all
