@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,52 +23,13 @@ const corpusDir = "../../../shared/corpus"
 
 var now = time.Date(2026, 11, 22, 5, 0, 0, 0, time.UTC)
 
-type mapStore struct {
-	mu sync.Mutex
-	m  map[blobstore.Digest][]byte
-}
-
-func newMapStore() *mapStore { return &mapStore{m: map[blobstore.Digest][]byte{}} }
-
-func (s *mapStore) Put(_ context.Context, data []byte) (blobstore.Digest, error) {
-	d := blobstore.Sum(data)
-	s.mu.Lock()
-	s.m[d] = bytes.Clone(data)
-	s.mu.Unlock()
-	return d, nil
-}
-
-func (s *mapStore) Get(_ context.Context, d blobstore.Digest) ([]byte, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	b, ok := s.m[d]
-	if !ok {
-		return nil, fmt.Errorf("blob %s: %w", d, blobstore.ErrNotFound)
-	}
-	return bytes.Clone(b), nil
-}
-
-func (s *mapStore) Has(_ context.Context, d blobstore.Digest) (bool, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	_, ok := s.m[d]
-	return ok, nil
-}
-
-func (s *mapStore) List(context.Context, func(blobstore.Digest) error) error { return nil }
-func (s *mapStore) Stat(ctx context.Context, d blobstore.Digest) (blobstore.Info, error) {
-	b, err := s.Get(ctx, d)
-	return blobstore.Info{Size: int64(len(b))}, err
-}
-func (s *mapStore) Delete(context.Context, blobstore.Digest) error { return nil }
-
 // run archives in with opt (store and clock filled in) and checks that
 // restore --all of the output is restore --all of the input.
 func run(t *testing.T, in []byte, opt archive.Options) ([]byte, archive.Stats, []archive.Archived) {
 	t.Helper()
 	ctx := context.Background()
 	if opt.Store == nil {
-		opt.Store = newMapStore()
+		opt.Store = new(blobstore.Mem)
 	}
 	opt.Now = now
 	var got []archive.Archived
@@ -287,7 +247,7 @@ func TestDepthCap(t *testing.T) {
 	o := only()
 	o.TokenThreshold = 1
 	o.DepthCap = 2
-	store := newMapStore()
+	store := new(blobstore.Mem)
 	o.Store = store
 	cur := in
 	depths := []int{}
@@ -500,7 +460,7 @@ func TestHoldersAndShow(t *testing.T) {
 	o := only()
 	o.TokenThreshold = 1000
 	o.HoldersDir = dir
-	store := newMapStore()
+	store := new(blobstore.Mem)
 	o.Store = store
 	out, _, got := run(t, in, o)
 	if len(got) != 1 {
@@ -521,8 +481,10 @@ func TestHoldersAndShow(t *testing.T) {
 		t.Errorf("marker %+v", got[0].Marker)
 	}
 	// A missing blob: restore keeps the synthetic entry and says which.
-	for d := range store.m {
-		delete(store.m, d)
+	if err := store.List(context.Background(), func(d blobstore.Digest) error {
+		return store.Delete(context.Background(), d)
+	}); err != nil {
+		t.Fatal(err)
 	}
 	var back bytes.Buffer
 	_, _, err = restore.Run(context.Background(), "t", bytes.NewReader(out), &back, restore.Options{All: true, Store: store})
@@ -602,7 +564,7 @@ func TestDialects(t *testing.T) {
 
 func TestExtractedThenArchived(t *testing.T) {
 	in := triggerSession()
-	store := newMapStore()
+	store := new(blobstore.Mem)
 	opt := extract.Defaults()
 	opt.Store = store
 	opt.KeepRecent = 1
@@ -649,7 +611,7 @@ func TestStoreFailureLeavesTurn(t *testing.T) {
 	in := triggerSession()
 	o := only()
 	o.TokenThreshold = 1000
-	o.Store = failingStore{newMapStore()}
+	o.Store = failingStore{new(blobstore.Mem)}
 	var out bytes.Buffer
 	o.Now = now
 	_, err := archive.Run(context.Background(), "t", bytes.NewReader(in), &out, o)
@@ -661,7 +623,7 @@ func TestStoreFailureLeavesTurn(t *testing.T) {
 	}
 }
 
-type failingStore struct{ *mapStore }
+type failingStore struct{ *blobstore.Mem }
 
 func (failingStore) Put(context.Context, []byte) (blobstore.Digest, error) {
 	return blobstore.Digest{}, fmt.Errorf("disk full")
@@ -683,7 +645,7 @@ func TestCorpus(t *testing.T) {
 			}
 			o := only()
 			o.TokenThreshold, o.ToolCallThreshold, o.OnMaxTurns, o.KeepRecent = 1, 1, true, 0
-			o.Store = newMapStore()
+			o.Store = new(blobstore.Mem)
 			out, st, _ := run(t, in, o)
 			total += st.Archived
 			// Archiving again archives nothing new (the depth of a holder
@@ -705,7 +667,7 @@ func TestStdinSpool(t *testing.T) {
 	in := triggerSession()
 	o := only()
 	o.TokenThreshold = 1000
-	o.Store = newMapStore()
+	o.Store = new(blobstore.Mem)
 	o.Now = now
 	pr, pw := io.Pipe()
 	go func() { pw.Write(in); pw.Close() }()
@@ -761,7 +723,7 @@ func benchSession(size int) []byte {
 func BenchmarkArchive(b *testing.B) {
 	in := benchSession(32 << 20)
 	o := archive.Defaults()
-	o.Store = newMapStore()
+	o.Store = new(blobstore.Mem)
 	o.Now = now
 	b.SetBytes(int64(len(in)))
 	var st archive.Stats

@@ -6,7 +6,6 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,50 +15,10 @@ import (
 	"github.com/bstools/bs/filters/transcript"
 )
 
-// mapStore is the smallest Store: enough for round trips in memory.
-type mapStore struct {
-	mu sync.Mutex
-	m  map[blobstore.Digest][]byte
-}
-
-func newMapStore() *mapStore { return &mapStore{m: map[blobstore.Digest][]byte{}} }
-
-func (s *mapStore) Put(_ context.Context, data []byte) (blobstore.Digest, error) {
-	d := blobstore.Sum(data)
-	s.mu.Lock()
-	s.m[d] = bytes.Clone(data)
-	s.mu.Unlock()
-	return d, nil
-}
-
-func (s *mapStore) Get(_ context.Context, d blobstore.Digest) ([]byte, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	b, ok := s.m[d]
-	if !ok {
-		return nil, blobstore.ErrNotFound
-	}
-	return b, nil
-}
-
-func (s *mapStore) Has(_ context.Context, d blobstore.Digest) (bool, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	_, ok := s.m[d]
-	return ok, nil
-}
-
-func (s *mapStore) List(_ context.Context, fn func(blobstore.Digest) error) error { return nil }
-func (s *mapStore) Stat(ctx context.Context, d blobstore.Digest) (blobstore.Info, error) {
-	b, err := s.Get(ctx, d)
-	return blobstore.Info{Size: int64(len(b))}, err
-}
-func (s *mapStore) Delete(_ context.Context, d blobstore.Digest) error { return nil }
-
 func roundTrip(t *testing.T, in []byte, format transcript.Dialect, minLength int) (lean, back []byte) {
 	t.Helper()
 	ctx := context.Background()
-	store := newMapStore()
+	store := new(blobstore.Mem)
 	opt := extract.Defaults()
 	opt.KeepRecent, opt.MinLength, opt.Types = 0, minLength, transcript.AllKinds
 	opt.Store, opt.Format, opt.Now = store, format, time.Date(2026, 2, 20, 17, 30, 0, 0, time.UTC)
@@ -132,7 +91,7 @@ func benchSession(n int) []byte {
 func BenchmarkExtract(b *testing.B) {
 	in := benchSession(8 << 20)
 	opt := extract.Defaults()
-	opt.Store = newMapStore()
+	opt.Store = new(blobstore.Mem)
 	b.SetBytes(int64(len(in)))
 	for b.Loop() {
 		if _, err := extract.Run(context.Background(), "bench", bytes.NewReader(in), io.Discard, opt); err != nil {
@@ -145,7 +104,7 @@ func BenchmarkExtract(b *testing.B) {
 // throughput is of the restored (original) bytes.
 func BenchmarkRestoreAll(b *testing.B) {
 	in := benchSession(8 << 20)
-	store := newMapStore()
+	store := new(blobstore.Mem)
 	opt := extract.Defaults()
 	opt.Store = store
 	var lean bytes.Buffer

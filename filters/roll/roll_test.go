@@ -352,7 +352,7 @@ func FuzzRollRoundTrip(f *testing.F) {
 			}
 		}
 		ctx := context.Background()
-		store := newFuzzStore()
+		store := new(blobstore.Mem)
 		opt := roll.Defaults()
 		opt.Store, opt.Window, opt.Trigger, opt.Target = store, 40, 0.01, 0.005
 		opt.MinKeep = int(minKeep % 4)
@@ -369,33 +369,6 @@ func FuzzRollRoundTrip(f *testing.F) {
 			t.Fatalf("restore --all after roll differs\n in: %q\nout: %q\nback: %q", in, out.Bytes(), back.Bytes())
 		}
 	})
-}
-
-// fuzzStore is an in-memory store for the fuzz target.
-type fuzzStore struct {
-	blobstore.Store
-	m map[blobstore.Digest][]byte
-}
-
-func newFuzzStore() *fuzzStore { return &fuzzStore{m: map[blobstore.Digest][]byte{}} }
-
-func (s *fuzzStore) Put(_ context.Context, data []byte) (blobstore.Digest, error) {
-	d := blobstore.Sum(data)
-	s.m[d] = bytes.Clone(data)
-	return d, nil
-}
-
-func (s *fuzzStore) Get(_ context.Context, d blobstore.Digest) ([]byte, error) {
-	b, ok := s.m[d]
-	if !ok {
-		return nil, blobstore.ErrNotFound
-	}
-	return b, nil
-}
-
-func (s *fuzzStore) Has(_ context.Context, d blobstore.Digest) (bool, error) {
-	_, ok := s.m[d]
-	return ok, nil
 }
 
 // checkNoteShape: the note takes the runtime's own compaction shape.

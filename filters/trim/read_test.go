@@ -7,46 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/bstools/bs/blobstore"
 	"github.com/bstools/bs/filters/transcript"
 )
-
-// memStore is an in-memory Store.
-type memStore struct {
-	mu sync.Mutex
-	m  map[blobstore.Digest][]byte
-}
-
-func (s *memStore) Put(_ context.Context, data []byte) (blobstore.Digest, error) {
-	d := blobstore.Sum(data)
-	s.mu.Lock()
-	s.m[d] = bytes.Clone(data)
-	s.mu.Unlock()
-	return d, nil
-}
-
-func (s *memStore) Get(_ context.Context, d blobstore.Digest) ([]byte, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if b, ok := s.m[d]; ok {
-		return b, nil
-	}
-	return nil, blobstore.ErrNotFound
-}
-
-func (s *memStore) Has(ctx context.Context, d blobstore.Digest) (bool, error) {
-	_, err := s.Get(ctx, d)
-	return err == nil, nil
-}
-func (s *memStore) List(context.Context, func(blobstore.Digest) error) error { return nil }
-func (s *memStore) Stat(ctx context.Context, d blobstore.Digest) (blobstore.Info, error) {
-	b, err := s.Get(ctx, d)
-	return blobstore.Info{Size: int64(len(b))}, err
-}
-func (s *memStore) Delete(context.Context, blobstore.Digest) error { return nil }
 
 // oddSession is an OpenClaw session with what the readers must get right:
 // results far longer than every buffer, blank and white-space lines, a
@@ -108,7 +73,7 @@ func TestBufferSizes(t *testing.T) {
 		opt := Defaults()
 		set(&opt)
 		if store {
-			opt.Store = &memStore{m: map[blobstore.Digest][]byte{}}
+			opt.Store = new(blobstore.Mem)
 		}
 		var bad []int
 		opt.OnBadLine = func(e *transcript.BadLineError) error { bad = append(bad, e.Line); return nil }

@@ -8,50 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/bstools/bs/blobstore"
 	"github.com/bstools/bs/filters/restore"
 	"github.com/bstools/bs/filters/trim"
 )
-
-// mapStore is an in-memory Store, enough for round trips.
-type mapStore struct {
-	mu sync.Mutex
-	m  map[blobstore.Digest][]byte
-}
-
-func newMapStore() *mapStore { return &mapStore{m: map[blobstore.Digest][]byte{}} }
-
-func (s *mapStore) Put(_ context.Context, data []byte) (blobstore.Digest, error) {
-	d := blobstore.Sum(data)
-	s.mu.Lock()
-	s.m[d] = bytes.Clone(data)
-	s.mu.Unlock()
-	return d, nil
-}
-
-func (s *mapStore) Get(_ context.Context, d blobstore.Digest) ([]byte, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	b, ok := s.m[d]
-	if !ok {
-		return nil, blobstore.ErrNotFound
-	}
-	return b, nil
-}
-
-func (s *mapStore) Has(_ context.Context, d blobstore.Digest) (bool, error) {
-	_, err := s.Get(context.Background(), d)
-	return err == nil, nil
-}
-func (s *mapStore) List(context.Context, func(blobstore.Digest) error) error { return nil }
-func (s *mapStore) Stat(ctx context.Context, d blobstore.Digest) (blobstore.Info, error) {
-	b, err := s.Get(ctx, d)
-	return blobstore.Info{Size: int64(len(b))}, err
-}
-func (s *mapStore) Delete(context.Context, blobstore.Digest) error { return nil }
 
 // TestCorpusRoundTrip: on every real transcript, trim with settings that
 // force pruning (everything hard-cleared; soft trim only) and restore --all
@@ -79,7 +41,7 @@ func TestCorpusRoundTrip(t *testing.T) {
 		}
 		for name, set := range settings {
 			t.Run(filepath.Base(f)+"/"+name, func(t *testing.T) {
-				store := newMapStore()
+				store := new(blobstore.Mem)
 				opt := trim.Defaults()
 				set(&opt)
 				opt.Store = store
@@ -153,7 +115,7 @@ func BenchmarkTrim(b *testing.B) {
 		b.Run(mode, func(b *testing.B) {
 			opt := trim.Defaults()
 			if mode == "store" {
-				opt.Store = newMapStore()
+				opt.Store = new(blobstore.Mem)
 			}
 			b.SetBytes(int64(len(in)))
 			for b.Loop() {
