@@ -117,3 +117,8 @@ const (
 	msgArchiveNotFound  = "no holder %s in %s"
 	hintArchiveList     = "'bs archive list FILE' lists the holders a transcript has"
 )
+
+// bs stats.
+const (
+	msgStatsInPlace = "stats does not change transcripts; -i/--in-place does not apply"
+)
