@@ -162,6 +162,8 @@ type Report struct {
 	ExtractedEntries int     `json:"extracted_entries"`
 	Largest          []Entry `json:"largest"`
 	WouldFree        *Free   `json:"would_free,omitempty"`
+
+	mismatches int // lines whose parts did not add up to the gauge's estimate (tests check 0)
 }
 
 const (
@@ -394,6 +396,7 @@ func (c *counter) line(line transcript.Line, t *transcript.Tree, d transcript.Di
 	if sum != tokens { // cannot happen while parts add up; never lose tokens
 		c.rep.Kinds[Other].Tokens += tokens - sum
 		byKind[Other] += tokens - sum
+		c.rep.mismatches++
 	}
 	c.rep.Tokens += tokens
 	if tokens > 0 {
