@@ -121,4 +121,5 @@ const (
 // bs stats.
 const (
 	msgStatsInPlace = "stats does not change transcripts; -i/--in-place does not apply"
+	msgStatsBadLine = "%s:%d: not a valid JSON entry (%v); its bytes count as other, its tokens as none"
 )

@@ -76,7 +76,13 @@ func runStats(c *cli.Context) error {
 	if cm.inPlace {
 		return usagef(msgStatsInPlace)
 	}
-	opt := stats.Options{Format: cm.format, OnBadLine: cm.onBadLine}
+	opt := stats.Options{Format: cm.format, OnBadLine: func(e *transcript.BadLineError) error {
+		if cm.strict {
+			return e
+		}
+		cm.ui.warnf(msgStatsBadLine, e.Name, e.Line, e.Err)
+		return nil
+	}}
 	if opt.Estimator, err = estimatorFlag(c); err != nil {
 		return err
 	}

@@ -52,7 +52,7 @@ func (p *printer) header() {
 	r := p.r
 	p.f("%s: %d tokens (%s), %d bytes in %d lines, %s", r.File, r.Tokens, r.Estimator, r.Bytes, r.Lines, r.Dialect)
 	if r.BadLines > 0 {
-		p.f(", %d bad lines", r.BadLines)
+		p.f(", %s", plural(r.BadLines, "bad line"))
 	}
 	p.f("\n")
 }
@@ -90,7 +90,7 @@ func (p *printer) plain() {
 
 func (p *printer) extracted() {
 	r := p.r
-	p.f("extracted: %d values in %d entries, %d bytes, about %d tokens\n", r.Extracted.Values, r.ExtractedEntries, r.Extracted.Bytes, r.Extracted.Tokens)
+	p.f("extracted: %s in %s, %d bytes, about %d tokens\n", plural(r.Extracted.Values, "value"), plural(r.ExtractedEntries, "entry"), r.Extracted.Bytes, r.Extracted.Tokens)
 }
 
 func (p *printer) wouldFree() {
@@ -99,8 +99,8 @@ func (p *printer) wouldFree() {
 		return
 	}
 	s := f.Settings
-	p.f("would free: %d tokens (%s), %d bytes, %d values in %d entries (bs extract --keep-recent %d --min-length %d --types %s --keep-after-restore %s",
-		f.Tokens, p.pct(f.Tokens), f.Bytes, f.Values, f.Entries, s.KeepRecent, s.MinLength, s.Types, s.KeepAfterRestore)
+	p.f("would free: %d tokens (%s), %d bytes, %s in %s (bs extract --keep-recent %d --min-length %d --types %s --keep-after-restore %s",
+		f.Tokens, p.pct(f.Tokens), f.Bytes, plural(f.Values, "value"), plural(f.Entries, "entry"), s.KeepRecent, s.MinLength, s.Types, s.KeepAfterRestore)
 	for _, rule := range s.Rules {
 		p.f(" --rule %q", rule)
 	}
@@ -177,7 +177,7 @@ func (p *printer) chart() {
 		p.row(k.String(), kindColors[k], ks.Tokens, ks.Extracted.Tokens, scale, tail)
 	}
 	if len(r.Tools) > 0 {
-		p.f("\ntokens by tool (█ call, █ result, ░ extracted)\n")
+		p.f("\ntokens by tool (█ live, ░ extracted)\n")
 		scale = 1
 		for _, t := range r.Tools {
 			scale = max(scale, t.Tokens+t.ExtractedTokens)
@@ -187,14 +187,15 @@ func (p *printer) chart() {
 				p.f("(%d more)\n", len(r.Tools)-i)
 				break
 			}
-			cb, rb := p.bar(t.CallTokens, scale), p.bar(t.ResultTokens, scale)
-			eb := ""
-			if t.ExtractedTokens > 0 {
-				eb = strings.Repeat("░", max(1, int(int64(t.ExtractedTokens)*int64(p.o.Width)/int64(scale))))
+			k := ToolResult
+			if t.CallTokens > t.ResultTokens {
+				k = ToolCall
 			}
-			pad := max(0, p.o.Width+2-p.cells(cb)-p.cells(rb)-p.cells(eb))
-			p.f("%-12s %s%s%s%s %10d  %d calls\n", clip(t.Name, 12), p.paint(kindColors[ToolCall], cb), p.paint(kindColors[ToolResult], rb),
-				p.paint("2", eb), strings.Repeat(" ", pad), t.Tokens, t.Calls)
+			tail := fmt.Sprintf("%10d  %s, call %d, result %d", t.Tokens, plural(t.Calls, "call"), t.CallTokens, t.ResultTokens)
+			if t.ExtractedTokens > 0 {
+				tail += fmt.Sprintf("  +%d extracted", t.ExtractedTokens)
+			}
+			p.row(clip(t.Name, 12), kindColors[k], t.Tokens, t.ExtractedTokens, scale, tail)
 		}
 	}
 	if len(r.Largest) > 0 {
@@ -207,14 +208,20 @@ func (p *printer) chart() {
 					k = Kind(i)
 				}
 			}
-			desc := e.Kind
-			if e.Tool != "" {
-				desc += " " + e.Tool
-			}
-			p.row(fmt.Sprintf("line %d", e.Line), kindColors[k], e.Tokens, 0, scale, fmt.Sprintf("%10d  %s  %s", e.Tokens, desc, e.ID))
+			p.row(fmt.Sprintf("line %d", e.Line), kindColors[k], e.Tokens, 0, scale, fmt.Sprintf("%10d  %-11s %-12s %s", e.Tokens, e.Kind, clip(e.Tool, 12), e.ID))
 		}
 	}
 	p.f("\n")
 	p.extracted()
 	p.wouldFree()
+}
+
+func plural(n int, what string) string {
+	switch {
+	case n == 1:
+		return "1 " + what
+	case strings.HasSuffix(what, "y"):
+		return fmt.Sprintf("%d %sies", n, what[:len(what)-1])
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }

@@ -244,6 +244,7 @@ func Run(ctx context.Context, name string, r io.Reader, opt Options) (*Report, e
 
 // span is a candidate value of the current line, with its bucket.
 type span struct {
+	node       int
 	start, end int
 	kind       Kind
 	tool       string
@@ -329,16 +330,12 @@ func count(ctx context.Context, name string, r io.Reader, opt Options) (*Report,
 func (c *counter) line(line transcript.Line, t *transcript.Tree, d transcript.Dialect) {
 	e := transcript.View(t, d)
 	c.spans = c.spans[:0]
-	var valueBytes int64
 	for _, v := range e.Values {
 		n := t.Nodes[v.Node]
-		sp := span{start: n.Start, end: n.End, kind: c.kindOf(t, &e, v)}
+		sp := span{node: v.Node, start: n.Start, end: n.End, kind: c.kindOf(t, &e, v)}
 		sp.tool = c.toolOf(t, &e, v.Node, sp.kind)
 		c.spans = append(c.spans, sp)
-		c.rep.Kinds[sp.kind].Bytes += int64(n.End - n.Start)
-		valueBytes += int64(n.End - n.Start)
 	}
-	c.rep.Kinds[Other].Bytes += int64(line.Len()) - valueBytes
 	sort.Slice(c.spans, func(i, j int) bool { return c.spans[i].start < c.spans[j].start })
 	for _, name := range e.Tools {
 		c.tool(name).Calls++
@@ -350,6 +347,20 @@ func (c *counter) line(line transcript.Line, t *transcript.Tree, d transcript.Di
 	if e.Extracted >= 0 && t.Nodes[e.Extracted].Kind == '{' {
 		c.extracted(t, &e)
 	}
+	// Bytes: each value's under its kind (a placeholder's under the kind
+	// it stands for), the rest of the line under other.
+	var valueBytes int64
+	for _, sp := range c.spans {
+		k := sp.kind
+		if pl, ok := c.ext[sp.node]; ok {
+			k = pl.kind
+		} else if pl, ok := c.ext[t.Nodes[sp.node].Parent]; ok {
+			k = pl.kind
+		}
+		c.rep.Kinds[k].Bytes += int64(sp.end - sp.start)
+		valueBytes += int64(sp.end - sp.start)
+	}
+	c.rep.Kinds[Other].Bytes += int64(line.Len()) - valueBytes
 
 	// The line's tokens, part by part, as the gauge counts them.
 	c.slots = c.slots[:0]
