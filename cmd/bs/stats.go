@@ -32,6 +32,7 @@ func statsCommand() *cli.Command {
 		Flags: append([]cli.Flag{
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON object per transcript (fields in the README)"},
 			&cli.BoolFlag{Name: "chart", Usage: "draw bar charts even when standard output is not a terminal"},
+			&cli.BoolFlag{Name: "exact", Usage: "count extracted values' tokens from their blobs in the store (default: estimate them from their bytes)"},
 			tokenizerFlag(),
 			&cli.IntFlag{Name: "keep-recent", Value: d.KeepRecent, Usage: "as bs extract: leave the last `N` messages untouched"},
 			&cli.IntFlag{Name: "min-length", Value: d.MinLength, Usage: "as bs extract: move only values of at least `N` characters"},
@@ -85,6 +86,14 @@ func runStats(c *cli.Context) error {
 	}}
 	if opt.Estimator, err = estimatorFlag(c); err != nil {
 		return err
+	}
+	if c.Bool("exact") {
+		if opt.Store, err = cm.openStore(); err != nil {
+			return err
+		}
+		opt.OnBlobError = func(line int, id, _ string, err error) {
+			cm.ui.warnf(msgStatsBlob, line, id, err)
+		}
 	}
 	x := extract.Defaults()
 	x.KeepRecent, x.MinLength, x.KeepAfterRestore = c.Int("keep-recent"), c.Int("min-length"), c.Duration("keep-after-restore")

@@ -303,3 +303,11 @@ func countChars(t *transcript.Tree, i int, est Estimator, visit func(Part)) char
 	}
 	return c
 }
+
+// ValueTokens estimates the tokens of the value at node i as the gauge
+// counts a line's content: the strings the model reads, ImageTokens per
+// image. bs stats counts extracted values with it.
+func ValueTokens(t *transcript.Tree, i int, est Estimator) int {
+	c := countChars(t, i, est, nil)
+	return c.tokens + c.images*ImageTokens
+}

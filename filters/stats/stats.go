@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/bstools/bs/blobstore"
 	"github.com/bstools/bs/filters/extract"
 	"github.com/bstools/bs/filters/gauge"
 	"github.com/bstools/bs/filters/transcript"
@@ -46,6 +47,11 @@ type Options struct {
 	// would free, by running its planner over the same bytes.
 	Plan *Plan
 	Top  int // how many of the largest entries to list (default 10)
+	// Store, when set, is read for the extracted values, so that their
+	// tokens are counted rather than estimated from their bytes. A blob
+	// that cannot be read is told to OnBlobError and estimated.
+	Store       blobstore.Store
+	OnBlobError func(line int, entryID, blob string, err error)
 }
 
 // Plan is bs extract's options, and the rules as written, for the report.
@@ -197,7 +203,7 @@ func Run(ctx context.Context, name string, r io.Reader, opt Options) (*Report, e
 		aerr  error
 	)
 	quiet := opt
-	quiet.OnBadLine, quiet.Plan = nil, nil // told once, by the live count
+	quiet.OnBadLine, quiet.Plan, quiet.Store = nil, nil, nil // told once, by the live count; the output's new blobs are not stored
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
@@ -266,7 +272,9 @@ type slot struct {
 }
 
 type counter struct {
+	ctx     context.Context
 	opt     Options
+	blobs   transcript.Parser // for extracted values read from the store
 	rep     *Report
 	text    bool // the estimator counts text
 	pending map[string]string
@@ -278,7 +286,7 @@ type counter struct {
 
 // count measures one stream.
 func count(ctx context.Context, name string, r io.Reader, opt Options) (*Report, error) {
-	c := &counter{opt: opt, rep: &Report{File: name, Estimator: opt.Estimator.Name(), Largest: []Entry{}},
+	c := &counter{ctx: ctx, opt: opt, rep: &Report{File: name, Estimator: opt.Estimator.Name(), Largest: []Entry{}},
 		pending: map[string]string{}, tools: map[string]*Tool{}}
 	_, c.text = opt.Estimator.(gauge.TextEstimator)
 	onBad := func(e *transcript.BadLineError) error {
@@ -345,7 +353,7 @@ func (c *counter) line(line transcript.Line, t *transcript.Tree, d transcript.Di
 	}
 	clear(c.ext)
 	if e.Extracted >= 0 && t.Nodes[e.Extracted].Kind == '{' {
-		c.extracted(t, &e)
+		c.extracted(line.Num, t, &e)
 	}
 	// Bytes: each value's under its kind (a placeholder's under the kind
 	// it stands for), the rest of the line under other.
@@ -597,7 +605,7 @@ func (c *counter) tool(name string) *Tool {
 // extracted accounts for what the entry's _extracted says moved away, and
 // notes the nodes holding placeholders so their few tokens count under the
 // kind they stand for.
-func (c *counter) extracted(t *transcript.Tree, e *transcript.Entry) {
+func (c *counter) extracted(num int, t *transcript.Tree, e *transcript.Entry) {
 	if c.ext == nil {
 		c.ext = map[int]placed{}
 	}
@@ -625,9 +633,13 @@ func (c *counter) extracted(t *transcript.Tree, e *transcript.Entry) {
 			}
 			c.ext[n] = placed{k, tool}
 		}
-		tokens := c.opt.Estimator.Tokens(bytes)
-		if k == Image {
+		tokens, ok := c.exact(num, t, e, m)
+		switch {
+		case ok:
+		case k == Image:
 			tokens = gauge.ImageTokens
+		default:
+			tokens = c.opt.Estimator.Tokens(bytes)
 		}
 		a := &c.rep.Kinds[k].Extracted
 		a.Values++
@@ -674,4 +686,32 @@ func (c *counter) largest(line transcript.Line, e *transcript.Entry, tokens int,
 	copy(top[i+1:], top[i:])
 	top[i] = en
 	c.rep.Largest = top
+}
+
+// exact counts an extracted value's tokens from its blob, when there is a
+// store to read.
+func (c *counter) exact(num int, t *transcript.Tree, e *transcript.Entry, m int) (int, bool) {
+	if c.opt.Store == nil {
+		return 0, false
+	}
+	name := t.Str(t.Get(m, "blob"))
+	fail := func(err error) (int, bool) {
+		if c.opt.OnBlobError != nil {
+			c.opt.OnBlobError(num, e.ID, name, err)
+		}
+		return 0, false
+	}
+	d, err := blobstore.ParseDigest(name)
+	if err != nil {
+		return fail(err)
+	}
+	raw, err := c.opt.Store.Get(c.ctx, d)
+	if err != nil {
+		return fail(err)
+	}
+	v, err := c.blobs.Parse(raw)
+	if err != nil {
+		return fail(err)
+	}
+	return gauge.ValueTokens(v, 0, c.opt.Estimator), true
 }
