@@ -118,11 +118,13 @@ func (p *printer) nameWidth() int {
 	return min(w, 24)
 }
 
+// clip shortens s to n characters, the last an ellipsis.
 func clip(s string, n int) string {
-	if len(s) <= n {
+	r := []rune(s)
+	if len(r) <= n {
 		return s
 	}
-	return s[:n-1] + "…"
+	return string(r[:n-1]) + "…"
 }
 
 // Colours of the kinds, as SGR parameters.
