@@ -117,3 +117,10 @@ const (
 	msgArchiveNotFound  = "no holder %s in %s"
 	hintArchiveList     = "'bs archive list FILE' lists the holders a transcript has"
 )
+
+// bs stats.
+const (
+	msgStatsInPlace = "stats does not change transcripts; -i/--in-place does not apply"
+	msgStatsBadLine = "%s:%d: not a valid JSON entry (%v); its bytes count as other, its tokens as none"
+	msgStatsBlob    = "line %d: entry %s: %v; its tokens are estimated from its bytes"
+)

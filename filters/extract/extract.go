@@ -104,6 +104,7 @@ type item struct {
 
 type run struct {
 	opt     Options
+	preview bool // write the output, store nothing (Preview)
 	src     *transcript.Source
 	sink    *transcript.Sink
 	batch   blobstore.Batcher // the store, when it can batch syncs
@@ -116,10 +117,23 @@ type run struct {
 // Run reads a transcript from r and writes it to w with old large values
 // extracted. Under DryRun it writes a Report as JSON to w instead.
 func Run(ctx context.Context, name string, r io.Reader, w io.Writer, opt Options) (Stats, error) {
+	return runOn(ctx, name, r, w, opt, false)
+}
+
+// Preview writes to w the transcript exactly as Run would write it, with
+// the same options, but stores nothing: opt.Store and DryRun are ignored,
+// and OnMoved is told of each value that would move. It tells what
+// extracting would change (bs stats measures it).
+func Preview(ctx context.Context, name string, r io.Reader, w io.Writer, opt Options) (Stats, error) {
+	opt.Store, opt.DryRun = nil, false
+	return runOn(ctx, name, r, w, opt, true)
+}
+
+func runOn(ctx context.Context, name string, r io.Reader, w io.Writer, opt Options, preview bool) (Stats, error) {
 	if opt.Log == nil {
 		opt.Log = slog.New(slog.DiscardHandler)
 	}
-	x := &run{opt: opt, session: opt.Session, warned: map[*rules.Rule]bool{}}
+	x := &run{opt: opt, preview: preview, session: opt.Session, warned: map[*rules.Rule]bool{}}
 	onBad := func(e *transcript.BadLineError) error {
 		x.stats.BadLines++
 		if opt.OnBadLine != nil {
@@ -404,6 +418,10 @@ func (x *run) emit(ctx context.Context, it *item, move bool) error {
 	x.opt.Log.Debug(msg, "module", "extraction", "entry_id", id, "keys_extracted", keys, "sizes_bytes", sizes, "session", x.sessionName(), "line", it.line.Num)
 	if x.report != nil {
 		x.sink.Write(orig)
+		return nil
+	}
+	if x.preview {
+		x.sink.Write(out)
 		return nil
 	}
 	x.sink.Go(ctx, len(out)+len(orig), func(ctx context.Context) ([]byte, []byte, error) {

@@ -45,26 +45,52 @@ type CharsPer4 struct{}
 func (CharsPer4) Tokens(chars int) int { return (chars + 3) / 4 }
 func (CharsPer4) Name() string         { return "chars/4" }
 
-// imageTokens is what one image costs in context, roughly, whatever its
+// ImageTokens is what one image costs in context, roughly, whatever its
 // base64 length.
-const imageTokens = 1200
+const ImageTokens = 1200
 
 // Classify says what a parsed line contributes in dialect d.
 func Classify(t *transcript.Tree, d transcript.Dialect, est Estimator) Line {
-	return classify(t, d, est, true)
+	return classify(t, d, est, true, nil)
+}
+
+// Part is one thing the estimate of a line counts: a string the model
+// reads (its node, its decoded characters, and its tokens when the
+// estimator counts text) or an image.
+type Part struct {
+	Node   int
+	Chars  int
+	Tokens int // with a TextEstimator; 0 otherwise
+	Image  bool
+}
+
+// Contents estimates what one line puts in context, whatever precedes it:
+// the Estimate Classify gives a content line, a line carrying usage (its
+// own content, which the usage covers) or a compaction (the summary it
+// carries), and 0 for a bs roll note, whose Estimate states the context it
+// leaves rather than its own text, and for every other line. visit, if not
+// nil, is told each part counted, in order: the estimate is est.Tokens of
+// their summed Chars (the summed Tokens with a TextEstimator) plus
+// ImageTokens per image.
+func Contents(t *transcript.Tree, d transcript.Dialect, est Estimator, visit func(Part)) int {
+	if len(t.Nodes) == 0 || t.Nodes[0].Kind != '{' || t.Get(0, transcript.RolledField) >= 0 {
+		return 0
+	}
+	return classify(t, d, est, true, visit).Estimate
 }
 
 // classify is Classify; without usageEstimate it does not estimate a line
 // that carries usage, whose own estimate a State never uses (the usage
-// covers it). Calibration and roll need it; the gauge does not.
-func classify(t *transcript.Tree, d transcript.Dialect, est Estimator, usageEstimate bool) Line {
+// covers it). Calibration and roll need it; the gauge does not. visit, if
+// not nil, is told each part the estimate counts.
+func classify(t *transcript.Tree, d transcript.Dialect, est Estimator, usageEstimate bool, visit func(Part)) Line {
 	if len(t.Nodes) == 0 || t.Nodes[0].Kind != '{' {
 		return Line{}
 	}
 	str := func(i int, names ...string) string { return t.Str(t.Path(i, names...)) }
 	content := func(i int) Line {
-		c := countChars(t, i, est)
-		return Line{Role: Content, Estimate: c.tokens + c.images*imageTokens}
+		c := countChars(t, i, est, visit)
+		return Line{Role: Content, Estimate: c.tokens + c.images*ImageTokens}
 	}
 	// A bs roll note states the context it leaves behind, in any dialect.
 	if r := t.Get(0, transcript.RolledField); r >= 0 {
@@ -227,8 +253,9 @@ var notText = map[string]bool{
 
 // countChars estimates the tokens of the strings below node i that the
 // model reads, and counts the images. With chars/4 the characters are
-// counted without decoding; a tokenizer gets each string decoded.
-func countChars(t *transcript.Tree, i int, est Estimator) charCount {
+// counted without decoding; a tokenizer gets each string decoded. visit,
+// if not nil, is told each string and image counted.
+func countChars(t *transcript.Tree, i int, est Estimator, visit func(Part)) charCount {
 	var c charCount
 	te, text := est.(TextEstimator)
 	chars := 0
@@ -237,15 +264,24 @@ func countChars(t *transcript.Tree, i int, est Estimator) charCount {
 		n := &t.Nodes[i]
 		switch n.Kind {
 		case '"':
+			p := Part{Node: i}
 			if text {
-				c.tokens += te.TextTokens(t.Str(i))
+				p.Tokens = te.TextTokens(t.Str(i))
+				c.tokens += p.Tokens
 			} else {
-				chars += transcript.StringChars(t.Raw(i))
+				p.Chars = transcript.StringChars(t.Raw(i))
+				chars += p.Chars
+			}
+			if visit != nil {
+				visit(p)
 			}
 		case '{':
 			typ := t.Str(t.Get(i, "type"))
 			if typ == "image" || typ == "input_image" {
 				c.images++
+				if visit != nil {
+					visit(Part{Node: i, Image: true})
+				}
 				return
 			}
 			for ch := n.First; ch >= 0; ch = t.Nodes[ch].Next {
@@ -266,4 +302,12 @@ func countChars(t *transcript.Tree, i int, est Estimator) charCount {
 		c.tokens = est.Tokens(chars)
 	}
 	return c
+}
+
+// ValueTokens estimates the tokens of the value at node i as the gauge
+// counts a line's content: the strings the model reads, ImageTokens per
+// image. bs stats counts extracted values with it.
+func ValueTokens(t *transcript.Tree, i int, est Estimator) int {
+	c := countChars(t, i, est, nil)
+	return c.tokens + c.images*ImageTokens
 }

@@ -154,7 +154,7 @@ func Measure(name string, r io.Reader, tee io.Writer, opt Options) (Result, erro
 			s.Add(Line{}) // it is still a line of a roll note's scope
 			return err
 		}
-		l := classify(t, d, opt.Estimator, false)
+		l := classify(t, d, opt.Estimator, false, nil)
 		if l.Role == Usage || l.Role == Compaction {
 			tail.reset()
 		} else if l.Role == Content {
@@ -210,7 +210,7 @@ func Measure(name string, r io.Reader, tee io.Writer, opt Options) (Result, erro
 		if err != nil || t == nil {
 			return err
 		}
-		s.Add(classify(t, d, opt.Estimator, false))
+		s.Add(classify(t, d, opt.Estimator, false, nil))
 		return nil
 	})
 	if err != nil {
@@ -374,7 +374,7 @@ func MeasureFile(f *os.File, opt Options) (Result, error) {
 			lines = append(lines, Line{}) // counts for nothing but a line, as in Measure
 			return true
 		}
-		l := classify(t, d, opt.Estimator, false)
+		l := classify(t, d, opt.Estimator, false, nil)
 		lines = append(lines, l)
 		if l.Role == Usage || l.Role == Compaction {
 			stop = true
@@ -576,4 +576,26 @@ var modelWindows = []struct {
 	{"qwen", 131072},
 	{"deepseek", 128000},
 	{"llama", 128000},
+}
+
+// EstimateAll is the gauge's estimate of a whole transcript as if no usage
+// had been recorded and nothing compacted: the sum of Contents over every
+// line. On a transcript with no usage, no compaction and no bs roll note it
+// is what Measure reports (source estimate); bs stats breaks it down.
+func EstimateAll(name string, r io.Reader, opt Options) (int, error) {
+	opt = withDefaults(opt)
+	src := transcript.NewSource(name, r, opt.Format, opt.OnBadLine)
+	total := 0
+	for {
+		_, t, err := src.NextView()
+		if err == io.EOF {
+			return total, nil
+		}
+		if err != nil {
+			return total, err
+		}
+		if t != nil {
+			total += Contents(t, src.Dialect(), opt.Estimator, nil)
+		}
+	}
 }

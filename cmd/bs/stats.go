@@ -1,0 +1,153 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/bstools/bs/filters/extract"
+	"github.com/bstools/bs/filters/rules"
+	"github.com/bstools/bs/filters/stats"
+	"github.com/bstools/bs/filters/transcript"
+)
+
+// statsPlanFlags are the flags stats shares with extract: the
+// configuration file's extract settings apply to them too, so that "would
+// free" is what 'bs extract' would do.
+var statsPlanFlags = []string{"keep-recent", "min-length", "types", "rule", "keep-after-restore"}
+
+func statsCommand() *cli.Command {
+	d := extract.Defaults()
+	return &cli.Command{
+		Name:      "stats",
+		Usage:     "show where a transcript's tokens go: by kind, by tool, live versus extracted, the largest entries",
+		ArgsUsage: "[FILE...]",
+		Description: "Breaks the gauge's estimate of the whole transcript (every line estimated, usage ignored; " +
+			"--tokenizer as for gauge) down by kind (user, assistant, thinking, tool_call, tool_result, image, other), " +
+			"by tool, and into the ten largest entries; counts what _extracted says was moved to the store; " +
+			"and says what 'bs extract' with the same --keep-recent, --min-length, --types, --rule and " +
+			"--keep-after-restore (and the configuration file's extract settings) would free. " +
+			"Bar charts on a terminal (no colour under NO_COLOR), plain text otherwise, --json for programs.",
+		Flags: append([]cli.Flag{
+			&cli.BoolFlag{Name: "json", Usage: "print one JSON object per transcript (fields in the README)"},
+			&cli.BoolFlag{Name: "chart", Usage: "draw bar charts even when standard output is not a terminal"},
+			&cli.BoolFlag{Name: "exact", Usage: "count extracted values' tokens from their blobs in the store (default: estimate them from their bytes)"},
+			tokenizerFlag(),
+			&cli.IntFlag{Name: "keep-recent", Value: d.KeepRecent, Usage: "as bs extract: leave the last `N` messages untouched"},
+			&cli.IntFlag{Name: "min-length", Value: d.MinLength, Usage: "as bs extract: move only values of at least `N` characters"},
+			&cli.StringFlag{Name: "types", Value: d.Types.String(), Usage: "as bs extract: kinds of values to move"},
+			&cli.StringSliceFlag{Name: "rule", Usage: "as bs extract: jq predicate deciding _extractable (repeatable)"},
+			&cli.DurationFlag{Name: "keep-after-restore", Value: d.KeepAfterRestore, Usage: "as bs extract: protect a restored entry for this long"},
+		}, commonFlags()...),
+		Before: applyStatsConfig,
+		Action: runStats,
+	}
+}
+
+// applyStatsConfig applies the file's stats settings, then its extract
+// settings to the flags the two share.
+func applyStatsConfig(c *cli.Context) error {
+	if err := applyConfig(c); err != nil {
+		return err
+	}
+	cfg, err := loadConfig(c)
+	if err != nil {
+		return err
+	}
+	for _, flag := range statsPlanFlags {
+		s, ok := cfg.settings["extract"][flag]
+		if !ok || c.IsSet(flag) {
+			continue
+		}
+		for _, v := range s.values {
+			if err := c.Set(flag, v); err != nil {
+				return usagef(msgConfigBad, cfg.path, s.line, s.key, err.Error())
+			}
+		}
+	}
+	return nil
+}
+
+func runStats(c *cli.Context) error {
+	cm, err := parseCommon(c)
+	if err != nil {
+		return err
+	}
+	if cm.inPlace {
+		return usagef(msgStatsInPlace)
+	}
+	opt := stats.Options{Format: cm.format, OnBadLine: func(e *transcript.BadLineError) error {
+		if cm.strict {
+			return e
+		}
+		cm.ui.warnf(msgStatsBadLine, e.Name, e.Line, e.Err)
+		return nil
+	}}
+	if opt.Estimator, err = estimatorFlag(c); err != nil {
+		return err
+	}
+	if c.Bool("exact") {
+		if opt.Store, err = cm.openStore(); err != nil {
+			return err
+		}
+		opt.OnBlobError = func(line int, id, _ string, err error) {
+			cm.ui.warnf(msgStatsBlob, line, id, err)
+		}
+	}
+	x := extract.Defaults()
+	x.KeepRecent, x.MinLength, x.KeepAfterRestore = c.Int("keep-recent"), c.Int("min-length"), c.Duration("keep-after-restore")
+	if x.KeepRecent < 0 || x.MinLength < 0 {
+		return usagef(msgExtractNegative)
+	}
+	if x.Types, err = transcript.ParseKinds(c.String("types")); err != nil {
+		return usagef(msgBadTypes, err)
+	}
+	if x.Rules, err = rules.Compile(c.StringSlice("rule")); err != nil {
+		return err
+	}
+	x.Now, x.Log, x.Workers = cm.now, cm.log, 1
+	opt.Plan = &stats.Plan{Extract: x, Rules: c.StringSlice("rule")}
+
+	text := stats.TextOptions{Chart: c.Bool("chart") || isTerminal(cm.stdout)}
+	text.Color = text.Chart && os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb"
+	files := cm.files
+	if len(files) == 0 {
+		files = []string{"-"}
+	}
+	enc := json.NewEncoder(cm.stdout)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	for i, path := range files {
+		rep, err := statsOf(c, cm, path, opt)
+		if err != nil {
+			return err
+		}
+		if c.Bool("json") {
+			if err := enc.Encode(rep); err != nil {
+				return err
+			}
+			continue
+		}
+		if i > 0 {
+			cm.stdout.Write([]byte("\n"))
+		}
+		if err := stats.WriteText(cm.stdout, rep, text); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// statsOf reads one transcript, "-" being standard input.
+func statsOf(c *cli.Context, cm *common, path string, opt stats.Options) (*stats.Report, error) {
+	if path == "-" {
+		return stats.Run(c.Context, path, cm.stdin, opt)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return stats.Run(c.Context, path, f, opt)
+}

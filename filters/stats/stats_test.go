@@ -1,0 +1,238 @@
+package stats
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/bstools/bs/blobstore"
+	"github.com/bstools/bs/filters/extract"
+	"github.com/bstools/bs/filters/gauge"
+	"github.com/bstools/bs/filters/transcript"
+)
+
+const corpusDir = "../../../shared/corpus"
+
+func transcripts(t *testing.T) []string {
+	files, _ := filepath.Glob(filepath.Join(corpusDir, "*", "*.jsonl"))
+	return append(files, "../../testdata/sample/session.jsonl")
+}
+
+func plan() *Plan {
+	x := extract.Defaults()
+	x.Workers = 1
+	return &Plan{Extract: x}
+}
+
+// checkSums: the kinds add up to the totals, and the tools to the tool
+// kinds.
+func checkSums(t *testing.T, name string, r *Report) {
+	t.Helper()
+	if r.mismatches != 0 {
+		t.Errorf("%s: %d lines whose parts do not add up to the gauge's estimate", name, r.mismatches)
+	}
+	tokens, b := 0, int64(0)
+	ext := Amount{}
+	for _, k := range r.Kinds {
+		tokens += k.Tokens
+		b += k.Bytes
+		ext.Values += k.Extracted.Values
+		ext.Bytes += k.Extracted.Bytes
+		ext.Tokens += k.Extracted.Tokens
+		if k.Tokens < 0 || k.Bytes < 0 {
+			t.Errorf("%s: negative share %+v", name, k)
+		}
+	}
+	if tokens != r.Tokens || b != r.Bytes || ext != r.Extracted {
+		t.Errorf("%s: kinds add up to %d tokens, %d bytes, %+v; totals %d, %d, %+v", name, tokens, b, ext, r.Tokens, r.Bytes, r.Extracted)
+	}
+	calls, results, extracted := 0, 0, 0
+	for _, tl := range r.Tools {
+		calls += tl.CallTokens
+		results += tl.ResultTokens
+		extracted += tl.ExtractedTokens
+		if tl.Tokens != tl.CallTokens+tl.ResultTokens {
+			t.Errorf("%s: tool %+v", name, tl)
+		}
+	}
+	if calls != r.Kinds[ToolCall].Tokens || results != r.Kinds[ToolResult].Tokens ||
+		extracted != r.Kinds[ToolCall].Extracted.Tokens+r.Kinds[ToolResult].Extracted.Tokens {
+		t.Errorf("%s: tools add up to %d call, %d result, %d extracted tokens; kinds say %d, %d", name, calls, results, extracted,
+			r.Kinds[ToolCall].Tokens, r.Kinds[ToolResult].Tokens)
+	}
+}
+
+// TestCorpusTotalIsGauge is the acceptance test: on every transcript the
+// total is the gauge's estimate of the whole transcript, the breakdown
+// adds up to it, and the largest entries are the largest lines.
+func TestCorpusTotalIsGauge(t *testing.T) {
+	files := transcripts(t)
+	if len(files) == 1 {
+		t.Log("corpus not present: the sample only")
+	}
+	for _, f := range files {
+		in, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := filepath.Base(f)
+		r, err := Run(context.Background(), name, bytes.NewReader(in), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := gauge.EstimateAll(name, bytes.NewReader(in), gauge.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Tokens != want {
+			t.Errorf("%s: stats total %d, gauge estimate %d", name, r.Tokens, want)
+		}
+		if r.Bytes != int64(len(in)) {
+			t.Errorf("%s: %d bytes, file has %d", name, r.Bytes, len(in))
+		}
+		checkSums(t, name, r)
+		checkLargest(t, name, in, r)
+	}
+}
+
+// checkLargest compares the largest entries with every line's estimate,
+// sorted.
+func checkLargest(t *testing.T, name string, in []byte, r *Report) {
+	t.Helper()
+	type lt struct{ line, tokens int }
+	var all []lt
+	src := transcript.NewSource(name, bytes.NewReader(in), transcript.Unknown, func(*transcript.BadLineError) error { return nil })
+	for {
+		line, tr, err := src.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tr != nil {
+			if n := gauge.Contents(tr, src.Dialect(), gauge.CharsPer4{}, nil); n > 0 {
+				all = append(all, lt{line.Num, n})
+			}
+		}
+	}
+	sort.SliceStable(all, func(i, j int) bool { return all[i].tokens > all[j].tokens })
+	if len(all) > 10 {
+		all = all[:10]
+	}
+	if len(all) != len(r.Largest) {
+		t.Fatalf("%s: %d largest entries, want %d", name, len(r.Largest), len(all))
+	}
+	for i, e := range r.Largest {
+		if e.Line != all[i].line || e.Tokens != all[i].tokens || e.ID == "" {
+			t.Errorf("%s: largest #%d is line %d with %d tokens (id %q), want line %d with %d", name, i+1, e.Line, e.Tokens, e.ID, all[i].line, all[i].tokens)
+		}
+	}
+}
+
+// TestWouldFreeIsExtract: what stats says extract would free is what a
+// real extract run frees, measured by the gauge on its output, and the
+// extracted amounts of that output are what was moved.
+func TestWouldFreeIsExtract(t *testing.T) {
+	store, err := blobstore.OpenLocal(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range transcripts(t) {
+		in, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := filepath.Base(f)
+		r, err := Run(context.Background(), name, bytes.NewReader(in), Options{Plan: plan()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := extract.Defaults()
+		x.Store = store
+		var out bytes.Buffer
+		st, err := extract.Run(context.Background(), name, bytes.NewReader(in), &out, x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		after, err := gauge.EstimateAll(name, bytes.NewReader(out.Bytes()), gauge.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := r.WouldFree
+		if f.Tokens != r.Tokens-after || f.Bytes != int64(len(in)-out.Len()) || f.Values != st.Values || f.Entries != st.Entries {
+			t.Errorf("%s: would free %d tokens, %d bytes, %d values in %d entries; extract freed %d, %d, %d in %d",
+				name, f.Tokens, f.Bytes, f.Values, f.Entries, r.Tokens-after, len(in)-out.Len(), st.Values, st.Entries)
+		}
+		lean, err := Run(context.Background(), name, bytes.NewReader(out.Bytes()), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkSums(t, name+" (extracted)", lean)
+		if lean.Extracted.Values-r.Extracted.Values != st.Values || lean.Tokens != after {
+			t.Errorf("%s: after extract, %d values extracted (%d more), total %d; extract moved %d, gauge %d", name,
+				lean.Extracted.Values, lean.Extracted.Values-r.Extracted.Values, lean.Tokens, st.Values, after)
+		}
+		sum := 0
+		for _, k := range f.Kinds {
+			sum += k.Tokens
+		}
+		if sum != f.Tokens {
+			t.Errorf("%s: would-free kinds add up to %d, total %d", name, sum, f.Tokens)
+		}
+	}
+}
+
+// TestTokenizer: with a tokenizer the total is still the gauge's.
+func TestTokenizer(t *testing.T) {
+	o200k, err := gauge.NewTokenizer("o200k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := os.ReadFile("../../testdata/sample/session.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Run(context.Background(), "-", bytes.NewReader(in), Options{Estimator: o200k})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := gauge.EstimateAll("-", bytes.NewReader(in), gauge.Options{Estimator: o200k})
+	if r.Tokens != want || r.Estimator != "o200k" {
+		t.Errorf("o200k total %d (%s), gauge %d", r.Tokens, r.Estimator, want)
+	}
+	checkSums(t, "sample", r)
+}
+
+// TestKinds: each kind of content lands in its bucket, images cost the
+// gauge's flat rate, and tool results find their tool by the call's id.
+func TestKinds(t *testing.T) {
+	in := strings.Join([]string{
+		`{"type":"user","uuid":"u1","message":{"role":"user","content":[{"type":"text","text":"` + strings.Repeat("u", 40) + `"},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"AAAA"}}]}}`,
+		`{"type":"assistant","uuid":"a1","message":{"role":"assistant","content":[{"type":"thinking","thinking":"` + strings.Repeat("t", 80) + `","signature":"sig"},{"type":"text","text":"` + strings.Repeat("a", 20) + `"},{"type":"tool_use","id":"toolu_1","name":"Bash","input":{"command":"` + strings.Repeat("c", 12) + `"}}]}}`,
+		`{"type":"user","uuid":"u2","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"` + strings.Repeat("r", 400) + `"}]}}`,
+		`{"type":"system","uuid":"s1","subtype":"info","content":"not in context"}`,
+	}, "\n") + "\n"
+	r, err := Run(context.Background(), "-", strings.NewReader(in), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[Kind]int{User: 10, Image: gauge.ImageTokens, Thinking: 20, Assistant: 5, ToolCall: 3 + 1, ToolResult: 100}
+	for k := range NumKinds {
+		if r.Kinds[k].Tokens != want[k] {
+			t.Errorf("%s: %d tokens, want %d", k, r.Kinds[k].Tokens, want[k])
+		}
+	}
+	if r.Dialect != "claude-code" || len(r.Tools) != 1 || r.Tools[0].Name != "Bash" || r.Tools[0].Calls != 1 || r.Tools[0].ResultTokens != 100 {
+		t.Errorf("dialect %s, tools %+v", r.Dialect, r.Tools)
+	}
+	if r.Largest[0].ID != "u1" || r.Largest[0].Kind != "image" || r.Largest[1].ID != "u2" || r.Largest[1].Tool != "" {
+		t.Errorf("largest %+v", r.Largest)
+	}
+	checkSums(t, "kinds", r)
+}
