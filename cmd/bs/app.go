@@ -152,6 +152,9 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			archiveCommand(),
 			watchCommand(),
 			configCommand(),
+			mcpCommand(),
+			toolCommand(),
+			skillCommand(),
 		),
 	}
 }

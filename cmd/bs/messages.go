@@ -117,3 +117,15 @@ const (
 	msgArchiveNotFound  = "no holder %s in %s"
 	hintArchiveList     = "'bs archive list FILE' lists the holders a transcript has"
 )
+
+// bs mcp, bs tool and bs skill.
+const (
+	msgAgentArgs         = "no arguments expected: name the transcript with --session FILE or --sessions-dir DIR"
+	msgAgentSession      = "give exactly one of --session FILE and --sessions-dir DIR"
+	msgAgentNoSession    = "--session %s: not a transcript file"
+	msgAgentNoDir        = "--sessions-dir %s: not a directory"
+	msgAgentNoIndex      = "no search index yet: bs extract, roll and archive fill it as they remove content"
+	msgAgentNoCheckpoint = "no checkpoint for session key %q yet"
+	msgToolInput         = "cannot read the tool call on standard input: %v"
+	msgSkillArgs         = "bs skill takes no arguments"
+)
