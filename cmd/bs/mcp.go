@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -101,7 +103,8 @@ func newAgent(c *cli.Context) (*agent.Agent, *common, error) {
 			return rewriteWhenQuiet(ctx, ip, path, edit)
 		},
 		Search: func(ctx context.Context, q index.Query) ([]index.Hit, error) {
-			if _, err := os.Stat(ixPath); err != nil {
+			_, err := os.Stat(ixPath)
+			if _, perr := os.Stat(pendingDir(ixPath)); err != nil && perr != nil {
 				return nil, errors.New(msgAgentNoIndex)
 			}
 			ix, err := openIndex(ctx, ixPath, ui{io.Discard})
@@ -155,7 +158,8 @@ func runMCP(c *cli.Context) error {
 		return err
 	}
 	server := newMCPServer(a, c.String("sessions-dir") != "")
-	t := &mcp.IOTransport{Reader: io.NopCloser(c.App.Reader), Writer: nopWriteCloser{c.App.Writer}}
+	p := &pendingCalls{}
+	t := &mcp.IOTransport{Reader: io.NopCloser(&callReader{r: c.App.Reader, p: p}), Writer: &callWriter{w: c.App.Writer, p: p}}
 	cm.log.Info("serving MCP on stdio", "session", c.String("session"), "sessions_dir", c.String("sessions-dir"))
 	err = server.Run(c.Context, t)
 	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, mcp.ErrConnectionClosed) {
@@ -164,9 +168,96 @@ func runMCP(c *cli.Context) error {
 	return err
 }
 
-type nopWriteCloser struct{ io.Writer }
+// The end of standard input ends the session, and the SDK drops the calls
+// still running. So that 'printf ... | bs mcp' answers every request, the
+// end of input is held back until each request read has had its response.
 
-func (nopWriteCloser) Close() error { return nil }
+// pendingCalls counts the requests read and not yet answered.
+type pendingCalls struct {
+	mu   sync.Mutex
+	open int
+}
+
+func (p *pendingCalls) add(n int) {
+	p.mu.Lock()
+	p.open += n
+	p.mu.Unlock()
+}
+
+// drain waits until every request has been answered, or for at most max.
+func (p *pendingCalls) drain(max time.Duration) {
+	deadline := time.Now().Add(max)
+	for time.Now().Before(deadline) {
+		p.mu.Lock()
+		open := p.open
+		p.mu.Unlock()
+		if open <= 0 {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// rpcHead is what tells JSON-RPC messages apart: a request has an id and
+// a method, a response an id and none.
+type rpcHead struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+}
+
+// countLines calls count for each whole line of the stream, keeping the
+// unfinished rest in *partial.
+func countLines(partial *[]byte, b []byte, count func(rpcHead)) {
+	*partial = append(*partial, b...)
+	for {
+		i := bytes.IndexByte(*partial, '\n')
+		if i < 0 {
+			return
+		}
+		var h rpcHead
+		if json.Unmarshal((*partial)[:i], &h) == nil && len(h.ID) > 0 {
+			count(h)
+		}
+		*partial = (*partial)[i+1:]
+	}
+}
+
+type callReader struct {
+	r       io.Reader
+	p       *pendingCalls
+	partial []byte
+}
+
+func (c *callReader) Read(b []byte) (int, error) {
+	n, err := c.r.Read(b)
+	countLines(&c.partial, b[:n], func(h rpcHead) {
+		if h.Method != "" {
+			c.p.add(1)
+		}
+	})
+	if err == io.EOF {
+		c.p.drain(time.Minute)
+	}
+	return n, err
+}
+
+type callWriter struct {
+	w       io.Writer
+	p       *pendingCalls
+	partial []byte
+}
+
+func (c *callWriter) Write(b []byte) (int, error) {
+	n, err := c.w.Write(b)
+	countLines(&c.partial, b[:n], func(h rpcHead) {
+		if h.Method == "" {
+			c.p.add(-1)
+		}
+	})
+	return n, err
+}
+
+func (c *callWriter) Close() error { return nil }
 
 // newMCPServer registers the agent's tools. With many sessions, each tool
 // takes a session argument; with one, it has none.
@@ -202,7 +293,7 @@ func addTool[In any](s *mcp.Server, a *agent.Agent, name, desc string, many, ses
 	s.AddTool(&mcp.Tool{Name: name, Description: desc, InputSchema: schema},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			res, isErr := a.Call(ctx, name, req.Params.Arguments)
-			b, err := json.Marshal(res)
+			b, err := marshalResult(res)
 			if err != nil {
 				return nil, err
 			}
@@ -219,4 +310,15 @@ func absSessions(s agent.Sessions) agent.Sessions {
 		}
 	}
 	return s
+}
+
+// marshalResult is the JSON of a tool result, with <, > and & as they are.
+func marshalResult(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte{'\n'}), nil
 }

@@ -56,7 +56,7 @@ func runTool(c *cli.Context) error {
 	default:
 		res, isErr = a.Call(c.Context, call.Name, call.Arguments)
 	}
-	b, err := json.Marshal(res)
+	b, err := marshalResult(res)
 	if err != nil {
 		return err
 	}

@@ -215,7 +215,9 @@ func (a *Agent) Restore(ctx context.Context, in RestoreArgs) (*RestoreResult, er
 		err = sp.err
 	}
 	if err != nil {
-		return res, describe(err)
+		err = describe(err)
+		res.Error = err.Error()
+		return res, err
 	}
 	res.Values = sp.values
 	return res, nil
@@ -340,12 +342,14 @@ func (a *Agent) SearchIndex(ctx context.Context, in SearchArgs) (*SearchResult, 
 		return nil, errorf("no search index")
 	}
 	q := index.Query{Text: in.Query, Limit: in.Limit}
-	if in.Session != "" {
+	// The index names a session by its file's absolute path. With one
+	// session served, only its hits can be restored here.
+	if in.Session != "" || a.env.Sessions.Dir == "" {
 		path, err := a.env.Sessions.Resolve(in.Session)
 		if err != nil {
 			return nil, err
 		}
-		q.Session = SessionName(path)
+		q.Session = path
 	}
 	hits, err := a.env.Search(ctx, q)
 	if err != nil {
