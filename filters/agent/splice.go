@@ -54,7 +54,10 @@ func (sp *splice) run(ctx context.Context, src File, size int64, w io.Writer, op
 	sp.res, sp.err = res, rerr
 	var nf *restore.NotFoundError
 	var blob *restore.BlobError
-	if rerr != nil && !errors.As(rerr, &nf) && !errors.As(rerr, &blob) {
+	if rerr != nil {
+		if errors.As(rerr, &nf) || errors.As(rerr, &blob) {
+			return ErrUnchanged // a failed call changes nothing
+		}
 		return rerr
 	}
 	newLines := bytes.SplitAfter(out.Bytes(), []byte{'\n'})
