@@ -264,8 +264,8 @@ func (c *callWriter) Close() error { return nil }
 func newMCPServer(a *agent.Agent, many bool) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "bs", Title: "bs: lean agent transcripts", Version: "1"},
 		&mcp.ServerOptions{Instructions: agent.Instructions})
-	addTool[agent.PurgeControlArgs](s, a, agent.ToolPurgeControl, agent.DescPurgeControl, many, false)
-	addTool[agent.RestoreArgs](s, a, agent.ToolRestore, agent.DescRestore, many, false)
+	addTool[agent.PurgeControlArgs](s, a, agent.ToolPurgeControl, agent.DescPurgeControl, many, true)
+	addTool[agent.RestoreArgs](s, a, agent.ToolRestore, agent.DescRestore, many, true)
 	addTool[agent.SearchArgs](s, a, agent.ToolSearch, agent.DescSearch, many, true)
 	addTool[agent.CheckpointArgs](s, a, agent.ToolCheckpoint, agent.DescCheckpoint, many, false)
 	return s

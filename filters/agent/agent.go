@@ -183,7 +183,7 @@ func (a *Agent) Restore(ctx context.Context, in RestoreArgs) (*RestoreResult, er
 	if in.EntryID == "" {
 		return nil, errorf("missing argument entry_id: the id in the placeholder [[extracted-<id>]]")
 	}
-	path, err := a.env.Sessions.Resolve(in.Session)
+	path, err := a.sessionOf(ctx, in.Session, in.EntryID)
 	if err != nil {
 		return nil, err
 	}
@@ -221,6 +221,15 @@ func (a *Agent) Restore(ctx context.Context, in RestoreArgs) (*RestoreResult, er
 	}
 	res.Values = sp.values
 	return res, nil
+}
+
+// sessionOf resolves the session of a restore: the one named, else, in a
+// sessions directory, the one holding the entry's placeholder.
+func (a *Agent) sessionOf(ctx context.Context, session, id string) (string, error) {
+	if session == "" && a.env.Sessions.Dir != "" {
+		return a.env.Sessions.ByEntry(ctx, id)
+	}
+	return a.env.Sessions.Resolve(session)
 }
 
 // describe words restore's errors for an agent: without the line numbers

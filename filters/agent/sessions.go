@@ -1,12 +1,16 @@
 package agent
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
+
+	"github.com/bstools/bs/filters/transcript"
 )
 
 // Sessions says which transcript a tool call acts on: the one File, or one
@@ -151,6 +155,63 @@ func byID(root, id string) (string, bool) {
 		return nil
 	})
 	return found, found != ""
+}
+
+// ByEntry finds, with Dir, the session that holds the placeholder of
+// entry id: the most recently modified transcript below Dir (four levels
+// down at most) whose bytes hold [[extracted-<id>]]. An agent knows the id
+// from the placeholder, not always its session's name.
+func (s Sessions) ByEntry(ctx context.Context, id string) (string, error) {
+	root, err := filepath.Abs(s.Dir)
+	if err == nil {
+		root, err = filepath.EvalSymlinks(root)
+	}
+	if err != nil {
+		return "", err
+	}
+	type file struct {
+		path string
+		mod  int64
+	}
+	var files []file
+	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if d.IsDir() {
+			if rel, _ := filepath.Rel(root, p); rel != "." && strings.Count(rel, string(filepath.Separator)) >= 3 {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if strings.HasSuffix(d.Name(), ".jsonl") && d.Type().IsRegular() {
+			if info, err := d.Info(); err == nil {
+				files = append(files, file{p, info.ModTime().UnixNano()})
+			}
+		}
+		return nil
+	})
+	sort.Slice(files, func(i, j int) bool { return files[i].mod > files[j].mod })
+	needle := [][]byte{[]byte(transcript.Placeholder(id))}
+	for _, f := range files {
+		if err := ctx.Err(); err != nil {
+			return "", err
+		}
+		fh, err := os.Open(f.path)
+		if err != nil {
+			continue
+		}
+		info, err := fh.Stat()
+		var lines []span
+		if err == nil {
+			lines, err = candidates(ctx, fh, info.Size(), needle)
+		}
+		fh.Close()
+		if err == nil && len(lines) > 0 {
+			return f.path, nil
+		}
+	}
+	return "", errorf("no session in the sessions directory holds [[extracted-%s]]; give the session argument", id)
 }
 
 // SessionName names a transcript the way bs's logs and search index do:

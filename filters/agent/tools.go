@@ -61,7 +61,7 @@ const (
 // PurgeControlArgs are purge_control's arguments.
 type PurgeControlArgs struct {
 	Action  string   `json:"action" jsonschema:"get_context, restore or set_extractable"`
-	Session string   `json:"session,omitempty" jsonschema:"the session: an OpenClaw session key, a session id, or a path inside the served sessions directory"`
+	Session string   `json:"session,omitempty" jsonschema:"the session: an OpenClaw session key, a session id, or a path inside the served sessions directory (needed for get_context and set_extractable; a restore finds the session holding the entry's placeholder)"`
 	EntryID string   `json:"entry_id,omitempty" jsonschema:"the id in the placeholder [[extracted-<entry_id>]]"`
 	Entry   string   `json:"entry,omitempty" jsonschema:"the same as entry_id (the shape of seed 000's redacted call)"`
 	Keys    []string `json:"keys,omitempty" jsonschema:"restore only these keys (JSON Pointers as get_context lists them, or their last name); all when absent"`
@@ -70,7 +70,7 @@ type PurgeControlArgs struct {
 
 // RestoreArgs are restore's arguments (seed 000's shape).
 type RestoreArgs struct {
-	Session string   `json:"session,omitempty" jsonschema:"the session: an OpenClaw session key, a session id, or a path inside the served sessions directory"`
+	Session string   `json:"session,omitempty" jsonschema:"the session: an OpenClaw session key, a session id, or a path inside the served sessions directory; when absent, the session holding the entry's placeholder"`
 	EntryID string   `json:"entry_id" jsonschema:"the id in the placeholder [[extracted-<entry_id>]]"`
 	Keys    []string `json:"keys,omitempty" jsonschema:"restore only these keys (JSON Pointers as get_context lists them, or their last name such as content or text); all when absent"`
 }
