@@ -179,6 +179,14 @@ func TestSpliceEdges(t *testing.T) {
 	if ids := extractedIDs(l); strings.Join(ids, " ") != "a/b k1" {
 		t.Fatalf("extracted %v", ids)
 	}
+	defer func(n int64) { scanChunk = n }(scanChunk)
+	for _, chunk := range []int64{4 << 20, 5, 7, 64, 333} {
+		scanChunk = chunk
+		spliceEdges(t, l, store)
+	}
+}
+
+func spliceEdges(t *testing.T, l []byte, store blobstore.Store) {
 	for _, id := range []string{"k1", "a/b"} {
 		opt := restore.Options{ID: id, Store: store, Now: now}
 		want, wantRes, _ := viaRestore(t, l, opt)

@@ -6,7 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"runtime"
+	"slices"
 	"strings"
+	"sync"
 
 	"github.com/bstools/bs/filters/restore"
 	"github.com/bstools/bs/filters/transcript"
@@ -18,8 +21,9 @@ import (
 // writes the file back with every other byte copied as it is, so a restore
 // in a 100 MiB session costs a scan and a copy, not a parse.
 
-// scanChunk is how much of the file the scan reads at a time.
-const scanChunk = 4 << 20
+// scanChunk is how much of the file the scan reads at a time (a variable
+// for tests).
+var scanChunk int64 = 4 << 20
 
 type splice struct {
 	res    *restore.Result
@@ -194,7 +198,8 @@ func plain(c byte) bool {
 }
 
 // candidates returns, in file order, the lines of src holding any needle.
-// An empty needle makes every line a candidate.
+// An empty needle makes every line a candidate. The file is scanned on
+// every core, each taking a share of the chunks.
 func candidates(ctx context.Context, src File, size int64, ns [][]byte) ([]span, error) {
 	overlap := 0
 	for _, n := range ns {
@@ -203,82 +208,65 @@ func candidates(ctx context.Context, src File, size int64, ns [][]byte) ([]span,
 		}
 		overlap = max(overlap, len(n)-1)
 	}
-	var out []span
-	var covered int64 // lines found end before here
-	buf := make([]byte, scanChunk+overlap)
-	for off := int64(0); off < size; off += scanChunk {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		n, err := src.ReadAt(buf[:min(int64(len(buf)), size-off)], off)
-		if err != nil && err != io.EOF {
-			return nil, err
-		}
-		chunk := buf[:n]
-		var hits []int
-		for _, nd := range ns {
-			for i := 0; ; {
-				j := bytes.Index(chunk[i:], nd)
-				if j < 0 {
-					break
+	chunks := int((size + scanChunk - 1) / scanChunk)
+	workers := max(1, min(runtime.GOMAXPROCS(0), chunks))
+	hits := make([][]int64, workers)
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			buf := make([]byte, scanChunk+int64(overlap))
+			for c := w; c < chunks; c += workers {
+				if err := ctx.Err(); err != nil {
+					errs[w] = err
+					return
 				}
-				hits = append(hits, i+j)
-				i += j + 1
+				off := int64(c) * scanChunk
+				n, err := src.ReadAt(buf[:min(int64(len(buf)), size-off)], off)
+				if err != nil && err != io.EOF {
+					errs[w] = err
+					return
+				}
+				for _, nd := range ns {
+					chunk := buf[:n]
+					for i := 0; ; {
+						j := bytes.Index(chunk[i:], nd)
+						if j < 0 {
+							break
+						}
+						hits[w] = append(hits[w], off+int64(i+j))
+						i += j + 1
+					}
+				}
 			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	all := slices.Concat(hits...)
+	slices.Sort(all)
+	var out []span
+	covered := int64(0) // lines found end before here
+	for _, p := range all {
+		if p < covered {
+			continue
 		}
-		for _, h := range sortedUnique(hits) {
-			p := off + int64(h)
-			if p < covered {
-				continue
-			}
-			l, err := lineAt(src, size, p, chunk, off)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, l)
-			covered = l.end + 1
+		start, err := scanBack(src, p)
+		if err != nil {
+			return nil, err
 		}
+		end, err := scanForward(src, size, p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, span{start, end})
+		covered = end + 1
 	}
 	return out, nil
-}
-
-func sortedUnique(xs []int) []int {
-	if len(xs) < 2 {
-		return xs
-	}
-	// Few hits: insertion sort.
-	for i := 1; i < len(xs); i++ {
-		for j := i; j > 0 && xs[j] < xs[j-1]; j-- {
-			xs[j], xs[j-1] = xs[j-1], xs[j]
-		}
-	}
-	out := xs[:1]
-	for _, x := range xs[1:] {
-		if x != out[len(out)-1] {
-			out = append(out, x)
-		}
-	}
-	return out
-}
-
-// lineAt returns the line holding byte p, using chunk (which starts at
-// off) where it reaches and reading the file beyond it.
-func lineAt(src File, size, p int64, chunk []byte, off int64) (span, error) {
-	start := int64(-1)
-	if i := bytes.LastIndexByte(chunk[:p-off], '\n'); i >= 0 {
-		start = off + int64(i) + 1
-	} else {
-		s, err := scanBack(src, off)
-		if err != nil {
-			return span{}, err
-		}
-		start = s
-	}
-	if i := bytes.IndexByte(chunk[p-off:], '\n'); i >= 0 {
-		return span{start, p + int64(i)}, nil
-	}
-	end, err := scanForward(src, size, off+int64(len(chunk)))
-	return span{start, end}, err
 }
 
 // scanBack finds the start of the line that holds byte at-1 (0 at the
