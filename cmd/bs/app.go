@@ -153,6 +153,9 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			watchCommand(),
 			configCommand(),
 			statsCommand(),
+			mcpCommand(),
+			toolCommand(),
+			skillCommand(),
 		),
 	}
 }

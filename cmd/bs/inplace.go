@@ -81,7 +81,17 @@ const tempMarker = ".bs-tmp-"
 //  5. Catch bytes a writer appended to the old inode after the last copy
 //     (it opened the file just before the rename) and append them to the
 //     new file.
-func (ip inPlace) rewrite(ctx context.Context, path string, transform func(io.Reader, io.Writer) error) (err error) {
+func (ip inPlace) rewrite(ctx context.Context, path string, transform func(io.Reader, io.Writer) error) error {
+	return ip.rewriteFile(ctx, path, func(src *os.File, from, n int64, w io.Writer) error {
+		return transform(io.LimitReader(src, n-from), w)
+	})
+}
+
+// rewriteFile is rewrite with the transform given the file itself: body
+// writes to w the new content of src's bytes [from, n), src being at from.
+// A body that copies ranges of src to w with io.Copy has the kernel copy
+// them.
+func (ip inPlace) rewriteFile(ctx context.Context, path string, body func(src *os.File, from, n int64, w io.Writer) error) (err error) {
 	// Rewrite the file a link points to, not the link.
 	if real, err := filepath.EvalSymlinks(path); err == nil {
 		path = real
@@ -140,7 +150,7 @@ func (ip inPlace) rewrite(ctx context.Context, path string, transform func(io.Re
 		}
 	}
 	out := &countingWriter{w: tmp}
-	if err = transform(io.LimitReader(src, n-from), out); err != nil {
+	if err = body(src, from, n, out); err != nil {
 		return err
 	}
 	if err = ctx.Err(); err != nil {
@@ -400,6 +410,13 @@ type countingWriter struct {
 func (c *countingWriter) Write(p []byte) (int, error) {
 	n, err := c.w.Write(p)
 	c.n += int64(n)
+	return n, err
+}
+
+// ReadFrom lets io.Copy reach the file underneath (copy_file_range).
+func (c *countingWriter) ReadFrom(r io.Reader) (int64, error) {
+	n, err := io.Copy(c.w, r)
+	c.n += n
 	return n, err
 }
 

@@ -124,3 +124,15 @@ const (
 	msgStatsBadLine = "%s:%d: not a valid JSON entry (%v); its bytes count as other, its tokens as none"
 	msgStatsBlob    = "line %d: entry %s: %v; its tokens are estimated from its bytes"
 )
+
+// bs mcp, bs tool and bs skill.
+const (
+	msgAgentArgs         = "no arguments expected: name the transcript with --session FILE or --sessions-dir DIR"
+	msgAgentSession      = "give exactly one of --session FILE and --sessions-dir DIR"
+	msgAgentNoSession    = "--session %s: not a transcript file"
+	msgAgentNoDir        = "--sessions-dir %s: not a directory"
+	msgAgentNoIndex      = "no search index yet: bs extract, roll and archive fill it as they remove content"
+	msgAgentNoCheckpoint = "no checkpoint for session key %q yet"
+	msgToolInput         = "cannot read the tool call on standard input: %v"
+	msgSkillArgs         = "bs skill takes no arguments"
+)

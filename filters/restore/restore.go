@@ -479,6 +479,14 @@ func isRestoreCall(tools []string) bool {
 		return false
 	}
 	for _, t := range tools {
+		// An MCP client names a server's tool with the server's name
+		// before it: mcp__bs__restore (Claude Code), bs__restore.
+		if _, last, ok := strings.Cut(t, "__"); ok {
+			if i := strings.LastIndex(last, "__"); i >= 0 {
+				last = last[i+2:]
+			}
+			t = last
+		}
 		if t != "restore" && t != "purge_control" {
 			return false
 		}

@@ -1,0 +1,324 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/urfave/cli/v2"
+
+	"github.com/bstools/bs/filters/agent"
+	"github.com/bstools/bs/filters/checkpoint"
+	"github.com/bstools/bs/filters/index"
+)
+
+func mcpCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "mcp",
+		Usage: "serve the agent tools (purge_control, restore, search, checkpoint) over MCP on stdio",
+		Description: "A Model Context Protocol server on standard input and output, for Claude Code, Codex, " +
+			"OpenClaw and other agent runtimes. With --session FILE the tools act on that transcript; with " +
+			"--sessions-dir DIR each call names its session (an OpenClaw session key, a session id, or a path " +
+			"inside DIR; anything resolving outside DIR is refused). Restores and set_extractable rewrite the " +
+			"transcript as -i does (bs's lock and the runtime's, atomic rename, lines appended meanwhile kept), " +
+			"waiting up to --lock-timeout for a file changed within --quiet-period. Standard output carries the " +
+			"protocol only; logs go to standard error.",
+		Flags:  agentFlags(),
+		Action: runMCP,
+	}
+}
+
+// agentFlags are the flags of bs mcp and bs tool.
+func agentFlags() []cli.Flag {
+	flags := []cli.Flag{
+		&cli.StringFlag{Name: "session", Usage: "act on this transcript `FILE`"},
+		&cli.StringFlag{Name: "sessions-dir", Usage: "act on the transcripts inside `DIR`, named by each call's session argument"},
+		&cli.BoolFlag{Name: "keep-restore-calls", Usage: "do not mark restore and purge_control tool calls _redacted"},
+		&cli.StringFlag{Name: "checkpoint-dir", EnvVars: []string{"BS_CHECKPOINT_DIR"}, Usage: "the checkpoint directory (default: $XDG_STATE_HOME/bs/checkpoints)"},
+	}
+	flags = append(flags, indexFlags()...)
+	for _, f := range commonFlags() {
+		switch f.Names()[0] {
+		case "store", "format", "now", "log-level", "lock-timeout", "quiet-period", "force":
+			flags = append(flags, f)
+		}
+	}
+	return flags
+}
+
+// newAgent builds the tools' environment from the flags.
+func newAgent(c *cli.Context) (*agent.Agent, *common, error) {
+	cm, err := parseCommon(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	cm.files = nil
+	if c.NArg() > 0 {
+		return nil, nil, usagef(msgAgentArgs)
+	}
+	sessions := agent.Sessions{File: c.String("session"), Dir: c.String("sessions-dir")}
+	if (sessions.File == "") == (sessions.Dir == "") {
+		return nil, nil, usagef(msgAgentSession)
+	}
+	if sessions.File != "" {
+		if info, err := os.Stat(sessions.File); err != nil || !info.Mode().IsRegular() {
+			return nil, nil, usagef(msgAgentNoSession, sessions.File)
+		}
+	} else if info, err := os.Stat(sessions.Dir); err != nil || !info.IsDir() {
+		return nil, nil, usagef(msgAgentNoDir, sessions.Dir)
+	}
+	store, err := cm.openStore()
+	if err != nil {
+		return nil, nil, err
+	}
+	now := time.Now
+	if c.String("now") != "" {
+		fixed := cm.now
+		now = func() time.Time { return fixed }
+	}
+	ip := cm.ip
+	cpDir := checkpoint.Dir{Root: c.String("checkpoint-dir")}
+	if cpDir.Root == "" {
+		cpDir.Root = filepath.Join(stateDir(), "checkpoints")
+	}
+	ixPath := indexPath(c)
+	env := agent.Env{
+		Sessions:         absSessions(sessions),
+		Store:            store,
+		Format:           cm.format,
+		Now:              now,
+		Log:              cm.log,
+		KeepRestoreCalls: c.Bool("keep-restore-calls"),
+		Rewrite: func(ctx context.Context, path string, edit agent.EditFunc) error {
+			return rewriteWhenQuiet(ctx, ip, path, edit)
+		},
+		Search: func(ctx context.Context, q index.Query) ([]index.Hit, error) {
+			_, err := os.Stat(ixPath)
+			if _, perr := os.Stat(pendingDir(ixPath)); err != nil && perr != nil {
+				return nil, errors.New(msgAgentNoIndex)
+			}
+			ix, err := openIndex(ctx, ixPath, ui{io.Discard})
+			if err != nil {
+				return nil, err
+			}
+			defer ix.Close()
+			return ix.Search(ctx, q)
+		},
+		Checkpoint: func(path string) (string, error) {
+			key, err := checkpoint.KeyOfFile(path, cm.format)
+			if err != nil {
+				return "", err
+			}
+			cp, _, err := cpDir.Latest(key)
+			if errors.Is(err, checkpoint.ErrNone) {
+				return "", fmt.Errorf(msgAgentNoCheckpoint, key)
+			}
+			if err != nil {
+				return "", err
+			}
+			return checkpoint.Render(cp), nil
+		},
+	}
+	return agent.New(env), cm, nil
+}
+
+// rewriteWhenQuiet rewrites path with edit through the in-place code,
+// retrying while the file is busy (changed within --quiet-period, or
+// locked) until --lock-timeout: a tool call arrives just after the runtime
+// wrote the call to the transcript.
+func rewriteWhenQuiet(ctx context.Context, ip inPlace, path string, edit agent.EditFunc) error {
+	deadline := time.Now().Add(ip.lockTimeout)
+	for {
+		err := ip.rewriteFile(ctx, path, func(src *os.File, from, n int64, w io.Writer) error {
+			return edit(src, n, w)
+		})
+		var busy *busyError
+		if !errors.As(err, &busy) || time.Now().After(deadline) {
+			return err
+		}
+		if err := sleep(ctx, 100*time.Millisecond); err != nil {
+			return err
+		}
+	}
+}
+
+func runMCP(c *cli.Context) error {
+	a, cm, err := newAgent(c)
+	if err != nil {
+		return err
+	}
+	server := newMCPServer(a, c.String("sessions-dir") != "")
+	p := &pendingCalls{}
+	t := &mcp.IOTransport{Reader: io.NopCloser(&callReader{r: c.App.Reader, p: p}), Writer: &callWriter{w: c.App.Writer, p: p}}
+	cm.log.Info("serving MCP on stdio", "session", c.String("session"), "sessions_dir", c.String("sessions-dir"))
+	err = server.Run(c.Context, t)
+	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, mcp.ErrConnectionClosed) {
+		return nil
+	}
+	return err
+}
+
+// The end of standard input ends the session, and the SDK drops the calls
+// still running. So that 'printf ... | bs mcp' answers every request, the
+// end of input is held back until each request read has had its response.
+
+// pendingCalls counts the requests read and not yet answered.
+type pendingCalls struct {
+	mu   sync.Mutex
+	open int
+}
+
+func (p *pendingCalls) add(n int) {
+	p.mu.Lock()
+	p.open += n
+	p.mu.Unlock()
+}
+
+// drain waits until every request has been answered, or for at most max.
+func (p *pendingCalls) drain(max time.Duration) {
+	deadline := time.Now().Add(max)
+	for time.Now().Before(deadline) {
+		p.mu.Lock()
+		open := p.open
+		p.mu.Unlock()
+		if open <= 0 {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// rpcHead is what tells JSON-RPC messages apart: a request has an id and
+// a method, a response an id and none.
+type rpcHead struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+}
+
+// countLines calls count for each whole line of the stream, keeping the
+// unfinished rest in *partial.
+func countLines(partial *[]byte, b []byte, count func(rpcHead)) {
+	*partial = append(*partial, b...)
+	for {
+		i := bytes.IndexByte(*partial, '\n')
+		if i < 0 {
+			return
+		}
+		var h rpcHead
+		if json.Unmarshal((*partial)[:i], &h) == nil && len(h.ID) > 0 {
+			count(h)
+		}
+		*partial = (*partial)[i+1:]
+	}
+}
+
+type callReader struct {
+	r       io.Reader
+	p       *pendingCalls
+	partial []byte
+}
+
+func (c *callReader) Read(b []byte) (int, error) {
+	n, err := c.r.Read(b)
+	countLines(&c.partial, b[:n], func(h rpcHead) {
+		if h.Method != "" {
+			c.p.add(1)
+		}
+	})
+	if err == io.EOF {
+		c.p.drain(time.Minute)
+	}
+	return n, err
+}
+
+type callWriter struct {
+	w       io.Writer
+	p       *pendingCalls
+	partial []byte
+}
+
+func (c *callWriter) Write(b []byte) (int, error) {
+	n, err := c.w.Write(b)
+	countLines(&c.partial, b[:n], func(h rpcHead) {
+		if h.Method == "" {
+			c.p.add(-1)
+		}
+	})
+	return n, err
+}
+
+func (c *callWriter) Close() error { return nil }
+
+// newMCPServer registers the agent's tools. With many sessions, each tool
+// takes a session argument; with one, it has none.
+func newMCPServer(a *agent.Agent, many bool) *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "bs", Title: "bs: lean agent transcripts", Version: "1"},
+		&mcp.ServerOptions{Instructions: agent.Instructions})
+	addTool[agent.PurgeControlArgs](s, a, agent.ToolPurgeControl, agent.DescPurgeControl, many, true)
+	addTool[agent.RestoreArgs](s, a, agent.ToolRestore, agent.DescRestore, many, true)
+	addTool[agent.SearchArgs](s, a, agent.ToolSearch, agent.DescSearch, many, true)
+	addTool[agent.CheckpointArgs](s, a, agent.ToolCheckpoint, agent.DescCheckpoint, many, false)
+	return s
+}
+
+// addTool adds the tool name whose arguments are In. The handler passes
+// the raw arguments to agent.Call, the one dispatch bs tool uses too.
+func addTool[In any](s *mcp.Server, a *agent.Agent, name, desc string, many, sessionOptional bool) {
+	schema, err := jsonschema.For[In](nil)
+	if err != nil {
+		panic(err)
+	}
+	if !many {
+		delete(schema.Properties, "session")
+		schema.PropertyOrder = slices.DeleteFunc(schema.PropertyOrder, func(p string) bool { return p == "session" })
+	} else if !sessionOptional {
+		schema.Required = append(schema.Required, "session")
+	}
+	if p := schema.Properties["action"]; p != nil {
+		p.Enum = []any{agent.ActionGetContext, agent.ActionRestore, agent.ActionSetExtractable}
+	}
+	if p := schema.Properties["value"]; p != nil {
+		p.Types = []string{"boolean", "integer"}
+	}
+	s.AddTool(&mcp.Tool{Name: name, Description: desc, InputSchema: schema},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			res, isErr := a.Call(ctx, name, req.Params.Arguments)
+			b, err := marshalResult(res)
+			if err != nil {
+				return nil, err
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, IsError: isErr}, nil
+		})
+}
+
+// absSessions makes the served file absolute, so results name it wherever
+// the runtime started bs.
+func absSessions(s agent.Sessions) agent.Sessions {
+	if s.File != "" {
+		if abs, err := filepath.Abs(s.File); err == nil {
+			s.File = abs
+		}
+	}
+	return s
+}
+
+// marshalResult is the JSON of a tool result, with <, > and & as they are.
+func marshalResult(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte{'\n'}), nil
+}

@@ -1,0 +1,332 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/bstools/bs/filters/restore"
+	"github.com/bstools/bs/filters/transcript"
+)
+
+// A restore touches few lines of a session: the entry, and the restore
+// calls to redact. splice finds those lines by their bytes without parsing
+// the rest, runs them through restore (the same code as bs restore), and
+// writes the file back with every other byte copied as it is, so a restore
+// in a 100 MiB session costs a scan and a copy, not a parse.
+
+// scanChunk is how much of the file the scan reads at a time (a variable
+// for tests).
+var scanChunk int64 = 4 << 20
+
+type splice struct {
+	res    *restore.Result
+	err    error                      // restore's own failure (not found, blob missing)
+	values map[string]json.RawMessage // the restored values, by key
+}
+
+// span is a line of the file: [start, end) without its line feed.
+type span struct{ start, end int64 }
+
+// run edits src (size bytes) into w as restore with opt would, touching
+// only the lines that can change.
+func (sp *splice) run(ctx context.Context, src File, size int64, w io.Writer, opt restore.Options) error {
+	if opt.Format == transcript.Unknown {
+		opt.Format = detect(src, size)
+	}
+	lines, err := candidates(ctx, src, size, needles(opt))
+	if err != nil {
+		return err
+	}
+	// The candidate lines, in order, are a small transcript of their own.
+	var in bytes.Buffer
+	for _, l := range lines {
+		if _, err := in.ReadFrom(io.NewSectionReader(src, l.start, l.end-l.start)); err != nil {
+			return err
+		}
+		in.WriteByte('\n')
+	}
+	var out bytes.Buffer
+	opt.OnBadLine = func(*transcript.BadLineError) error { return nil }
+	res, _, rerr := restore.Run(ctx, "", &in, &out, opt)
+	sp.res, sp.err = res, rerr
+	var nf *restore.NotFoundError
+	var blob *restore.BlobError
+	if rerr != nil {
+		if errors.As(rerr, &nf) || errors.As(rerr, &blob) {
+			return ErrUnchanged // a failed call changes nothing
+		}
+		return rerr
+	}
+	newLines := bytes.SplitAfter(out.Bytes(), []byte{'\n'})
+	if len(newLines) > 0 && len(newLines[len(newLines)-1]) == 0 {
+		newLines = newLines[:len(newLines)-1]
+	}
+	if len(newLines) != len(lines) {
+		return errorf("restore gave %d lines for %d", len(newLines), len(lines))
+	}
+	changed := false
+	for i, l := range lines {
+		body := bytes.TrimSuffix(newLines[i], []byte{'\n'})
+		newLines[i] = body
+		if !changed && int64(len(body)) != l.end-l.start {
+			changed = true
+		} else if !changed {
+			old := make([]byte, l.end-l.start)
+			if _, err := src.ReadAt(old, l.start); err != nil {
+				return err
+			}
+			changed = !bytes.Equal(old, body)
+		}
+		if res != nil && res.Restored && sp.values == nil {
+			sp.values = restoredValues(body, opt, res.KeysRestored)
+		}
+	}
+	if !changed {
+		return ErrUnchanged
+	}
+	var at int64
+	for i, l := range lines {
+		if err := copyRange(w, src, at, l.start); err != nil {
+			return err
+		}
+		if _, err := w.Write(newLines[i]); err != nil {
+			return err
+		}
+		at = l.end
+	}
+	return copyRange(w, src, at, size)
+}
+
+// restoredValues reads the restored keys' values out of the entry's new
+// line (nil when body is another line).
+func restoredValues(body []byte, opt restore.Options, keys []string) map[string]json.RawMessage {
+	var p transcript.Parser
+	t, err := p.Parse(body)
+	if err != nil || transcript.View(t, opt.Format).ID != opt.ID {
+		return nil
+	}
+	vals := map[string]json.RawMessage{}
+	for _, k := range keys {
+		if n, err := t.Resolve(k); err == nil {
+			vals[k] = append(json.RawMessage(nil), t.Raw(n)...)
+		}
+	}
+	return vals
+}
+
+// copyRange copies src's bytes [from, to) to w. Through io.Copy from the
+// file itself, so an *os.File on both sides lets the kernel copy.
+func copyRange(w io.Writer, src File, from, to int64) error {
+	if to <= from {
+		return nil
+	}
+	if _, err := src.Seek(from, io.SeekStart); err != nil {
+		return err
+	}
+	n, err := io.Copy(w, io.LimitReader(src, to-from))
+	if err == nil && n != to-from {
+		err = io.ErrUnexpectedEOF
+	}
+	return err
+}
+
+// needles are the byte strings that a line restore may change must hold:
+// the entry id as a JSON string (the entry itself; an entry with
+// _extractable to set), and, when restore calls are redacted, the end of a
+// restore or purge_control tool name (MCP clients prefix the server's
+// name, as in mcp__bs__restore).
+func needles(opt restore.Options) [][]byte {
+	var ns [][]byte
+	if opt.ID != "" {
+		ns = append(ns, idNeedle(opt.ID))
+		if !opt.KeepRestoreCalls {
+			ns = append(ns, []byte(`restore"`), []byte(`purge_control"`))
+		}
+	}
+	for id := range opt.SetExtractable {
+		ns = append(ns, idNeedle(id))
+	}
+	return ns
+}
+
+// idNeedle is the id as a JSON string writes it, without the quotes when
+// the id holds a character a writer may escape in more than one way.
+func idNeedle(id string) []byte {
+	q := transcript.AppendQuote(nil, id)
+	if strings.ContainsAny(id, `"\/<>&`) || bytes.Contains(q[1:len(q)-1], []byte{'\\'}) || !isASCII(id) {
+		// Any spelling of such an id holds its longest plain run; taking
+		// the whole id minus escapable characters would be wrong, so take
+		// the line as a candidate on any plain ASCII letter run of it.
+		return []byte(longestPlain(id))
+	}
+	return q
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// longestPlain is the longest run of s made of characters every JSON
+// writer writes as themselves (ASCII letters, digits, '-', '_', '.', ':').
+func longestPlain(s string) string {
+	best, start := "", 0
+	for i := 0; i <= len(s); i++ {
+		if i == len(s) || !plain(s[i]) {
+			if i-start > len(best) {
+				best = s[start:i]
+			}
+			start = i + 1
+		}
+	}
+	return best
+}
+
+func plain(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.' || c == ':'
+}
+
+// candidates returns, in file order, the lines of src holding any needle.
+// An empty needle makes every line a candidate. The file is scanned on
+// every core, each taking a share of the chunks.
+func candidates(ctx context.Context, src File, size int64, ns [][]byte) ([]span, error) {
+	overlap := 0
+	for _, n := range ns {
+		if len(n) == 0 {
+			return allLines(src, size)
+		}
+		overlap = max(overlap, len(n)-1)
+	}
+	chunks := int((size + scanChunk - 1) / scanChunk)
+	workers := max(1, min(runtime.GOMAXPROCS(0), chunks))
+	hits := make([][]int64, workers)
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			buf := make([]byte, scanChunk+int64(overlap))
+			for c := w; c < chunks; c += workers {
+				if err := ctx.Err(); err != nil {
+					errs[w] = err
+					return
+				}
+				off := int64(c) * scanChunk
+				n, err := src.ReadAt(buf[:min(int64(len(buf)), size-off)], off)
+				if err != nil && err != io.EOF {
+					errs[w] = err
+					return
+				}
+				for _, nd := range ns {
+					chunk := buf[:n]
+					for i := 0; ; {
+						j := bytes.Index(chunk[i:], nd)
+						if j < 0 {
+							break
+						}
+						hits[w] = append(hits[w], off+int64(i+j))
+						i += j + 1
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	all := slices.Concat(hits...)
+	slices.Sort(all)
+	var out []span
+	covered := int64(0) // lines found end before here
+	for _, p := range all {
+		if p < covered {
+			continue
+		}
+		start, err := scanBack(src, p)
+		if err != nil {
+			return nil, err
+		}
+		end, err := scanForward(src, size, p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, span{start, end})
+		covered = end + 1
+	}
+	return out, nil
+}
+
+// scanBack finds the start of the line that holds byte at-1 (0 at the
+// start of the file).
+func scanBack(src File, at int64) (int64, error) {
+	buf := make([]byte, 64<<10)
+	for at > 0 {
+		from := max(0, at-int64(len(buf)))
+		b := buf[:at-from]
+		if _, err := src.ReadAt(b, from); err != nil && err != io.EOF {
+			return 0, err
+		}
+		if i := bytes.LastIndexByte(b, '\n'); i >= 0 {
+			return from + int64(i) + 1, nil
+		}
+		at = from
+	}
+	return 0, nil
+}
+
+// scanForward finds the line feed at or after at (size when there is none).
+func scanForward(src File, size, at int64) (int64, error) {
+	buf := make([]byte, 64<<10)
+	for at < size {
+		b := buf[:min(int64(len(buf)), size-at)]
+		n, err := src.ReadAt(b, at)
+		if err != nil && err != io.EOF {
+			return 0, err
+		}
+		if i := bytes.IndexByte(b[:n], '\n'); i >= 0 {
+			return at + int64(i), nil
+		}
+		at += int64(n)
+		if n == 0 {
+			break
+		}
+	}
+	return size, nil
+}
+
+// allLines splits the whole file into lines.
+func allLines(src File, size int64) ([]span, error) {
+	var out []span
+	var start int64
+	for start < size {
+		end, err := scanForward(src, size, start)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, span{start, end})
+		start = end + 1
+	}
+	return out, nil
+}
+
+// detect reads the dialect from the first lines of src.
+func detect(src File, size int64) transcript.Dialect {
+	s := transcript.NewSource("", io.NewSectionReader(src, 0, size), transcript.Unknown, func(*transcript.BadLineError) error { return nil })
+	if _, _, err := s.Next(); err != nil {
+		return transcript.Generic
+	}
+	return s.Dialect()
+}
