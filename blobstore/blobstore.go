@@ -94,6 +94,8 @@ func (e *blobError) Error() string {
 		what = "not found"
 	case ErrCorrupt:
 		what = "corrupt"
+	case ErrNoIdentity:
+		what = "cannot be decrypted"
 	default:
 		what = e.kind.Error()
 	}

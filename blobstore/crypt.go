@@ -94,12 +94,12 @@ func (c *crypter) open(d Digest, stored []byte) ([]byte, error) {
 		return stored, nil
 	}
 	if c == nil || len(c.identities) == 0 {
-		return nil, &blobError{d: d, kind: ErrNoIdentity, detail: "encrypted, and no identity was given"}
+		return nil, &blobError{d: d, kind: ErrNoIdentity, detail: "it is encrypted and no identity was given"}
 	}
 	r, err := age.Decrypt(bytes.NewReader(stored), c.identities...)
 	var noMatch *age.NoIdentityMatchError
 	if errors.As(err, &noMatch) {
-		return nil, &blobError{d: d, kind: ErrNoIdentity, detail: "encrypted to none of the identities given", cause: err}
+		return nil, &blobError{d: d, kind: ErrNoIdentity, detail: "it is encrypted to none of the identities given", cause: err}
 	}
 	if err != nil {
 		return nil, corrupt(d, "cannot decrypt: "+err.Error(), err)
