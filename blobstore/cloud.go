@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"runtime"
 	"strconv"
 	"strings"
@@ -157,7 +158,23 @@ func (c *Cloud) wrap(op string, d Digest, err error) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
-	return fmt.Errorf("%s blob %s in %s: %w", op, d, c.desc, err)
+	return fmt.Errorf("%s blob %s: %w", op, d, c.cause(err))
+}
+
+// cause names the store in an error from the service and, when the
+// service could not be reached, keeps only the network error, which says
+// what went wrong (connection refused, no such host) better than the
+// layers of SDK text around it.
+func (c *Cloud) cause(err error) error {
+	var op *net.OpError
+	if unreachable(err) && errors.As(err, &op) {
+		return fmt.Errorf("cannot reach %s: %w", c.desc, op)
+	}
+	var dns *net.DNSError
+	if errors.As(err, &dns) {
+		return fmt.Errorf("cannot reach %s: %w", c.desc, dns)
+	}
+	return fmt.Errorf("%s: %w", c.desc, err)
 }
 
 // Put implements [Store.Put]. See Cloud for how it deduplicates and
@@ -342,7 +359,7 @@ func (c *Cloud) List(ctx context.Context, fn func(Digest) error) error {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			return fmt.Errorf("list blobs in %s: %w", c.desc, err)
+			return fmt.Errorf("list blobs: %w", c.cause(err))
 		}
 		for _, o := range objs {
 			d, ok := parseKey(o.Key)

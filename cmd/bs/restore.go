@@ -106,7 +106,7 @@ func runRestore(c *cli.Context) error {
 			}
 			if errors.Is(err, blobstore.ErrNoIdentity) {
 				cm.ui.hintf(hintNoIdentity)
-			} else if errors.As(err, &blobErr) {
+			} else if errors.Is(err, blobstore.ErrNotFound) || errors.Is(err, blobstore.ErrCorrupt) {
 				cm.ui.hintf(hintMissingBlob)
 			}
 			failed = true
