@@ -39,10 +39,10 @@ const (
 // Objects are named blobs/sha256/<2 hex>/<62 hex> after the SHA-256 of the
 // blob's data and hold its zstd compression, age-encrypted when the store
 // has recipients; object metadata bs-size holds the data's size. Put is
-// put-if-absent: it looks the object up first and writes it only when it
-// is missing, with the service's if-none-match condition, so concurrent
-// writers of the same blob from any number of hosts leave one object. Get
-// verifies the digest of what it decodes.
+// put-if-absent: it writes with the service's if-none-match condition
+// (one request for a new blob, the common case in bs extract), so
+// concurrent writers of the same blob from any number of hosts leave one
+// object. Get verifies the digest of what it decodes.
 //
 // Object stores have no cheap way to touch an object's modification
 // time. A Put of data already stored therefore leaves the object alone
@@ -187,16 +187,6 @@ func (c *Cloud) Put(ctx context.Context, data []byte) (Digest, error) {
 		return Digest{}, fmt.Errorf("put blob: %d bytes exceeds the limit of %d", len(data), maxBlobSize)
 	}
 	d := Sum(data)
-	attrs, err := c.attributes(ctx, d)
-	rewrite := false
-	switch {
-	case err == nil && time.Since(attrs.ModTime) < c.refreshAfter:
-		return d, nil
-	case err == nil:
-		rewrite = true
-	case !isNotFound(err):
-		return Digest{}, c.wrap("put", d, err)
-	}
 	stored, err := c.crypt.seal(c.enc.EncodeAll(data, nil))
 	if err != nil {
 		return Digest{}, fmt.Errorf("put blob %s: %w", d, err)
@@ -204,24 +194,44 @@ func (c *Cloud) Put(ctx context.Context, data []byte) (Digest, error) {
 	if err := ctx.Err(); err != nil {
 		return Digest{}, err
 	}
+	err = c.write(ctx, d, stored, len(data), true)
+	if gcerrors.Code(err) != gcerrors.FailedPrecondition {
+		if err != nil {
+			return Digest{}, c.wrap("put", d, err)
+		}
+		return d, nil
+	}
+	// Stored already, by us or another writer: rewrite it only if it is
+	// old enough for retention to care.
+	attrs, err := c.attributes(ctx, d)
+	switch {
+	case isNotFound(err):
+		// Deleted since; store it again.
+	case err != nil:
+		return Digest{}, c.wrap("put", d, err)
+	case time.Since(attrs.ModTime) < c.refreshAfter:
+		return d, nil
+	}
+	if err := c.write(ctx, d, stored, len(data), false); err != nil {
+		return Digest{}, c.wrap("put", d, err)
+	}
+	return d, nil
+}
+
+// write uploads a blob's stored form, only if no object has its name when
+// ifNotExist is set (then an existing object is FailedPrecondition).
+func (c *Cloud) write(ctx context.Context, d Digest, stored []byte, size int, ifNotExist bool) error {
 	sum := md5.Sum(stored)
 	opts := &blob.WriterOptions{
 		ContentType:                 "application/octet-stream",
 		DisableContentTypeDetection: true,
 		ContentMD5:                  sum[:],
-		Metadata:                    map[string]string{sizeMetaKey: strconv.Itoa(len(data))},
-		IfNotExist:                  !rewrite,
+		Metadata:                    map[string]string{sizeMetaKey: strconv.Itoa(size)},
+		IfNotExist:                  ifNotExist,
 	}
-	err = c.retry.do(ctx, func(ctx context.Context) error {
+	return c.retry.do(ctx, func(ctx context.Context) error {
 		return c.b.WriteAll(ctx, key(d), stored, opts)
 	})
-	if gcerrors.Code(err) == gcerrors.FailedPrecondition {
-		return d, nil // another writer stored it since we looked
-	}
-	if err != nil {
-		return Digest{}, c.wrap("put", d, err)
-	}
-	return d, nil
 }
 
 func (c *Cloud) attributes(ctx context.Context, d Digest) (*blob.Attributes, error) {
