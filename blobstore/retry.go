@@ -94,7 +94,9 @@ func transient(err error) bool {
 		c := status.HTTPStatusCode()
 		return c >= 500 || c == 429 || c == 408
 	}
-	if errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || errors.Is(err, io.ErrUnexpectedEOF) {
+	// A connection cut short; or, from fileblob, a metadata sidecar read
+	// while another writer of the same blob rewrites it.
+	if errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
 		return true
 	}
 	var ne net.Error

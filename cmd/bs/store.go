@@ -41,11 +41,13 @@ func storeOptions(c *cli.Context) (blobstore.OpenOptions, error) {
 		IdentityFiles: c.StringSlice("identity"),
 		CacheDir:      c.String("cache"),
 	}
-	n, err := parseByteSize(c.String("cache-size"))
-	if err != nil || n <= 0 {
-		return opt, usagef(msgCacheSize, c.String("cache-size"))
+	if s := c.String("cache-size"); s != "" { // commands without the flag get the default
+		n, err := parseByteSize(s)
+		if err != nil || n <= 0 {
+			return opt, usagef(msgCacheSize, s)
+		}
+		opt.CacheSize = n
 	}
-	opt.CacheSize = n
 	return opt, nil
 }
 
