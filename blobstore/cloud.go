@@ -3,7 +3,6 @@ package blobstore
 import (
 	"bytes"
 	"context"
-	"crypto/md5"
 	"errors"
 	"fmt"
 	"io"
@@ -221,16 +220,17 @@ func (c *Cloud) Put(ctx context.Context, data []byte) (Digest, error) {
 // write uploads a blob's stored form, only if no object has its name when
 // ifNotExist is set (then an existing object is FailedPrecondition).
 func (c *Cloud) write(ctx context.Context, d Digest, stored []byte, size int, ifNotExist bool) error {
-	sum := md5.Sum(stored)
+	// Upload hands the driver the bytes as they are (WriteAll would pipe
+	// them through a goroutine). No ContentMD5: S3 ignores it, and every
+	// read checks the digest anyway.
 	opts := &blob.WriterOptions{
 		ContentType:                 "application/octet-stream",
 		DisableContentTypeDetection: true,
-		ContentMD5:                  sum[:],
 		Metadata:                    map[string]string{sizeMetaKey: strconv.Itoa(size)},
 		IfNotExist:                  ifNotExist,
 	}
 	return c.retry.do(ctx, func(ctx context.Context) error {
-		return c.b.WriteAll(ctx, key(d), stored, opts)
+		return c.b.Upload(ctx, key(d), bytes.NewReader(stored), opts)
 	})
 }
 
