@@ -46,7 +46,10 @@ func (l *Local) PutPending(ctx context.Context, d Digest, data []byte) error {
 	case !errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("put blob %s: %w", d, err)
 	}
-	compressed := l.enc.EncodeAll(data, nil)
+	compressed, err := l.crypt.seal(l.enc.EncodeAll(data, nil))
+	if err != nil {
+		return fmt.Errorf("put blob %s: %w", d, err)
+	}
 	if err := l.ensureShardUnsynced(d[0], shard); err != nil {
 		return fmt.Errorf("put blob %s: %w", d, err)
 	}

@@ -10,7 +10,10 @@
 // Transcript tool output routinely contains secrets, so implementations keep
 // blobs private to the user that owns the store.
 //
-// [Local] is the on-disk implementation. Package
+// [Local] is the on-disk implementation; [Cloud] keeps blobs in object
+// storage (S3, GCS, Azure, through gocloud.dev/blob), optionally behind a
+// local read-through [Cache]; [Open] picks one from a directory or a URL.
+// Either can encrypt blobs at rest with age (see [OpenOptions]). Package
 // github.com/bstools/bs/blobstore/storetest holds a conformance suite that
 // every implementation is expected to pass.
 package blobstore
@@ -94,6 +97,8 @@ func (e *blobError) Error() string {
 		what = "not found"
 	case ErrCorrupt:
 		what = "corrupt"
+	case ErrNoIdentity:
+		what = "cannot be decrypted"
 	default:
 		what = e.kind.Error()
 	}

@@ -1,6 +1,10 @@
 package blobstore
 
-import "time"
+import (
+	"time"
+
+	"gocloud.dev/blob"
+)
 
 // Hooks for the conformance harness of Mem in package blobstore_test.
 
@@ -21,3 +25,18 @@ func MemAge(m *Mem, d Digest, by time.Duration) {
 	b.modTime = b.modTime.Add(-by)
 	m.blobs[d] = b
 }
+
+// BucketOf is the bucket under a Cloud store, or a Cache over one, so
+// tests can reach objects directly.
+func BucketOf(s Store) *blob.Bucket {
+	switch v := s.(type) {
+	case *Cloud:
+		return v.b
+	case *Cache:
+		return BucketOf(v.Store)
+	}
+	return nil
+}
+
+// Key is the object key of blob d in a Cloud store.
+func Key(d Digest) string { return key(d) }

@@ -85,6 +85,10 @@ type Local struct {
 	enc *zstd.Encoder
 	dec *zstd.Decoder
 
+	// crypt encrypts what Put writes and decrypts what Get reads; nil
+	// stores plain zstd (see Open and crypt.go).
+	crypt *crypter
+
 	// shardReady[i] records that this process has run ensureShard for
 	// shard directory %02x(i), so Put need not repeat that work.
 	shardReady [256]atomic.Bool
@@ -172,7 +176,10 @@ func (l *Local) Put(ctx context.Context, data []byte) (Digest, error) {
 		return Digest{}, fmt.Errorf("put blob %s: %w", d, err)
 	}
 
-	compressed := l.enc.EncodeAll(data, nil)
+	compressed, err := l.crypt.seal(l.enc.EncodeAll(data, nil))
+	if err != nil {
+		return Digest{}, fmt.Errorf("put blob %s: %w", d, err)
+	}
 	// Compressing a large blob takes a while; don't start the I/O if the
 	// caller has given up meanwhile.
 	if err := ctx.Err(); err != nil {
@@ -295,6 +302,9 @@ func (l *Local) Get(ctx context.Context, d Digest) ([]byte, error) {
 	}
 	if err != nil {
 		return nil, fmt.Errorf("get blob %s: %w", d, err)
+	}
+	if compressed, err = l.crypt.open(d, compressed); err != nil {
+		return nil, err
 	}
 	data, err := l.dec.DecodeAll(compressed, nil)
 	if err != nil {

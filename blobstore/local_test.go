@@ -30,6 +30,7 @@ import (
 const (
 	helperStoreEnv = "BLOBSTORE_TEST_HELPER_STORE" // store directory
 	helperDataEnv  = "BLOBSTORE_TEST_HELPER_DATA"  // directory of blobs to Put, named 0, 1, …
+	helperRcptEnv  = "BLOBSTORE_TEST_HELPER_RCPT"  // age recipient to encrypt to, if any
 )
 
 func TestMain(m *testing.M) {
@@ -43,11 +44,16 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// helperPut is the other process of putFromOtherProcess: it opens the store,
+// helperPut is the other process of putFromOtherProcess: it opens the store
+// (a directory or a URL),
 // says "ready" on stdout, waits for a byte on stdin, and then Puts the blobs
 // in dataDir in order.
 func helperPut(storeDir, dataDir string) error {
-	s, err := blobstore.OpenLocal(storeDir)
+	var opt blobstore.OpenOptions
+	if r := os.Getenv(helperRcptEnv); r != "" {
+		opt.Recipients = []string{r}
+	}
+	s, err := blobstore.Open(context.Background(), storeDir, opt)
 	if err != nil {
 		return err
 	}
@@ -136,6 +142,13 @@ func (lh *localHarness) leaveCrashedPut(t *testing.T, s blobstore.Store, data []
 }
 
 func (lh *localHarness) putFromOtherProcess(t *testing.T, s blobstore.Store, blobs [][]byte) func() error {
+	return startHelper(t, lh.dirs[s], "", blobs)
+}
+
+// startHelper starts a helper process (see helperPut) that opens the store
+// spec, encrypting to recipient if it is not empty, for
+// Harness.PutFromOtherProcess.
+func startHelper(t *testing.T, spec, recipient string, blobs [][]byte) func() error {
 	dataDir := t.TempDir()
 	for i, data := range blobs {
 		if err := os.WriteFile(filepath.Join(dataDir, strconv.Itoa(i)), data, 0o600); err != nil {
@@ -143,7 +156,7 @@ func (lh *localHarness) putFromOtherProcess(t *testing.T, s blobstore.Store, blo
 		}
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), helperStoreEnv+"="+lh.dirs[s], helperDataEnv+"="+dataDir)
+	cmd.Env = append(os.Environ(), helperStoreEnv+"="+spec, helperDataEnv+"="+dataDir, helperRcptEnv+"="+recipient)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	stdin, err := cmd.StdinPipe()

@@ -87,6 +87,9 @@ func exitCode(ctx context.Context, u ui, cmd string, err error) int {
 		return exitBadInput
 	}
 	u.errorf(cmd, "%v", err)
+	if errors.Is(err, blobstore.ErrNoIdentity) {
+		u.hintf(hintNoIdentity)
+	}
 	return exitFailure
 }
 
@@ -156,6 +159,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			mcpCommand(),
 			toolCommand(),
 			skillCommand(),
+			storeCommand(),
 		),
 	}
 }
@@ -177,14 +181,13 @@ func withUsageErrors(cmds ...*cli.Command) []*cli.Command {
 
 // commonFlags are accepted by every filter.
 func commonFlags() []cli.Flag {
-	return append([]cli.Flag{
-		&cli.StringFlag{Name: "store", Usage: "blob store directory (default $XDG_DATA_HOME/bs, ~/.local/share/bs)", EnvVars: []string{"BS_STORE"}},
+	return append(append(storeFlags(),
 		&cli.StringFlag{Name: "format", Value: "auto", Usage: "transcript dialect: " + transcript.DialectNames},
 		&cli.StringFlag{Name: "now", Usage: "the time to act at, RFC 3339 (default: the clock)", EnvVars: []string{"BS_NOW"}},
 		&cli.BoolFlag{Name: "strict", Usage: "treat a line that is not valid JSON as an error (exit 4) instead of passing it through"},
 		&cli.StringFlag{Name: "log-level", Value: "warn", Usage: "log records on stderr at this level and above: debug, info, warn, error"},
 		&cli.BoolFlag{Name: "in-place", Aliases: []string{"i"}, Usage: "rewrite the named files safely instead of writing standard output"},
-	}, inPlaceFlags()...)
+	), inPlaceFlags()...)
 }
 
 // common holds the parsed common flags.
@@ -196,6 +199,7 @@ type common struct {
 	strict   bool
 	log      *slog.Logger
 	storeDir string
+	storeOpt blobstore.OpenOptions // --cache, --encrypt-to, --identity
 	inPlace  bool
 	ip       inPlace // the -i flags
 	files    []string
@@ -223,6 +227,9 @@ func parseCommon(c *cli.Context) (*common, error) {
 	cm.storeDir = c.String("store")
 	if cm.storeDir == "" {
 		cm.storeDir = defaultStoreDir()
+	}
+	if cm.storeOpt, err = storeOptions(c); err != nil {
+		return nil, err
 	}
 	if cm.inPlace && len(cm.files) == 0 {
 		return nil, usagef(msgInPlaceStdin)
@@ -270,8 +277,9 @@ func xdgDir(env, fallback string) string {
 	return filepath.Join(home, filepath.FromSlash(fallback), "bs")
 }
 
+// openStore opens --store: a directory or a URL (see blobstore.Open).
 func (cm *common) openStore() (blobstore.Store, error) {
-	s, err := blobstore.OpenLocal(cm.storeDir)
+	s, err := blobstore.Open(context.Background(), cm.storeDir, cm.storeOpt)
 	if err != nil {
 		return nil, fmt.Errorf(msgStoreOpen, cm.storeDir, err)
 	}

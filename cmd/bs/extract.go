@@ -34,7 +34,7 @@ func extractCommand() *cli.Command {
 			&cli.DurationFlag{Name: "keep-after-restore", Value: d.KeepAfterRestore, Usage: "protect a restored entry for this long"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "print a JSON report of what would move and change nothing"},
 			&cli.BoolFlag{Name: "no-index", Usage: "do not add the moved values to the search index"},
-			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: runtime.NumCPU(), DefaultText: "the number of CPUs", Usage: "compress and write blobs on `N` workers (the output is the same for every N)"},
+			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: runtime.NumCPU(), DefaultText: "the number of CPUs; 16 for a remote store", Usage: "compress and write blobs on `N` workers (the output is the same for every N)"},
 		}, append(indexFlags(), commonFlags()...)...),
 		Action: runExtract,
 	}
@@ -69,6 +69,11 @@ func runExtract(c *cli.Context) error {
 	if !opt.DryRun {
 		if opt.Store, err = cm.openStore(); err != nil {
 			return err
+		}
+		// A remote store's Puts wait on the network more than on the
+		// CPUs: keep more of them in flight unless -j says otherwise.
+		if remote(opt.Store) && !c.IsSet("jobs") {
+			opt.Workers = max(opt.Workers, remoteJobs)
 		}
 	}
 	var ix *indexWriter

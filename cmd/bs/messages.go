@@ -136,3 +136,11 @@ const (
 	msgToolInput         = "cannot read the tool call on standard input: %v"
 	msgSkillArgs         = "bs skill takes no arguments"
 )
+
+// bs store, and the store flags of every command.
+const (
+	msgCacheSize    = "bad --cache-size %q: want a positive number of bytes, with K, M or G"
+	msgStoreArgs    = "bs store stats and bs store verify take no arguments; name the store with --store"
+	msgVerifyFailed = "%d corrupt and %d undecryptable blobs in %s"
+	hintNoIdentity  = "the blob is encrypted: give the age identity it was encrypted to with --identity FILE (or BS_IDENTITY)"
+)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/bstools/bs/blobstore"
 	"github.com/bstools/bs/filters/restore"
 )
 
@@ -103,7 +104,9 @@ func runRestore(c *cli.Context) error {
 			for _, e := range unjoin(err) {
 				cm.ui.errorf(cm.cmd, "%s: %v", name, e)
 			}
-			if errors.As(err, &blobErr) {
+			if errors.Is(err, blobstore.ErrNoIdentity) {
+				cm.ui.hintf(hintNoIdentity)
+			} else if errors.Is(err, blobstore.ErrNotFound) || errors.Is(err, blobstore.ErrCorrupt) {
 				cm.ui.hintf(hintMissingBlob)
 			}
 			failed = true

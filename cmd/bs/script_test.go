@@ -47,12 +47,15 @@ func TestScript(t *testing.T) {
 			env.Setenv("SAMPLE", sample)
 			scripts, _ := filepath.Abs(filepath.Join("..", "..", "scripts"))
 			env.Setenv("SCRIPTS", scripts)
-			return nil
+			return setupS3(env)
 		},
 		Condition: func(cond string) (bool, error) {
 			if cond == "corpus" {
 				_, err := os.Stat(corpus())
 				return err == nil, nil
+			}
+			if cond == "s3" {
+				return s3Configured()
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
@@ -62,6 +65,8 @@ func TestScript(t *testing.T) {
 			"linecount": cmdLinecount,
 			"sizeratio": cmdSizeratio,
 			"chomp":     cmdChomp,
+			"deadport":  cmdDeadport,
+			"damage":    cmdDamage,
 		},
 	})
 }

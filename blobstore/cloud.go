@@ -1,0 +1,415 @@
+package blobstore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+	"gocloud.dev/blob"
+	"gocloud.dev/gcerrors"
+)
+
+const (
+	// cloudPrefix is where blobs live in a bucket, the layout of DESIGN
+	// §4: blobs/sha256/<2 hex>/<62 hex>.
+	cloudPrefix = "blobs/sha256/"
+
+	// sizeMetaKey is the object metadata holding a blob's uncompressed
+	// size, so stats need not download it. (gocloud lowercases keys.)
+	sizeMetaKey = "bs-size"
+
+	// DefaultRefreshAfter is how old an object must be before a Put of
+	// the same data rewrites it so that its ModTime moves forward.
+	DefaultRefreshAfter = time.Hour
+)
+
+// Cloud is a [Store] in a bucket of object storage, reached through
+// gocloud.dev/blob: S3 and S3-compatible servers, Google Cloud Storage,
+// Azure Blob Storage, a directory (fileblob) or memory (memblob).
+//
+// Objects are named blobs/sha256/<2 hex>/<62 hex> after the SHA-256 of the
+// blob's data and hold its zstd compression, age-encrypted when the store
+// has recipients; object metadata bs-size holds the data's size. Put is
+// put-if-absent: it writes with the service's if-none-match condition
+// (one request for a new blob, the common case in bs extract), so
+// concurrent writers of the same blob from any number of hosts leave one
+// object. Get verifies the digest of what it decodes.
+//
+// Object stores have no cheap way to touch an object's modification
+// time. A Put of data already stored therefore leaves the object alone
+// when it was written less than RefreshAfter (default one hour) ago and
+// rewrites it otherwise, so that its ModTime moves forward. Retention
+// that only deletes blobs older than its sweep and older than RefreshAfter
+// is thus never fooled; bs prune-retention's ages are days.
+//
+// Every call to the service is retried with exponential backoff
+// (100 ms doubling, at most 4 attempts) on transient errors: 5xx and 429
+// responses, timeouts, refused and reset connections. After a call has
+// failed to reach the service at all, further calls fail at once for a
+// few seconds, so that a run against a stopped server ends quickly
+// instead of waiting out the backoff for every blob.
+type Cloud struct {
+	b     *blob.Bucket
+	desc  string
+	enc   *zstd.Encoder
+	dec   *zstd.Decoder
+	crypt *crypter
+	retry retrier
+
+	refreshAfter time.Duration
+	closeBucket  bool
+}
+
+var _ Store = (*Cloud)(nil)
+
+// CloudOptions configures [NewCloud].
+type CloudOptions struct {
+	// Name describes the bucket in error messages, e.g. its URL.
+	Name string
+	// Recipients are age recipients (age1…); when given, Put encrypts.
+	Recipients []string
+	// IdentityFiles are age identity files Get decrypts with.
+	IdentityFiles []string
+	// RefreshAfter overrides DefaultRefreshAfter (see Cloud).
+	RefreshAfter time.Duration
+	// CloseBucket makes Close close the bucket.
+	CloseBucket bool
+}
+
+// NewCloud returns a store in bucket b.
+func NewCloud(b *blob.Bucket, opt CloudOptions) (*Cloud, error) {
+	crypt, err := newCrypter(opt.Recipients, opt.IdentityFiles)
+	if err != nil {
+		return nil, err
+	}
+	enc, dec, err := newCodec()
+	if err != nil {
+		return nil, err
+	}
+	c := &Cloud{b: b, desc: opt.Name, enc: enc, dec: dec, crypt: crypt, refreshAfter: opt.RefreshAfter,
+		retry: newRetrier(), closeBucket: opt.CloseBucket}
+	if c.desc == "" {
+		c.desc = "bucket"
+	}
+	if c.refreshAfter <= 0 {
+		c.refreshAfter = DefaultRefreshAfter
+	}
+	return c, nil
+}
+
+// newCodec makes the zstd encoder and decoder a store shares among its
+// goroutines, configured as Local's.
+func newCodec() (*zstd.Encoder, *zstd.Decoder, error) {
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(encoderLevel),
+		zstd.WithEncoderConcurrency(runtime.GOMAXPROCS(0)), zstd.WithEncoderCRC(true))
+	if err != nil {
+		return nil, nil, err
+	}
+	dec, err := zstd.NewReader(nil, zstd.WithDecoderMaxMemory(maxBlobSize), zstd.WithDecoderConcurrency(0))
+	if err != nil {
+		return nil, nil, err
+	}
+	return enc, dec, nil
+}
+
+// Close releases the bucket, if the store owns it.
+func (c *Cloud) Close() error {
+	if c.closeBucket {
+		return c.b.Close()
+	}
+	return nil
+}
+
+// Remote reports that the store is reached over the network, where more
+// requests in flight mean more throughput.
+func (c *Cloud) Remote() bool { return true }
+
+func key(d Digest) string {
+	h := d.Hex()
+	return cloudPrefix + h[:shardLen] + "/" + h[shardLen:]
+}
+
+// parseKey is the digest of a key under cloudPrefix, or false.
+func parseKey(k string) (Digest, bool) {
+	rest, ok := strings.CutPrefix(k, cloudPrefix)
+	if !ok || len(rest) != shardLen+1+nameLen || rest[shardLen] != '/' {
+		return Digest{}, false
+	}
+	if !isShardName(rest[:shardLen]) || !isBlobName(rest[shardLen+1:]) {
+		return Digest{}, false
+	}
+	d, err := parseHex(rest[:shardLen] + rest[shardLen+1:])
+	return d, err == nil
+}
+
+func isNotFound(err error) bool { return gcerrors.Code(err) == gcerrors.NotFound }
+
+// wrap adds the bucket's name to an error from the service.
+func (c *Cloud) wrap(op string, d Digest, err error) error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return fmt.Errorf("%s blob %s: %w", op, d, c.cause(err))
+}
+
+// cause names the store in an error from the service and, when the
+// service could not be reached, keeps only the network error, which says
+// what went wrong (connection refused, no such host) better than the
+// layers of SDK text around it.
+func (c *Cloud) cause(err error) error {
+	var op *net.OpError
+	if unreachable(err) && errors.As(err, &op) {
+		return fmt.Errorf("cannot reach %s: %w", c.desc, op)
+	}
+	var dns *net.DNSError
+	if errors.As(err, &dns) {
+		return fmt.Errorf("cannot reach %s: %w", c.desc, dns)
+	}
+	return fmt.Errorf("%s: %w", c.desc, err)
+}
+
+// Put implements [Store.Put]. See Cloud for how it deduplicates and
+// moves ModTime.
+func (c *Cloud) Put(ctx context.Context, data []byte) (Digest, error) {
+	if err := ctx.Err(); err != nil {
+		return Digest{}, err
+	}
+	if len(data) > maxBlobSize {
+		return Digest{}, fmt.Errorf("put blob: %d bytes exceeds the limit of %d", len(data), maxBlobSize)
+	}
+	d := Sum(data)
+	stored, err := c.crypt.seal(c.enc.EncodeAll(data, nil))
+	if err != nil {
+		return Digest{}, fmt.Errorf("put blob %s: %w", d, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return Digest{}, err
+	}
+	err = c.write(ctx, d, stored, len(data), true)
+	if gcerrors.Code(err) != gcerrors.FailedPrecondition {
+		if err != nil {
+			return Digest{}, c.wrap("put", d, err)
+		}
+		return d, nil
+	}
+	// Stored already, by us or another writer: rewrite it only if it is
+	// old enough for retention to care.
+	attrs, err := c.attributes(ctx, d)
+	switch {
+	case isNotFound(err):
+		// Deleted since; store it again.
+	case err != nil:
+		return Digest{}, c.wrap("put", d, err)
+	case time.Since(attrs.ModTime) < c.refreshAfter:
+		return d, nil
+	}
+	if err := c.write(ctx, d, stored, len(data), false); err != nil {
+		return Digest{}, c.wrap("put", d, err)
+	}
+	return d, nil
+}
+
+// write uploads a blob's stored form, only if no object has its name when
+// ifNotExist is set (then an existing object is FailedPrecondition).
+func (c *Cloud) write(ctx context.Context, d Digest, stored []byte, size int, ifNotExist bool) error {
+	// Upload hands the driver the bytes as they are (WriteAll would pipe
+	// them through a goroutine). No ContentMD5: S3 ignores it, and every
+	// read checks the digest anyway.
+	opts := &blob.WriterOptions{
+		ContentType:                 "application/octet-stream",
+		DisableContentTypeDetection: true,
+		Metadata:                    map[string]string{sizeMetaKey: strconv.Itoa(size)},
+		IfNotExist:                  ifNotExist,
+	}
+	return c.retry.do(ctx, func(ctx context.Context) error {
+		return c.b.Upload(ctx, key(d), bytes.NewReader(stored), opts)
+	})
+}
+
+func (c *Cloud) attributes(ctx context.Context, d Digest) (*blob.Attributes, error) {
+	var attrs *blob.Attributes
+	err := c.retry.do(ctx, func(ctx context.Context) error {
+		var err error
+		attrs, err = c.b.Attributes(ctx, key(d))
+		return err
+	})
+	return attrs, err
+}
+
+// Get implements [Store.Get].
+func (c *Cloud) Get(ctx context.Context, d Digest) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	stored, err := c.read(ctx, d)
+	if err != nil {
+		return nil, err
+	}
+	compressed, err := c.crypt.open(d, stored)
+	if err != nil {
+		return nil, err
+	}
+	data, err := c.dec.DecodeAll(compressed, nil)
+	if err != nil {
+		return nil, corrupt(d, "cannot decode: "+err.Error(), err)
+	}
+	if Sum(data) != d {
+		return nil, corrupt(d, "digest mismatch", nil)
+	}
+	return data, nil
+}
+
+// read returns a blob's stored form.
+func (c *Cloud) read(ctx context.Context, d Digest) ([]byte, error) {
+	var stored []byte
+	err := c.retry.do(ctx, func(ctx context.Context) error {
+		r, err := c.b.NewReader(ctx, key(d), nil)
+		if err != nil {
+			return err
+		}
+		defer r.Close()
+		var buf bytes.Buffer
+		if n := r.Size(); n > 0 && n <= maxCompressedSize {
+			buf.Grow(int(n))
+		}
+		if _, err := buf.ReadFrom(io.LimitReader(r, maxCompressedSize+1)); err != nil {
+			return err
+		}
+		stored = buf.Bytes()
+		return nil
+	})
+	if isNotFound(err) {
+		return nil, notFound(d, err)
+	}
+	if err != nil {
+		return nil, c.wrap("get", d, err)
+	}
+	if len(stored) > maxCompressedSize {
+		return nil, corrupt(d, "object too large", nil)
+	}
+	return stored, nil
+}
+
+// Has implements [Store.Has].
+func (c *Cloud) Has(ctx context.Context, d Digest) (bool, error) {
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	var ok bool
+	err := c.retry.do(ctx, func(ctx context.Context) error {
+		var err error
+		ok, err = c.b.Exists(ctx, key(d))
+		return err
+	})
+	if err != nil {
+		return false, c.wrap("stat", d, err)
+	}
+	return ok, nil
+}
+
+// Stat implements [Store.Stat]. Size is the object's size.
+func (c *Cloud) Stat(ctx context.Context, d Digest) (Info, error) {
+	if err := ctx.Err(); err != nil {
+		return Info{}, err
+	}
+	attrs, err := c.attributes(ctx, d)
+	if isNotFound(err) {
+		return Info{}, notFound(d, err)
+	}
+	if err != nil {
+		return Info{}, c.wrap("stat", d, err)
+	}
+	return Info{Size: attrs.Size, ModTime: attrs.ModTime}, nil
+}
+
+// DataSize implements [DataSizer] from the object's metadata; it is -1
+// for an object written without it.
+func (c *Cloud) DataSize(ctx context.Context, d Digest) (int64, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	attrs, err := c.attributes(ctx, d)
+	if isNotFound(err) {
+		return 0, notFound(d, err)
+	}
+	if err != nil {
+		return 0, c.wrap("stat", d, err)
+	}
+	n, err := strconv.ParseInt(attrs.Metadata[sizeMetaKey], 10, 64)
+	if err != nil || n < 0 {
+		return -1, nil
+	}
+	return n, nil
+}
+
+// List implements [Store.List], a page of 1000 keys at a time; keys
+// that are not blob names are ignored.
+func (c *Cloud) List(ctx context.Context, fn func(Digest) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	token := blob.FirstPageToken
+	for {
+		var objs []*blob.ListObject
+		var next []byte
+		err := c.retry.do(ctx, func(ctx context.Context) error {
+			var err error
+			objs, next, err = c.b.ListPage(ctx, token, 1000, &blob.ListOptions{Prefix: cloudPrefix})
+			return err
+		})
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return fmt.Errorf("list blobs: %w", c.cause(err))
+		}
+		for _, o := range objs {
+			d, ok := parseKey(o.Key)
+			if !ok || o.IsDir {
+				continue
+			}
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if err := fn(d); err != nil {
+				return err
+			}
+		}
+		if len(next) == 0 {
+			return nil
+		}
+		token = next
+	}
+}
+
+// Delete implements [Store.Delete].
+func (c *Cloud) Delete(ctx context.Context, d Digest) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	// Many services report success for deleting a missing object; look
+	// first so a missing blob is ErrNotFound everywhere.
+	ok, err := c.Has(ctx, d)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return notFound(d, nil)
+	}
+	err = c.retry.do(ctx, func(ctx context.Context) error { return c.b.Delete(ctx, key(d)) })
+	if isNotFound(err) {
+		return notFound(d, err)
+	}
+	if err != nil {
+		return c.wrap("delete", d, err)
+	}
+	return nil
+}
