@@ -20,7 +20,9 @@ import (
 	"io"
 	"net/url"
 	"os"
+	"runtime"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -257,4 +259,86 @@ func sortedKeys(m map[string][]byte) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// BenchmarkS3Env measures what the S3 server does through gocloud with
+// blobs of a typical tool result's size (8 KiB) and of 1 MiB, one request at
+// a time and 16 at once (object storage is latency bound: a store gets its throughput from
+// requests in flight, not from cores).
+//
+//	eval "$(scripts/s3server start)"; go test ./blobstore -run '^$' -bench S3Env
+func BenchmarkS3Env(b *testing.B) {
+	endpoint := os.Getenv("BS_TEST_S3_ENDPOINT")
+	if endpoint == "" {
+		b.Skip("BS_TEST_S3_ENDPOINT not set; start a server with eval \"$(scripts/s3server start)\"")
+	}
+	q := url.Values{}
+	q.Set("endpoint", endpoint)
+	q.Set("region", cmpOr(os.Getenv("BS_TEST_S3_REGION"), "us-east-1"))
+	q.Set("use_path_style", "true")
+	ctx := context.Background()
+	bucket, err := blob.OpenBucket(ctx, "s3://"+os.Getenv("BS_TEST_S3_BUCKET")+"?"+q.Encode())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer bucket.Close()
+	prefix := fmt.Sprintf("s3env-bench-%d/", time.Now().UnixNano())
+	bkt := blob.PrefixedBucket(bucket, prefix)
+	defer func() {
+		it := bkt.List(nil)
+		for {
+			o, err := it.Next(ctx)
+			if err != nil {
+				break
+			}
+			_ = bkt.Delete(ctx, o.Key)
+		}
+	}()
+	var seq atomic.Int64
+	for _, size := range []int{8 << 10, 1 << 20} {
+		data := make([]byte, size)
+		if _, err := rand.Read(data); err != nil {
+			b.Fatal(err)
+		}
+		for _, par := range []int{1, 16} {
+			name := fmt.Sprintf("%dKiB/inflight=%d", size>>10, par)
+			procs := (par + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0)
+			b.Run("Put/"+name, func(b *testing.B) {
+				b.SetBytes(int64(len(data)))
+				b.SetParallelism(procs)
+				b.RunParallel(func(pb *testing.PB) {
+					for pb.Next() {
+						k := fmt.Sprintf("put/%d", seq.Add(1))
+						if err := bkt.WriteAll(ctx, k, data, nil); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+			})
+			b.Run("Get/"+name, func(b *testing.B) {
+				k := fmt.Sprintf("get/%d", size)
+				if err := bkt.WriteAll(ctx, k, data, nil); err != nil {
+					b.Fatal(err)
+				}
+				b.SetBytes(int64(len(data)))
+				b.SetParallelism(procs)
+				b.RunParallel(func(pb *testing.PB) {
+					for pb.Next() {
+						if _, err := bkt.ReadAll(ctx, k); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+			})
+		}
+	}
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }
