@@ -200,19 +200,10 @@ func (a *Agent) Restore(ctx context.Context, in RestoreArgs) (*RestoreResult, er
 		Log:              a.env.Log,
 		Session:          SessionName(path),
 	}
-	var sp splice
-	err = a.env.Rewrite(ctx, path, func(src File, size int64, w io.Writer) error {
-		return sp.run(ctx, src, size, w, opt)
-	})
-	if errors.Is(err, ErrUnchanged) {
-		err = nil
-	}
+	sp, err := a.spliceSession(ctx, path, opt)
 	res := &RestoreResult{Result: sp.res}
 	if res.Result == nil {
 		res.Result = &restore.Result{EntryID: in.EntryID, KeysRestored: []string{}}
-	}
-	if err == nil {
-		err = sp.err
 	}
 	if err != nil {
 		err = describe(err)
@@ -221,6 +212,23 @@ func (a *Agent) Restore(ctx context.Context, in RestoreArgs) (*RestoreResult, er
 	}
 	res.Values = sp.values
 	return res, nil
+}
+
+// spliceSession runs restore with opt over the lines of the session at
+// path that concern it, rewriting the file in place; an unchanged file is
+// left as it was. The error is the rewrite's, else restore's.
+func (a *Agent) spliceSession(ctx context.Context, path string, opt restore.Options) (*splice, error) {
+	sp := new(splice)
+	err := a.env.Rewrite(ctx, path, func(src File, size int64, w io.Writer) error {
+		return sp.run(ctx, src, size, w, opt)
+	})
+	if errors.Is(err, ErrUnchanged) {
+		err = nil
+	}
+	if err == nil {
+		err = sp.err
+	}
+	return sp, err
 }
 
 // sessionOf resolves the session of a restore: the one named, else, in a
@@ -273,17 +281,7 @@ func (a *Agent) SetExtractable(ctx context.Context, session, id string, value an
 		Log:            a.env.Log,
 		Session:        SessionName(path),
 	}
-	var sp splice
-	err = a.env.Rewrite(ctx, path, func(src File, size int64, w io.Writer) error {
-		return sp.run(ctx, src, size, w, opt)
-	})
-	if errors.Is(err, ErrUnchanged) {
-		err = nil
-	}
-	if err == nil {
-		err = sp.err
-	}
-	if err != nil {
+	if _, err := a.spliceSession(ctx, path, opt); err != nil {
 		return nil, describe(err)
 	}
 	return &SetExtractableResult{EntryID: id, Extractable: raw}, nil
