@@ -79,19 +79,23 @@ type KindStats struct {
 type Kinds [NumKinds]KindStats
 
 // MarshalJSON writes {"user":{...},"assistant":{...},...}.
-func (ks Kinds) MarshalJSON() ([]byte, error) {
+func (ks Kinds) MarshalJSON() ([]byte, error) { return marshalByKind(ks[:]) }
+
+// marshalByKind writes one value per kind as a JSON object keyed by kind
+// name, in the kinds' fixed order (a map would sort them).
+func marshalByKind[T any](vs []T) ([]byte, error) {
 	b := []byte{'{'}
-	for k := range NumKinds {
+	for k, v := range vs {
 		if k > 0 {
 			b = append(b, ',')
 		}
 		b = strconv.AppendQuote(b, kindNames[k])
 		b = append(b, ':')
-		v, err := json.Marshal(ks[k])
+		enc, err := json.Marshal(v)
 		if err != nil {
 			return nil, err
 		}
-		b = append(b, v...)
+		b = append(b, enc...)
 	}
 	return append(b, '}'), nil
 }
@@ -130,19 +134,7 @@ type Free struct {
 // FreeKinds writes the per-kind amounts as an object like Kinds.
 type FreeKinds [NumKinds]Amount
 
-func (fk FreeKinds) MarshalJSON() ([]byte, error) {
-	b := []byte{'{'}
-	for k := range NumKinds {
-		if k > 0 {
-			b = append(b, ',')
-		}
-		b = strconv.AppendQuote(b, kindNames[k])
-		b = append(b, ':')
-		v, _ := json.Marshal(fk[k])
-		b = append(b, v...)
-	}
-	return append(b, '}'), nil
-}
+func (fk FreeKinds) MarshalJSON() ([]byte, error) { return marshalByKind(fk[:]) }
 
 // Settings are the extract options the estimate used.
 type Settings struct {
