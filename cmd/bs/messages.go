@@ -117,3 +117,16 @@ const (
 	msgArchiveNotFound  = "no holder %s in %s"
 	hintArchiveList     = "'bs archive list FILE' lists the holders a transcript has"
 )
+
+// bs prune-retention.
+const (
+	msgPruneNoSessions = "name the live transcripts with --sessions DIR|GLOB (repeatable): without them every blob would look unreferenced"
+	msgPruneFlags      = "want --older-than >= 0 and --keep >= 0"
+	msgPruneNoMatch    = "--sessions %q is no directory and matches no file"
+	msgPruneSession    = "cannot read the transcript %s: %v; nothing was deleted"
+	msgPruneUnreadable = "%s:%d: the %s blob %s it references cannot be read (%v): what it holds may reference other blobs, so nothing was deleted"
+	msgPruneDamaged    = "%s:%d: %v: the blobs it names cannot be told, so nothing was deleted"
+	msgPruneBadLines   = "%s: %d lines are not valid JSON and were skipped"
+	msgPruneFailed     = "some deletions failed: %v"
+	hintPruneRestore   = "'bs restore --all FILE' shows which entry is damaged; fix or remove the reference, then run again"
+)
