@@ -32,7 +32,7 @@ type SweepOptions struct {
 	Workers int  // concurrent Stat and Delete calls (default 16)
 	// Progress, if set, is told how far each phase got: "list" counts
 	// the blobs listed (total unknown, -1), "sweep" the unmarked blobs
-	// examined out of total.
+	// looked at out of total.
 	Progress func(phase string, done, total int)
 }
 
@@ -46,10 +46,12 @@ type SweepResult struct {
 }
 
 // Sweep deletes the blobs of store that marks does not reference and that
-// were last written before opt.Cutoff. Each is Stat-ed when listed and
-// again just before its Delete, and kept if it became newer meanwhile (a
-// writer re-used it) or is gone (another sweep). Failures to delete one
-// blob do not stop the others; they are returned, joined, at the end.
+// were last written before opt.Cutoff. Each is Stat-ed just before its
+// Delete, after the listing, and kept if it became newer meanwhile (a
+// writer re-used it) or is gone (another sweep). A store that is a
+// blobstore.BatchDeleter deletes without a sync per blob and syncs once at
+// the end. Failures to delete one blob do not stop the others; they are
+// returned, joined, at the end.
 func Sweep(ctx context.Context, store blobstore.Store, marks *Marks, opt SweepOptions) (SweepResult, error) {
 	var res SweepResult
 	workers := opt.Workers
@@ -76,7 +78,8 @@ func Sweep(ctx context.Context, store blobstore.Store, marks *Marks, opt SweepOp
 	if err != nil {
 		return res, err
 	}
-	// Plan: which unmarked blobs are old enough.
+	// Each unmarked blob is looked at just before it is deleted: one
+	// re-used (re-Put) since the mark began is newer than the cutoff.
 	const (
 		vanished = iota
 		recent
@@ -85,63 +88,51 @@ func Sweep(ctx context.Context, store blobstore.Store, marks *Marks, opt SweepOp
 	)
 	infos := make([]blobstore.Info, len(unmarked))
 	state := make([]uint8, len(unmarked))
-	var done atomic.Int64
-	tick := func() {
-		if n := int(done.Add(1)); n%1024 == 0 {
-			progress("sweep", n/2, len(unmarked))
-		}
+	del := store.Delete
+	bd, batched := store.(blobstore.BatchDeleter)
+	if batched {
+		del = bd.DeleteUnsynced // one directory sync per shard, at the end
 	}
+	var done atomic.Int64
+	var mu sync.Mutex
+	var errs []error
 	err = parallel(ctx, workers, len(unmarked), func(i int) error {
-		defer tick()
+		defer func() {
+			if n := int(done.Add(1)); n%1024 == 0 {
+				progress("sweep", n, len(unmarked))
+			}
+		}()
 		info, err := store.Stat(ctx, unmarked[i])
-		if errors.Is(err, blobstore.ErrNotFound) {
+		switch {
+		case errors.Is(err, blobstore.ErrNotFound):
 			return nil // gone since the listing
-		}
-		if err != nil {
+		case err != nil:
 			return err
+		case !info.ModTime.Before(opt.Cutoff):
+			state[i] = recent
+			return nil
 		}
-		infos[i], state[i] = info, recent
-		if info.ModTime.Before(opt.Cutoff) {
-			state[i] = old
+		infos[i], state[i] = info, old
+		if opt.DryRun {
+			return nil
+		}
+		err = del(ctx, unmarked[i])
+		switch {
+		case err == nil:
+			state[i] = removed
+		case errors.Is(err, blobstore.ErrNotFound):
+			state[i] = vanished
+		default:
+			mu.Lock()
+			errs = append(errs, err)
+			mu.Unlock()
 		}
 		return nil
 	})
-	if err != nil {
-		return res, err
-	}
-	// Delete, each after a last look.
-	var mu sync.Mutex
-	var errs []error
-	if !opt.DryRun {
-		err = parallel(ctx, workers, len(unmarked), func(i int) error {
-			defer tick()
-			if state[i] != old {
-				return nil
-			}
-			info, err := store.Stat(ctx, unmarked[i])
-			switch {
-			case errors.Is(err, blobstore.ErrNotFound):
-				state[i] = vanished
-				return nil
-			case err != nil:
-				return err
-			case !info.ModTime.Before(opt.Cutoff):
-				state[i] = recent // re-used since the plan
-				return nil
-			}
-			err = store.Delete(ctx, unmarked[i])
-			switch {
-			case err == nil:
-				infos[i], state[i] = info, removed
-			case errors.Is(err, blobstore.ErrNotFound):
-				state[i] = vanished
-			default:
-				mu.Lock()
-				errs = append(errs, err)
-				mu.Unlock()
-			}
-			return nil
-		})
+	if batched && !opt.DryRun {
+		if serr := bd.SyncDeletes(ctx); serr != nil {
+			errs = append(errs, serr)
+		}
 	}
 	progress("sweep", len(unmarked), len(unmarked))
 	for i, d := range unmarked {
@@ -155,7 +146,7 @@ func Sweep(ctx context.Context, store blobstore.Store, marks *Marks, opt SweepOp
 	}
 	slices.SortFunc(res.Removed, func(a, b Item) int { return strings.Compare(a.Name, b.Name) })
 	if err != nil {
-		return res, err
+		errs = append([]error{err}, errs...)
 	}
 	return res, errors.Join(errs...)
 }

@@ -101,8 +101,8 @@ func TestBadLinesSkipped(t *testing.T) {
 	}
 }
 
-// A writer re-uses an old unreferenced blob after the sweep planned to
-// delete it: the last look before Delete keeps it.
+// A writer re-uses an old unreferenced blob after the sweep listed it:
+// the look just before Delete keeps it.
 func TestReusedDuringSweepKept(t *testing.T) {
 	ctx := context.Background()
 	store := newClockStore(t0)
@@ -116,7 +116,7 @@ func TestReusedDuringSweepKept(t *testing.T) {
 		defer mu.Unlock()
 		if x == d {
 			stats++
-			if stats == 2 {
+			if stats == 1 {
 				store.Put(ctx, []byte("old, then re-used"))
 			}
 		}
