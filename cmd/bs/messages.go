@@ -128,5 +128,6 @@ const (
 	msgPruneDamaged    = "%s:%d: %v: the blobs it names cannot be told, so nothing was deleted"
 	msgPruneBadLines   = "%s: %d lines are not valid JSON and were skipped"
 	msgPruneFailed     = "some deletions failed: %v"
+	hintPruneStore     = "were the transcripts written with another --store? prune-retention must read the store they use"
 	hintPruneRestore   = "'bs restore --all FILE' shows which entry is damaged; fix or remove the reference, then run again"
 )

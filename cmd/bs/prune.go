@@ -208,7 +208,7 @@ func writePruneReport(w io.Writer, r pruneReport) {
 	if r.DryRun {
 		verb = "would delete"
 	}
-	fmt.Fprintf(w, "%s %d blobs (%d bytes), %d checkpoints (%d bytes), %d holders (%d bytes); kept %d referenced and %d recent of %d blobs, from %d sessions\n",
+	fmt.Fprintf(w, "%s: blobs %d (%d bytes), checkpoints %d (%d bytes), holders %d (%d bytes); kept: blobs %d referenced, %d recent (of %d); sessions read: %d\n",
 		verb, r.Blobs.Deleted, r.Blobs.Bytes, r.Checkpoints.Deleted, r.Checkpoints.Bytes, r.Holders.Deleted, r.Holders.Bytes,
 		r.Blobs.Referenced, r.Blobs.Recent, r.Blobs.Listed, r.Sessions)
 }
@@ -233,7 +233,7 @@ func pruneMarkError(ctx context.Context, cm *common, path string, err error) err
 	case errors.As(err, &ue):
 		cm.ui.errorf(cm.cmd, msgPruneUnreadable, ue.Name, ue.Line, ue.Kind, ue.Blob, ue.Err)
 		if errors.Is(err, blobstore.ErrNotFound) {
-			cm.ui.hintf(hintMissingBlob)
+			cm.ui.hintf(hintPruneStore)
 		}
 	case errors.As(err, &de):
 		cm.ui.errorf(cm.cmd, msgPruneDamaged, de.Name, de.Line, de.Err)
