@@ -128,6 +128,7 @@ const (
 	msgPruneDamaged    = "%s:%d: %v: the blobs it names cannot be told, so nothing was deleted"
 	msgPruneBadLines   = "%s: %d lines are not valid JSON and were skipped"
 	msgPruneFailed     = "some deletions failed: %v"
+	msgPruneIndex      = "the search index %s could not be updated (%v): some hits may name deleted blobs"
 	msgIndexDamagedRef = "%s: %v; the values it names are not indexed"
 	hintPruneStore     = "were the transcripts written with another --store? prune-retention must read the store they use"
 	hintPruneRestore   = "'bs restore --all FILE' shows which entry is damaged; fix or remove the reference, then run again"

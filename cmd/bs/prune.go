@@ -31,8 +31,9 @@ func pruneCommand() *cli.Command {
 			"newest --keep of each session key under --checkpoint-dir, and, with --holders DIR, the DIR/<id>.jsonl " +
 			"files of holders no transcript references (older than --older-than too). --dry-run lists what would go " +
 			"(one blob digest or file path and its bytes a line) and changes nothing. The last line reports counts " +
-			"and bytes freed; --json prints it as an object.",
-		Flags: []cli.Flag{
+			"and bytes freed; --json prints it as an object. Rows of the search index (--index) that name a deleted " +
+			"blob are removed too.",
+		Flags: append([]cli.Flag{
 			&cli.StringSliceFlag{Name: "sessions", Usage: "the live transcripts: a `DIR` walked for *.jsonl, or a GLOB (repeatable; required)"},
 			&cli.DurationFlag{Name: "older-than", Value: 24 * time.Hour, Usage: "delete unreferenced blobs and holders last written longer ago than this (seed 000's retention)"},
 			&cli.IntFlag{Name: "keep", Value: checkpoint.Defaults().Keep, Usage: "keep the newest `N` checkpoints of each session key (0 keeps all)"},
@@ -43,7 +44,7 @@ func pruneCommand() *cli.Command {
 			&cli.StringFlag{Name: "store", Usage: "blob store directory (default $XDG_DATA_HOME/bs, ~/.local/share/bs)", EnvVars: []string{"BS_STORE"}},
 			&cli.StringFlag{Name: "now", Usage: "the time to act at, RFC 3339 (default: the clock)", EnvVars: []string{"BS_NOW"}},
 			&cli.StringFlag{Name: "log-level", Value: "warn", Usage: "log records on stderr at this level and above: debug, info, warn, error"},
-		},
+		}, indexFlags()...),
 		Action: runPrune,
 	}
 }
@@ -55,6 +56,7 @@ type pruneReport struct {
 	Blobs       pruneBlobs       `json:"blobs"`
 	Checkpoints pruneFiles       `json:"checkpoints"`
 	Holders     pruneFiles       `json:"holders"`
+	IndexRows   int              `json:"index_rows"` // search-index rows of deleted blobs, removed
 	Items       []retention.Item `json:"items,omitempty"`
 }
 
@@ -181,6 +183,9 @@ func runPrune(c *cli.Context) error {
 			cm.log.Info("deleted", "item", it.Name, "bytes", it.Bytes)
 		}
 	}
+	if len(res.Removed) > 0 && !opt.DryRun {
+		rep.IndexRows = forgetIndexRows(c, cm, res.Removed)
+	}
 	out := c.App.Writer
 	if c.Bool("json") {
 		if opt.DryRun {
@@ -242,4 +247,32 @@ func pruneMarkError(ctx context.Context, cm *common, path string, err error) err
 		cm.ui.errorf(cm.cmd, msgPruneSession, path, err)
 	}
 	return &reported{code: exitFailure}
+}
+
+// forgetIndexRows removes the search-index rows that name deleted blobs, so
+// no hit names a blob that is gone. The index is a convenience over the
+// store: a failure warns and does not fail the run.
+func forgetIndexRows(c *cli.Context, cm *common, removed []retention.Item) int {
+	path := indexPath(c)
+	_, err := os.Stat(path)
+	_, perr := os.Stat(pendingDir(path))
+	if err != nil && perr != nil {
+		return 0 // no index, no queued rows
+	}
+	gone := make(map[string]bool, len(removed))
+	for _, it := range removed {
+		gone[it.Name] = true
+	}
+	ix, err := openIndex(c.Context, path, cm.ui) // queued rows first
+	if err == nil {
+		var n int
+		n, err = ix.Forget(c.Context, gone)
+		ix.Close()
+		if err == nil {
+			return n
+		}
+	}
+	cm.ui.warnf(msgPruneIndex, path, err)
+	cm.ui.hintf(hintIndex)
+	return 0
 }
