@@ -18,8 +18,8 @@ import (
 
 // Item is a blob or a file that went, or would go under a dry run.
 type Item struct {
-	Name  string // "sha256:<hex>" for a blob, else the file's path
-	Bytes int64  // as stored
+	Name  string `json:"name"`  // "sha256:<hex>" for a blob, else the file's path
+	Bytes int64  `json:"bytes"` // as stored
 }
 
 // SweepOptions configure Sweep.
