@@ -26,7 +26,8 @@ func pruneCommand() *cli.Command {
 			"the chunks of ranges bs roll evicted and the holder transcripts bs archive wrote, and, read from the " +
 			"store, whatever the lines inside those chunks and holders reference in turn. Sweep then deletes each " +
 			"unreferenced blob last written (or re-used) more than --older-than before the mark began; a referenced " +
-			"blob is never deleted, however old, nor one written while the sweep runs. If a transcript or a " +
+			"blob is never deleted, however old, nor one written while the sweep runs (a filter stores a blob before " +
+			"the line that references it is written, so keep --older-than longer than any filter run). If a transcript or a " +
 			"referenced chunk or holder cannot be read, nothing is deleted. It also deletes checkpoints beyond the " +
 			"newest --keep of each session key under --checkpoint-dir, and, with --holders DIR, the DIR/<id>.jsonl " +
 			"files of holders no transcript references (older than --older-than too). --dry-run lists what would go " +
