@@ -100,6 +100,9 @@ type Local struct {
 	mu         sync.Mutex
 	pending    []pendingBlob
 	pendingSet map[Digest]struct{}
+	// Shard directories DeleteUnsynced removed blobs from, to be synced
+	// by SyncDeletes (delete_local.go).
+	deleted map[string]struct{}
 }
 
 var _ Store = (*Local)(nil)

@@ -160,6 +160,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			toolCommand(),
 			skillCommand(),
 			storeCommand(),
+			pruneCommand(),
 		),
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/bstools/bs/filters/archive"
 	"github.com/bstools/bs/filters/extract"
 	"github.com/bstools/bs/filters/index"
+	"github.com/bstools/bs/filters/restore"
 	"github.com/bstools/bs/filters/roll"
 	"github.com/bstools/bs/filters/transcript"
 )
@@ -301,48 +302,49 @@ func indexFile(ctx context.Context, path string, store blobstore.Store, cm *comm
 			n += indexArchived(ctx, path, session, m, store, src.Dialect(), cm, w)
 			continue
 		}
-		if ev := t.Get(0, transcript.EvictedField); ev >= 0 {
-			n += indexEvicted(ctx, path, session, t, ev, store, src.Dialect(), cm, w)
+		// What the line references, read as retention reads it.
+		var extracted, chunks []restore.Ref
+		rerr := restore.References(t, func(r restore.Ref) {
+			switch r.Kind {
+			case restore.RefExtracted:
+				extracted = append(extracted, r)
+			case restore.RefEvicted:
+				chunks = append(chunks, r)
+			}
+		})
+		if t.Get(0, transcript.EvictedField) >= 0 {
+			if rerr != nil {
+				cm.ui.warnf(msgIndexRolled, path, rerr)
+			}
+			n += indexEvicted(ctx, path, session, chunks, store, src.Dialect(), cm, w)
 			continue
 		}
+		if rerr != nil {
+			cm.ui.warnf(msgIndexDamagedRef, path, rerr)
+		}
 		e := transcript.View(t, src.Dialect())
-		if e.Extracted >= 0 {
-			var ferr error
-			t.Children(e.Extracted, func(m, _ int) {
-				ptr, blob := t.Key(m), t.Str(t.Get(m, "blob"))
-				d, err := blobstore.ParseDigest(blob)
-				if err == nil {
-					var data []byte
-					if data, err = store.Get(ctx, d); err == nil {
-						w.add(index.Row{Session: session, EntryID: e.ID, Pointer: ptr, Blob: blob, Kind: kindAt(&e, ptr), Tool: e.ToolName, Time: e.Time, Text: removedText(&p, data)})
-						n++
-					}
-				}
-				if err != nil && ferr == nil {
-					ferr = fmt.Errorf("%s: entry %s: %s: %w", path, e.ID, ptr, err)
-				}
-			})
-			if ferr != nil {
-				cm.ui.warnf("%v", ferr)
+		for _, r := range extracted {
+			data, err := store.Get(ctx, r.Blob)
+			if err != nil {
+				cm.ui.warnf("%v", fmt.Errorf("%s: entry %s: %s: %w", path, e.ID, r.Pointer, err))
+				continue
 			}
+			w.add(index.Row{Session: session, EntryID: e.ID, Pointer: r.Pointer, Blob: r.Blob.String(), Kind: kindAt(&e, r.Pointer), Tool: e.ToolName, Time: e.Time, Text: removedText(&p, data)})
+			n++
 		}
 	}
 }
 
 // indexEvicted adds a row for each message in a range bs roll evicted.
-func indexEvicted(ctx context.Context, path, session string, t *transcript.Tree, ev int, store blobstore.Store, d transcript.Dialect, cm *common, w *indexWriter) int {
+func indexEvicted(ctx context.Context, path, session string, chunks []restore.Ref, store blobstore.Store, d transcript.Dialect, cm *common, w *indexWriter) int {
 	n := 0
 	var p transcript.Parser
-	t.Children(t.Get(ev, "blobs"), func(c, _ int) {
-		blob := t.Str(c)
-		digest, err := blobstore.ParseDigest(blob)
-		var data []byte
-		if err == nil {
-			data, err = store.Get(ctx, digest)
-		}
+	for _, c := range chunks {
+		blob := c.Blob.String()
+		data, err := store.Get(ctx, c.Blob)
 		if err != nil {
 			cm.ui.warnf(msgIndexRolled, path, err)
-			return
+			continue
 		}
 		for _, line := range bytes.Split(data, []byte("\n")) {
 			lt, err := p.Parse(line)
@@ -359,7 +361,7 @@ func indexEvicted(ctx context.Context, path, session string, t *transcript.Tree,
 			w.add(index.Row{Session: session, EntryID: e.ID, Blob: blob, Kind: "entry", Tool: e.ToolName, Time: e.Time, Text: roll.EntryText(line)})
 			n++
 		}
-	})
+	}
 	return n
 }
 

@@ -144,3 +144,19 @@ const (
 	msgVerifyFailed = "%d corrupt and %d undecryptable blobs in %s"
 	hintNoIdentity  = "the blob is encrypted: give the age identity it was encrypted to with --identity FILE (or BS_IDENTITY)"
 )
+
+// bs prune-retention.
+const (
+	msgPruneNoSessions = "name the live transcripts with --sessions DIR|GLOB (repeatable): without them every blob would look unreferenced"
+	msgPruneFlags      = "want --older-than >= 0 and --keep >= 0"
+	msgPruneNoMatch    = "--sessions %q is no directory and matches no file"
+	msgPruneSession    = "cannot read the transcript %s: %v; nothing was deleted"
+	msgPruneUnreadable = "%s:%d: the %s blob %s it references cannot be read (%v): what it holds may reference other blobs, so nothing was deleted"
+	msgPruneDamaged    = "%s:%d: %v: the blobs it names cannot be told, so nothing was deleted"
+	msgPruneBadLines   = "%s: %d lines are not valid JSON and were skipped"
+	msgPruneFailed     = "some deletions failed: %v"
+	msgPruneIndex      = "the search index %s could not be updated (%v): some hits may name deleted blobs"
+	msgIndexDamagedRef = "%s: %v; the values it names are not indexed"
+	hintPruneStore     = "were the transcripts written with another --store? prune-retention must read the store they use"
+	hintPruneRestore   = "'bs restore --all FILE' shows which entry is damaged; fix or remove the reference, then run again"
+)

@@ -202,13 +202,20 @@ func (w *watcher) pass(ctx context.Context) error {
 
 // sessionFiles lists the *.jsonl files under each directory root and the
 // files each glob root names, sorted, without duplicates.
-func sessionFiles(roots []string) ([]string, error) {
+func sessionFiles(roots []string) ([]string, error) { return findSessions(roots, false) }
+
+// findSessions is sessionFiles; when strict, a directory that cannot be
+// read or a root that names nothing is an error instead of being skipped.
+func findSessions(roots []string, strict bool) ([]string, error) {
 	var files []string
 	for _, r := range roots {
 		info, err := os.Stat(r)
 		if err == nil && info.IsDir() {
 			err = filepath.WalkDir(r, func(p string, d fs.DirEntry, err error) error {
 				if err != nil {
+					if strict {
+						return err
+					}
 					return nil // unreadable corners are skipped, not fatal
 				}
 				if d.Type().IsRegular() && strings.HasSuffix(p, ".jsonl") && !strings.HasPrefix(d.Name(), ".") {
@@ -224,6 +231,9 @@ func sessionFiles(roots []string) ([]string, error) {
 		matches, err := filepath.Glob(r)
 		if err != nil {
 			return nil, usagef(msgWatchGlob, r, err)
+		}
+		if strict && len(matches) == 0 {
+			return nil, fmt.Errorf(msgPruneNoMatch, r)
 		}
 		for _, m := range matches {
 			if info, err := os.Stat(m); err == nil && info.Mode().IsRegular() {

@@ -211,21 +211,45 @@ func (d Dir) Write(cp *Checkpoint, keep int) (string, error) {
 	return path, nil
 }
 
-// retain deletes all but the newest keep checkpoint files of a key. Files
-// are deleted, never changed.
+// retain deletes all but the newest keep checkpoint files of a key.
 func (d Dir) retain(key string, keep int) error {
-	list, err := d.List(key)
-	if err != nil {
-		return err
+	_, err := d.Retain(key, keep)
+	return err
+}
+
+// Excess lists the checkpoints of a key beyond the newest keep, oldest
+// first; keep 0 keeps all.
+func (d Dir) Excess(key string, keep int) ([]Entry, error) {
+	if keep <= 0 {
+		return nil, nil
 	}
+	list, err := d.List(key)
+	if err != nil || len(list) <= keep {
+		return nil, err
+	}
+	return list[:len(list)-keep], nil
+}
+
+// Retain deletes all but the newest keep checkpoint files of a key and
+// returns those it deleted. Files are deleted, never changed. Call it
+// under Locked.
+func (d Dir) Retain(key string, keep int) ([]Entry, error) {
+	excess, err := d.Excess(key, keep)
+	if err != nil {
+		return nil, err
+	}
+	var removed []Entry
 	var errs []error
-	for len(list) > keep {
-		if err := os.Remove(list[0].Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	for _, e := range excess {
+		err := os.Remove(e.Path)
+		switch {
+		case err == nil:
+			removed = append(removed, e)
+		case !errors.Is(err, fs.ErrNotExist):
 			errs = append(errs, err)
 		}
-		list = list[1:]
 	}
-	return errors.Join(errs...)
+	return removed, errors.Join(errs...)
 }
 
 const tempPrefix = ".tmp-"

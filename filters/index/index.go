@@ -704,3 +704,59 @@ func (ix *Index) wrap(op string, err error) error {
 	}
 	return fmt.Errorf("%s index %s: %w", op, ix.path, err)
 }
+
+// Forget deletes the rows of the blobs gone (names "sha256:<64 hex>") from
+// the store, so that no hit names a blob that is gone, and returns how
+// many it deleted. The rows are found in one pass over the table.
+func (ix *Index) Forget(ctx context.Context, gone map[string]bool) (int, error) {
+	if len(gone) == 0 {
+		return 0, nil
+	}
+	n := 0
+	err := ix.retry(ctx, func() error {
+		n = 0
+		tx, err := ix.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE (see Open)
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback()
+		rows, err := tx.QueryContext(ctx, `SELECT id, blob FROM removed`)
+		if err != nil {
+			return err
+		}
+		var ids []int64
+		for rows.Next() {
+			var id int64
+			var blob string
+			if err := rows.Scan(&id, &blob); err != nil {
+				rows.Close()
+				return err
+			}
+			if gone[blob] {
+				ids = append(ids, id)
+			}
+		}
+		if err := rows.Close(); err != nil {
+			return err
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		stmt, err := tx.PrepareContext(ctx, `DELETE FROM removed WHERE id = ?`)
+		if err != nil {
+			return err
+		}
+		defer stmt.Close()
+		for _, id := range ids {
+			if _, err := stmt.ExecContext(ctx, id); err != nil {
+				return err
+			}
+		}
+		n = len(ids)
+		return tx.Commit()
+	})
+	if err != nil {
+		return 0, ix.wrap("forget", err)
+	}
+	return n, nil
+}

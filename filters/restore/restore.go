@@ -210,22 +210,12 @@ func (x *run) unroll(ctx context.Context, sink *transcript.Sink, line transcript
 	}
 	skip, err := strconv.Atoi(string(t.Raw(max(t.Get(ev, "skip"), 0))))
 	size, serr := strconv.Atoi(string(t.Raw(max(t.Get(ev, "bytes"), 0))))
-	blobs := t.Get(ev, "blobs")
-	if err != nil || serr != nil || blobs < 0 || t.Nodes[blobs].Kind != '[' || t.Nodes[blobs].First < 0 {
+	if err != nil || serr != nil {
 		return fail("", fmt.Errorf("bad %s member", transcript.EvictedField))
 	}
-	var digests []blobstore.Digest
-	var bad error
-	var badBlob string
-	t.Children(blobs, func(c, _ int) {
-		d, err := blobstore.ParseDigest(t.Str(c))
-		if err != nil && bad == nil {
-			bad, badBlob = err, t.Str(c)
-		}
-		digests = append(digests, d)
-	})
-	if bad != nil {
-		return fail(badBlob, bad)
+	digests, err := evictedBlobs(t, ev)
+	if err != nil {
+		return fail("", fmt.Errorf("bad %s member: %w", transcript.EvictedField, err))
 	}
 	// First pass: read (Get verifies each digest) and count.
 	total := 0

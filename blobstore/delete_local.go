@@ -1,0 +1,83 @@
+package blobstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"slices"
+)
+
+// BatchDeleter is implemented by stores that can delete many blobs with
+// one sync per directory instead of one per blob, for retention sweeps
+// over large stores. A blob deleted with DeleteUnsynced is gone at once for
+// every reader (Has, Get, Stat, List); its removal becomes durable at the
+// next SyncDeletes. A crash before that may bring a deleted blob back,
+// which costs only its space until the next sweep.
+type BatchDeleter interface {
+	Store
+	// DeleteUnsynced removes a blob as Delete does, without waiting for
+	// the removal to be durable; deleting a missing blob is ErrNotFound.
+	DeleteUnsynced(ctx context.Context, d Digest) error
+	// SyncDeletes makes every removal done by DeleteUnsynced before it
+	// was called durable.
+	SyncDeletes(ctx context.Context) error
+}
+
+var _ BatchDeleter = (*Local)(nil)
+
+// DeleteUnsynced implements [BatchDeleter.DeleteUnsynced]: the file is
+// removed and its shard directory noted for SyncDeletes.
+func (l *Local) DeleteUnsynced(ctx context.Context, d Digest) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	shard, name := l.paths(d)
+	fi, err := os.Lstat(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return notFound(d, err)
+	}
+	if err != nil {
+		return fmt.Errorf("delete blob %s: %w", d, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return notFound(d, nil)
+	}
+	err = os.Remove(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return notFound(d, err)
+	}
+	if err != nil {
+		return fmt.Errorf("delete blob %s: %w", d, err)
+	}
+	l.mu.Lock()
+	if l.deleted == nil {
+		l.deleted = map[string]struct{}{}
+	}
+	l.deleted[shard] = struct{}{}
+	l.mu.Unlock()
+	return nil
+}
+
+// SyncDeletes implements [BatchDeleter.SyncDeletes].
+func (l *Local) SyncDeletes(ctx context.Context) error {
+	l.mu.Lock()
+	shards := make([]string, 0, len(l.deleted))
+	for s := range l.deleted {
+		shards = append(shards, s)
+	}
+	l.deleted = nil
+	l.mu.Unlock()
+	slices.Sort(shards)
+	var errs []error
+	for _, s := range shards {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := syncDir(s); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, fmt.Errorf("sync deletes in %s: %w", s, err))
+		}
+	}
+	return errors.Join(errs...)
+}

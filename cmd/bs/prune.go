@@ -1,0 +1,279 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/bstools/bs/blobstore"
+	"github.com/bstools/bs/filters/checkpoint"
+	"github.com/bstools/bs/filters/retention"
+)
+
+func pruneCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "prune-retention",
+		Usage: "delete stored blobs, checkpoints and holder files that nothing live references",
+		Description: "A mark and sweep. Mark reads every transcript --sessions names (a DIR is walked for *.jsonl; " +
+			"a GLOB names files) and records every blob they reference: values in _extracted (extract, trim), " +
+			"the chunks of ranges bs roll evicted and the holder transcripts bs archive wrote, and, read from the " +
+			"store, whatever the lines inside those chunks and holders reference in turn. Sweep then deletes each " +
+			"unreferenced blob last written (or re-used) more than --older-than before the mark began; a referenced " +
+			"blob is never deleted, however old, nor one written while the sweep runs (a filter stores a blob before " +
+			"the line that references it is written, so keep --older-than longer than any filter run). If a transcript or a " +
+			"referenced chunk or holder cannot be read, nothing is deleted. It also deletes checkpoints beyond the " +
+			"newest --keep of each session key under --checkpoint-dir, and, with --holders DIR, the DIR/<id>.jsonl " +
+			"files of holders no transcript references (older than --older-than too). --dry-run lists what would go " +
+			"(one blob digest or file path and its bytes a line) and changes nothing. The last line reports counts " +
+			"and bytes freed; --json prints it as an object. Rows of the search index (--index) that name a deleted " +
+			"blob are removed too.",
+		Flags: append([]cli.Flag{
+			&cli.StringSliceFlag{Name: "sessions", Usage: "the live transcripts: a `DIR` walked for *.jsonl, or a GLOB (repeatable; required)"},
+			&cli.DurationFlag{Name: "older-than", Value: 24 * time.Hour, Usage: "delete unreferenced blobs and holders last written longer ago than this (seed 000's retention)"},
+			&cli.IntFlag{Name: "keep", Value: checkpoint.Defaults().Keep, Usage: "keep the newest `N` checkpoints of each session key (0 keeps all)"},
+			&cli.StringFlag{Name: "checkpoint-dir", EnvVars: []string{"BS_CHECKPOINT_DIR"}, Usage: "the checkpoint directory (default: $XDG_STATE_HOME/bs/checkpoints)"},
+			&cli.StringFlag{Name: "holders", Usage: "also delete unreferenced holder files `DIR`/<id>.jsonl (as bs archive --holders writes them)"},
+			&cli.BoolFlag{Name: "dry-run", Usage: "list what would be deleted and change nothing"},
+			&cli.BoolFlag{Name: "json", Usage: "print the report as one JSON object (with --dry-run, the items too)"},
+			&cli.StringFlag{Name: "store", Usage: "blob store directory (default $XDG_DATA_HOME/bs, ~/.local/share/bs)", EnvVars: []string{"BS_STORE"}},
+			&cli.StringFlag{Name: "now", Usage: "the time to act at, RFC 3339 (default: the clock)", EnvVars: []string{"BS_NOW"}},
+			&cli.StringFlag{Name: "log-level", Value: "warn", Usage: "log records on stderr at this level and above: debug, info, warn, error"},
+		}, indexFlags()...),
+		Action: runPrune,
+	}
+}
+
+// pruneReport is the report line, and --json's object.
+type pruneReport struct {
+	DryRun      bool             `json:"dry_run"`
+	Sessions    int              `json:"sessions"`
+	Blobs       pruneBlobs       `json:"blobs"`
+	Checkpoints pruneFiles       `json:"checkpoints"`
+	Holders     pruneFiles       `json:"holders"`
+	IndexRows   int              `json:"index_rows"` // search-index rows of deleted blobs, removed
+	Items       []retention.Item `json:"items,omitempty"`
+}
+
+type pruneBlobs struct {
+	Listed     int   `json:"listed"`
+	Referenced int   `json:"referenced"`
+	Recent     int   `json:"recent"`
+	Deleted    int   `json:"deleted"`
+	Bytes      int64 `json:"bytes"`
+}
+
+type pruneFiles struct {
+	Deleted int   `json:"deleted"`
+	Bytes   int64 `json:"bytes"`
+}
+
+func filesOf(items []retention.Item) pruneFiles {
+	f := pruneFiles{Deleted: len(items)}
+	for _, it := range items {
+		f.Bytes += it.Bytes
+	}
+	return f
+}
+
+func runPrune(c *cli.Context) error {
+	roots := c.StringSlice("sessions")
+	if len(roots) == 0 || c.NArg() > 0 {
+		return usagef(msgPruneNoSessions)
+	}
+	olderThan, keep := c.Duration("older-than"), c.Int("keep")
+	if olderThan < 0 || keep < 0 {
+		return usagef(msgPruneFlags)
+	}
+	cm, err := parseLogLevel(c)
+	if err != nil {
+		return err
+	}
+	// The mark starts now: the earlier of --now and the clock, so that a
+	// --now ahead of the clock cannot reach blobs written during the run.
+	start := time.Now()
+	if s := c.String("now"); s != "" {
+		now, err := time.Parse(time.RFC3339, s)
+		if err != nil {
+			return usagef(msgBadNow, s)
+		}
+		if now.Before(start) {
+			start = now
+		}
+	}
+	cutoff := start.Add(-olderThan)
+	cm.storeDir = c.String("store")
+	if cm.storeDir == "" {
+		cm.storeDir = defaultStoreDir()
+	}
+	files, err := findSessions(roots, true)
+	if err != nil {
+		return err
+	}
+	store, err := cm.openStore()
+	if err != nil {
+		return err
+	}
+	ctx := c.Context
+	stderr := c.App.ErrWriter
+	tty := isTerminal(stderr)
+	clear := func() {
+		if tty {
+			fmt.Fprint(stderr, "\r\033[K")
+		}
+	}
+
+	// Mark.
+	marks := retention.NewMarks(store)
+	for i, path := range files {
+		if tty {
+			fmt.Fprintf(stderr, "\rbs prune-retention: marking %d/%d transcripts", i+1, len(files))
+		}
+		sc, err := markFile(c, marks, path)
+		if err != nil {
+			clear()
+			return pruneMarkError(ctx, cm, path, err)
+		}
+		if sc.BadLines > 0 {
+			clear()
+			cm.ui.warnf(msgPruneBadLines, path, sc.BadLines)
+		}
+		cm.log.Debug("marked", "file", path, "lines", sc.Lines, "refs", sc.Refs, "nested_blobs", sc.Nested)
+	}
+	clear()
+
+	// Sweep.
+	opt := retention.SweepOptions{Cutoff: cutoff, DryRun: c.Bool("dry-run")}
+	if tty {
+		opt.Progress = func(phase string, done, total int) {
+			if total < 0 {
+				fmt.Fprintf(stderr, "\rbs prune-retention: listing %d blobs", done)
+			} else {
+				fmt.Fprintf(stderr, "\rbs prune-retention: sweeping %d/%d unreferenced blobs", done, total)
+			}
+		}
+	}
+	res, sweepErr := retention.Sweep(ctx, store, marks, opt)
+	clear()
+	if sweepErr != nil && ctx.Err() != nil {
+		return sweepErr
+	}
+	cpDir := checkpoint.Dir{Root: c.String("checkpoint-dir")}
+	if cpDir.Root == "" {
+		cpDir.Root = filepath.Join(stateDir(), "checkpoints")
+	}
+	cps, cpErr := retention.Checkpoints(cpDir, keep, opt.DryRun)
+	var holders []retention.Item
+	var hErr error
+	if dir := c.String("holders"); dir != "" {
+		holders, hErr = retention.Holders(dir, marks, cutoff, opt.DryRun)
+	}
+
+	rep := pruneReport{DryRun: opt.DryRun, Sessions: len(files),
+		Blobs:       pruneBlobs{Listed: res.Listed, Referenced: res.Referenced, Recent: res.Recent, Deleted: len(res.Removed), Bytes: res.Bytes},
+		Checkpoints: filesOf(cps), Holders: filesOf(holders)}
+	all := append(append(append([]retention.Item{}, res.Removed...), cps...), holders...)
+	if !opt.DryRun {
+		for _, it := range all {
+			cm.log.Info("deleted", "item", it.Name, "bytes", it.Bytes)
+		}
+	}
+	if len(res.Removed) > 0 && !opt.DryRun {
+		rep.IndexRows = forgetIndexRows(c, cm, res.Removed)
+	}
+	out := c.App.Writer
+	if c.Bool("json") {
+		if opt.DryRun {
+			rep.Items = all
+		}
+		b, _ := json.Marshal(rep)
+		fmt.Fprintf(out, "%s\n", b)
+	} else {
+		if opt.DryRun {
+			for _, it := range all {
+				fmt.Fprintf(out, "%s %d\n", it.Name, it.Bytes)
+			}
+		}
+		writePruneReport(out, rep)
+	}
+	if err := errors.Join(sweepErr, cpErr, hErr); err != nil {
+		cm.ui.errorf(cm.cmd, msgPruneFailed, err)
+		return &reported{code: exitFailure}
+	}
+	return nil
+}
+
+func writePruneReport(w io.Writer, r pruneReport) {
+	verb := "deleted"
+	if r.DryRun {
+		verb = "would delete"
+	}
+	fmt.Fprintf(w, "%s: blobs %d (%d bytes), checkpoints %d (%d bytes), holders %d (%d bytes); kept: blobs %d referenced, %d recent (of %d); sessions read: %d\n",
+		verb, r.Blobs.Deleted, r.Blobs.Bytes, r.Checkpoints.Deleted, r.Checkpoints.Bytes, r.Holders.Deleted, r.Holders.Bytes,
+		r.Blobs.Referenced, r.Blobs.Recent, r.Blobs.Listed, r.Sessions)
+}
+
+// markFile marks what one transcript references.
+func markFile(c *cli.Context, marks *retention.Marks, path string) (retention.Scan, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return retention.Scan{}, err
+	}
+	defer f.Close()
+	return marks.Transcript(c.Context, path, f)
+}
+
+// pruneMarkError shows why the mark failed: nothing is deleted after it.
+func pruneMarkError(ctx context.Context, cm *common, path string, err error) error {
+	var ue *retention.UnreadableError
+	var de *retention.DamagedError
+	switch {
+	case ctx.Err() != nil:
+		return err
+	case errors.As(err, &ue):
+		cm.ui.errorf(cm.cmd, msgPruneUnreadable, ue.Name, ue.Line, ue.Kind, ue.Blob, ue.Err)
+		if errors.Is(err, blobstore.ErrNotFound) {
+			cm.ui.hintf(hintPruneStore)
+		}
+	case errors.As(err, &de):
+		cm.ui.errorf(cm.cmd, msgPruneDamaged, de.Name, de.Line, de.Err)
+		cm.ui.hintf(hintPruneRestore)
+	default:
+		cm.ui.errorf(cm.cmd, msgPruneSession, path, err)
+	}
+	return &reported{code: exitFailure}
+}
+
+// forgetIndexRows removes the search-index rows that name deleted blobs, so
+// no hit names a blob that is gone. The index is a convenience over the
+// store: a failure warns and does not fail the run.
+func forgetIndexRows(c *cli.Context, cm *common, removed []retention.Item) int {
+	path := indexPath(c)
+	_, err := os.Stat(path)
+	_, perr := os.Stat(pendingDir(path))
+	if err != nil && perr != nil {
+		return 0 // no index, no queued rows
+	}
+	gone := make(map[string]bool, len(removed))
+	for _, it := range removed {
+		gone[it.Name] = true
+	}
+	ix, err := openIndex(c.Context, path, cm.ui) // queued rows first
+	if err == nil {
+		var n int
+		n, err = ix.Forget(c.Context, gone)
+		ix.Close()
+		if err == nil {
+			return n
+		}
+	}
+	cm.ui.warnf(msgPruneIndex, path, err)
+	cm.ui.hintf(hintIndex)
+	return 0
+}

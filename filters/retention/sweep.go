@@ -1,0 +1,273 @@
+package retention
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/bstools/bs/blobstore"
+	"github.com/bstools/bs/filters/checkpoint"
+)
+
+// Item is a blob or a file that went, or would go under a dry run.
+type Item struct {
+	Name  string `json:"name"`  // "sha256:<hex>" for a blob, else the file's path
+	Bytes int64  `json:"bytes"` // as stored
+}
+
+// SweepOptions configure Sweep.
+type SweepOptions struct {
+	// Cutoff: an unmarked blob last written before it goes. Take it
+	// before the mark begins (start - retention), so that whatever is
+	// written or re-Put from then on stays.
+	Cutoff  time.Time
+	DryRun  bool // list what would go, delete nothing
+	Workers int  // concurrent Stat and Delete calls (default 16)
+	// Progress, if set, is told how far each phase got: "list" counts
+	// the blobs listed (total unknown, -1), "sweep" the unmarked blobs
+	// looked at out of total.
+	Progress func(phase string, done, total int)
+}
+
+// SweepResult says what a sweep did.
+type SweepResult struct {
+	Listed     int    // blobs in the store
+	Referenced int    // of them marked, kept whatever their age
+	Recent     int    // unmarked, but written at or after the cutoff: kept
+	Removed    []Item // deleted (or, under DryRun, to be), sorted by name
+	Bytes      int64  // their stored size
+}
+
+// Sweep deletes the blobs of store that marks does not reference and that
+// were last written before opt.Cutoff. Each is Stat-ed just before its
+// Delete, after the listing, and kept if it became newer meanwhile (a
+// writer re-used it) or is gone (another sweep). A store that is a
+// blobstore.BatchDeleter deletes without a sync per blob and syncs once at
+// the end. Failures to delete one blob do not stop the others; they are
+// returned, joined, at the end.
+func Sweep(ctx context.Context, store blobstore.Store, marks *Marks, opt SweepOptions) (SweepResult, error) {
+	var res SweepResult
+	workers := opt.Workers
+	if workers < 1 {
+		workers = 16
+	}
+	progress := opt.Progress
+	if progress == nil {
+		progress = func(string, int, int) {}
+	}
+	var unmarked []blobstore.Digest
+	err := store.List(ctx, func(d blobstore.Digest) error {
+		res.Listed++
+		if marks.Blob(d) {
+			res.Referenced++
+		} else {
+			unmarked = append(unmarked, d)
+		}
+		if res.Listed%4096 == 0 {
+			progress("list", res.Listed, -1)
+		}
+		return nil
+	})
+	if err != nil {
+		return res, err
+	}
+	// Each unmarked blob is looked at just before it is deleted: one
+	// re-used (re-Put) since the mark began is newer than the cutoff.
+	const (
+		vanished = iota
+		recent
+		old
+		removed
+	)
+	infos := make([]blobstore.Info, len(unmarked))
+	state := make([]uint8, len(unmarked))
+	del := store.Delete
+	bd, batched := store.(blobstore.BatchDeleter)
+	if batched {
+		del = bd.DeleteUnsynced // one directory sync per shard, at the end
+	}
+	var done atomic.Int64
+	var mu sync.Mutex
+	var errs []error
+	err = parallel(ctx, workers, len(unmarked), func(i int) error {
+		defer func() {
+			if n := int(done.Add(1)); n%1024 == 0 {
+				progress("sweep", n, len(unmarked))
+			}
+		}()
+		info, err := store.Stat(ctx, unmarked[i])
+		switch {
+		case errors.Is(err, blobstore.ErrNotFound):
+			return nil // gone since the listing
+		case err != nil:
+			return err
+		case !info.ModTime.Before(opt.Cutoff):
+			state[i] = recent
+			return nil
+		}
+		infos[i], state[i] = info, old
+		if opt.DryRun {
+			return nil
+		}
+		err = del(ctx, unmarked[i])
+		switch {
+		case err == nil:
+			state[i] = removed
+		case errors.Is(err, blobstore.ErrNotFound):
+			state[i] = vanished
+		default:
+			mu.Lock()
+			errs = append(errs, err)
+			mu.Unlock()
+		}
+		return nil
+	})
+	if batched && !opt.DryRun {
+		if serr := bd.SyncDeletes(ctx); serr != nil {
+			errs = append(errs, serr)
+		}
+	}
+	progress("sweep", len(unmarked), len(unmarked))
+	for i, d := range unmarked {
+		switch {
+		case state[i] == removed || opt.DryRun && state[i] == old:
+			res.Removed = append(res.Removed, Item{Name: d.String(), Bytes: infos[i].Size})
+			res.Bytes += infos[i].Size
+		case state[i] == recent:
+			res.Recent++
+		}
+	}
+	slices.SortFunc(res.Removed, func(a, b Item) int { return strings.Compare(a.Name, b.Name) })
+	if err != nil {
+		errs = append([]error{err}, errs...)
+	}
+	return res, errors.Join(errs...)
+}
+
+// parallel runs fn(0..n-1) on workers goroutines; the first error stops
+// the handing out of work and is returned.
+func parallel(ctx context.Context, workers, n int, fn func(i int) error) error {
+	var next atomic.Int64
+	var first error
+	var once sync.Once
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	for range min(workers, max(n, 1)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for !stop.Load() {
+				i := int(next.Add(1)) - 1
+				if i >= n {
+					return
+				}
+				err := ctx.Err()
+				if err == nil {
+					err = fn(i)
+				}
+				if err != nil {
+					once.Do(func() { first = err })
+					stop.Store(true)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return first
+}
+
+// Holders deletes the holder files (<id>.jsonl, as bs archive --holders
+// writes them) in dir whose id marks does not reference and that were last
+// modified before cutoff. A missing dir holds nothing.
+func Holders(dir string, marks *Marks, cutoff time.Time, dryRun bool) ([]Item, error) {
+	des, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []Item
+	var errs []error
+	for _, de := range des {
+		id, ok := strings.CutSuffix(de.Name(), ".jsonl")
+		if !ok || id == "" || strings.HasPrefix(id, ".") || !de.Type().IsRegular() || marks.Holder(id) {
+			continue
+		}
+		path := filepath.Join(dir, de.Name())
+		info, err := os.Lstat(path)
+		if err != nil || !info.Mode().IsRegular() || !info.ModTime().Before(cutoff) {
+			continue
+		}
+		if !dryRun {
+			if err := os.Remove(path); err != nil {
+				if !errors.Is(err, fs.ErrNotExist) {
+					errs = append(errs, err)
+				}
+				continue
+			}
+		}
+		out = append(out, Item{Name: path, Bytes: info.Size()})
+	}
+	return out, errors.Join(errs...)
+}
+
+// Checkpoints deletes, for every session key of d, the checkpoints beyond
+// the newest keep (keep 0 keeps all), as bs checkpoint --keep does after
+// each write.
+func Checkpoints(d checkpoint.Dir, keep int, dryRun bool) ([]Item, error) {
+	if keep <= 0 {
+		return nil, nil
+	}
+	keys, err := d.Keys()
+	if err != nil {
+		return nil, err
+	}
+	var out []Item
+	var errs []error
+	for _, key := range keys {
+		err := func() error {
+			if dryRun {
+				excess, err := d.Excess(key, keep)
+				for _, e := range excess {
+					out = append(out, Item{Name: e.Path, Bytes: fileSize(e.Path)})
+				}
+				return err
+			}
+			return d.Locked(key, func() error {
+				excess, err := d.Excess(key, keep)
+				if err != nil {
+					return err
+				}
+				sizes := make(map[string]int64, len(excess))
+				for _, e := range excess {
+					sizes[e.Path] = fileSize(e.Path)
+				}
+				removed, err := d.Retain(key, keep)
+				for _, e := range removed {
+					out = append(out, Item{Name: e.Path, Bytes: sizes[e.Path]})
+				}
+				return err
+			})
+		}()
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return out, errors.Join(errs...)
+}
+
+func fileSize(path string) int64 {
+	info, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return info.Size()
+}
