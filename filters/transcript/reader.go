@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"slices"
 )
 
 // Line is one line of a transcript exactly as it stood in the input.
@@ -21,6 +22,9 @@ type Line struct {
 // AppendTo appends the line as it must be written back: its body plus the line
 // feed it had.
 func (l Line) AppendTo(dst []byte) []byte {
+	// Grow once: appending the body and then the newline would reallocate
+	// (and clear) a body-sized buffer a second time for most lines.
+	dst = slices.Grow(dst, l.Len())
 	dst = append(dst, l.Body...)
 	if l.Newline {
 		dst = append(dst, '\n')

@@ -2,6 +2,7 @@ package transcript
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 )
 
@@ -16,11 +17,19 @@ type Edit struct {
 // order but must not overlap (two inserts at one offset keep their order).
 func Splice(dst, src []byte, edits []Edit) ([]byte, error) {
 	sort.SliceStable(edits, func(i, j int) bool { return edits[i].Start < edits[j].Start })
-	pos := 0
+	pos, size := 0, len(src)
 	for _, e := range edits {
 		if e.Start < pos || e.End < e.Start || e.End > len(src) {
 			return nil, fmt.Errorf("splice: edit [%d,%d) overlaps or lies outside [%d,%d)", e.Start, e.End, pos, len(src))
 		}
+		pos = e.End
+		size += len(e.Text) - (e.End - e.Start)
+	}
+	// One allocation for the result: growing it edit by edit would copy
+	// and clear a line-sized buffer several times.
+	dst = slices.Grow(dst, size)
+	pos = 0
+	for _, e := range edits {
 		dst = append(dst, src[pos:e.Start]...)
 		dst = append(dst, e.Text...)
 		pos = e.End
