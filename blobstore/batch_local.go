@@ -37,10 +37,16 @@ func (l *Local) PutPending(ctx context.Context, d Digest, data []byte) error {
 	fi, err := os.Lstat(name)
 	switch {
 	case err == nil && fi.Mode().IsRegular():
-		if err := l.confirmExisting(shard, name, fi); err != nil {
+		keep, err := l.vouch(ctx, d)
+		if err == nil && keep {
+			err = l.confirmExisting(shard, name, fi)
+		}
+		if err != nil {
 			return fmt.Errorf("put blob %s: %w", d, err)
 		}
-		return nil
+		if keep {
+			return nil
+		}
 	case err == nil:
 		return fmt.Errorf("put blob %s: %s is not a regular file", d, name)
 	case !errors.Is(err, fs.ErrNotExist):

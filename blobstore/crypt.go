@@ -61,6 +61,9 @@ func newCrypter(recipients, identityFiles []string) (*crypter, error) {
 // encrypts reports whether Put encrypts.
 func (c *crypter) encrypts() bool { return c != nil && len(c.recipients) > 0 }
 
+// canOpen reports whether the store holds identities to decrypt with.
+func (c *crypter) canOpen() bool { return c != nil && len(c.identities) > 0 }
+
 // seal returns the stored form of compressed data: itself, or its age
 // encryption when the store has recipients.
 func (c *crypter) seal(compressed []byte) ([]byte, error) {

@@ -154,8 +154,9 @@ func OpenLocal(dir string) (*Local, error) {
 // 0400 to 0600. Concurrent Puts of the same data, in this process or
 // another, all succeed and leave one good file.
 //
-// If the blob's file already exists with mode 0600, Put returns at once.
-// Otherwise its writer may not have fsynced the directory yet, so Put does.
+// If the blob's file already exists and reads back as data (see vouch),
+// Put keeps it; if its mode is not yet 0600 its writer may not have
+// fsynced the directory yet, so Put does. A damaged one is replaced.
 func (l *Local) Put(ctx context.Context, data []byte) (Digest, error) {
 	if err := ctx.Err(); err != nil {
 		return Digest{}, err
@@ -169,10 +170,16 @@ func (l *Local) Put(ctx context.Context, data []byte) (Digest, error) {
 	fi, err := os.Lstat(name)
 	switch {
 	case err == nil && fi.Mode().IsRegular():
-		if err := l.confirmExisting(shard, name, fi); err != nil {
+		keep, err := l.vouch(ctx, d)
+		if err == nil && keep {
+			err = l.confirmExisting(shard, name, fi)
+		}
+		if err != nil {
 			return Digest{}, fmt.Errorf("put blob %s: %w", d, err)
 		}
-		return d, nil
+		if keep {
+			return d, nil
+		}
 	case err == nil:
 		return Digest{}, fmt.Errorf("put blob %s: %s is not a regular file", d, name)
 	case !errors.Is(err, fs.ErrNotExist):
@@ -195,6 +202,30 @@ func (l *Local) Put(ctx context.Context, data []byte) (Digest, error) {
 		return Digest{}, fmt.Errorf("put blob %s: %w", d, err)
 	}
 	return d, nil
+}
+
+// vouch decides whether the blob file already in place may stand for d,
+// so that a placeholder can rely on it: it may when it reads back as d,
+// or when it is encrypted and this store holds no identity to check it
+// with (a writer that has only recipients cannot do better). A damaged or
+// vanished blob is to be written again (keep false). A blob encrypted to
+// recipients none of our identities opens is an error: replacing it would
+// lock its owners out, and keeping it would leave us a placeholder we
+// could not restore.
+func (l *Local) vouch(ctx context.Context, d Digest) (keep bool, err error) {
+	_, err = l.Get(ctx, d)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, ErrNoIdentity):
+		if l.crypt.canOpen() {
+			return false, fmt.Errorf("already stored, encrypted to recipients none of the identities given can open: %w", err)
+		}
+		return true, nil
+	case errors.Is(err, ErrCorrupt), errors.Is(err, ErrNotFound):
+		return false, nil
+	}
+	return false, err
 }
 
 // confirmExisting makes sure that a blob file found in place by Put is

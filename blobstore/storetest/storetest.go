@@ -76,6 +76,7 @@ func Run(t *testing.T, h Harness) {
 		{"Dedup", testDedup},
 		{"GetUnknown", testGetUnknown},
 		{"Corrupt", testCorrupt},
+		{"PutRepairsDamage", testPutRepairsDamage},
 		{"Concurrent", testConcurrent},
 		{"OtherProcess", testOtherProcess},
 		{"CrashedPut", testCrashedPut},
@@ -204,6 +205,27 @@ func testRePutRefreshes(t *testing.T, h Harness) {
 	}
 	if info.ModTime.Before(before.Add(-statSlack)) {
 		t.Fatalf("after a second Put, ModTime = %v, want at least %v", info.ModTime, before)
+	}
+}
+
+// testPutRepairsDamage checks that a Put of data whose blob is stored but
+// damaged stores it again: a caller writes a placeholder once Put returns,
+// and must be able to get the data back.
+func testPutRepairsDamage(t *testing.T, h Harness) {
+	if h.Corrupt == nil {
+		t.Skip("harness has no Corrupt hook")
+	}
+	s := h.New(t)
+	data := bytes.Repeat([]byte("damaged, then put again "), 50)
+	d := mustPut(t, s, data)
+	h.Corrupt(t, s, d)
+	if _, err := s.Get(context.Background(), d); !errors.Is(err, blobstore.ErrCorrupt) {
+		t.Fatalf("Get after Corrupt = %v, want ErrCorrupt", err)
+	}
+	mustPut(t, s, data)
+	got, err := s.Get(context.Background(), d)
+	if err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("Get after a second Put = %d bytes, %v; want the data back", len(got), err)
 	}
 }
 
