@@ -34,6 +34,7 @@ const (
 	msgBadRule        = "bad --rule %q: %v"
 	hintRule          = "a rule is a jq expression yielding true, false, an integer or null, e.g. --rule '.message.role == \"toolResult\"'"
 	hintMissingBlob   = "was the transcript extracted with another --store? restore reads the store it was written to"
+	hintCorruptBlob   = "the stored copy is damaged; 'bs store verify' lists every damaged blob (a later extract of the same value stores it again)"
 	msgRestoreWhat    = "nothing to do: give --id ID, --all or --set-extractable ID=VALUE"
 	msgRestoreBoth    = "--id and --all cannot be used together"
 	msgKeysWithoutID  = "--keys needs --id"

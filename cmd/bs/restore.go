@@ -106,8 +106,10 @@ func runRestore(c *cli.Context) error {
 			}
 			if errors.Is(err, blobstore.ErrNoIdentity) {
 				cm.ui.hintf(hintNoIdentity)
-			} else if errors.Is(err, blobstore.ErrNotFound) || errors.Is(err, blobstore.ErrCorrupt) {
+			} else if errors.Is(err, blobstore.ErrNotFound) {
 				cm.ui.hintf(hintMissingBlob)
+			} else if errors.Is(err, blobstore.ErrCorrupt) {
+				cm.ui.hintf(hintCorruptBlob)
 			}
 			failed = true
 			return nil
