@@ -275,6 +275,10 @@ func (x *run) decide(it *item) {
 	if verdict.Never {
 		return
 	}
+	if e.ID != "" && !transcript.PlaceholderSafe(e.ID) {
+		x.opt.Log.Warn("entry id cannot stand in a placeholder; its values stay", "line", it.line.Num, "entry_id", e.ID)
+		return
+	}
 	if !verdict.Force && e.Restored >= 0 {
 		if at, err := time.Parse(time.RFC3339, t.Str(e.Restored)); err == nil && x.opt.Now.Before(at.Add(x.opt.KeepAfterRestore)) {
 			x.stats.Protected++

@@ -3,6 +3,7 @@ package transcript
 import (
 	"bytes"
 	"strconv"
+	"strings"
 )
 
 // The members bs roll writes. RolledField marks every line roll writes,
@@ -21,6 +22,21 @@ const (
 // Placeholder returns the text left where a value of entry id was removed:
 // exactly [[extracted-<id>]] (seed 000).
 func Placeholder(id string) string { return "[[extracted-" + id + "]]" }
+
+// PlaceholderSafe reports whether entry id can stand in a placeholder that
+// restore will recognise again: IsRawPlaceholder reads the placeholder from
+// a string's raw JSON bytes, so the id must be spelled there as it is (no
+// quote, backslash or control character that JSON would escape), must not
+// hold the brackets that end it, and must be short enough to be found in
+// the string's tail. Filters leave the values of any other entry in place:
+// what could not be put back must not be removed.
+func PlaceholderSafe(id string) bool {
+	if id == "" || len(id) > maxPlaceholderTail-len(`[[extracted-]]"`) || strings.ContainsAny(id, "[]") {
+		return false
+	}
+	q := AppendQuote(nil, id)
+	return len(q) == len(id)+2
+}
 
 // IsRawPlaceholder reports whether a raw JSON string holds a placeholder
 // left by bs: exactly [[extracted-<id>]] (extract), or text that ends with

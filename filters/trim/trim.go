@@ -591,6 +591,11 @@ func edit(dst, line []byte, l *resLine, r rec, opt *Options) (edited, error) {
 	}
 	suffix := ""
 	if opt.Store != nil {
+		if !transcript.PlaceholderSafe(id) {
+			// Restore could not find a placeholder of this id again, so
+			// what trim removed would be lost: leave the line whole.
+			return edited{out: append(dst, line...)}, nil
+		}
 		suffix = " " + transcript.Placeholder(id)
 	}
 	var edits []transcript.Edit
