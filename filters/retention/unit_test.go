@@ -196,3 +196,21 @@ func TestCheckpoints(t *testing.T) {
 		t.Error("--keep 0 deleted checkpoints")
 	}
 }
+
+// A member name written with a \u escape is the same member to the tree
+// (and to restore): the line must be marked, not skipped by the prefilter.
+func TestEscapedMemberName(t *testing.T) {
+	ctx := context.Background()
+	store := newClockStore(t0)
+	d, _ := store.Put(ctx, []byte(`"value"`))
+	for _, name := range []string{`\u005fextracted`, `_extr\u0061cted`, `\u005Fextracted`} {
+		line := strings.Replace(extracted(d), `"_extracted"`, `"`+name+`"`, 1)
+		marks := retention.NewMarks(store)
+		if _, err := marks.Transcript(ctx, "live", strings.NewReader(line)); err != nil {
+			t.Fatal(err)
+		}
+		if !marks.Blob(d) {
+			t.Errorf("%s: the blob is not marked", name)
+		}
+	}
+}
