@@ -160,3 +160,8 @@ const (
 	hintPruneStore     = "were the transcripts written with another --store? prune-retention must read the store they use"
 	hintPruneRestore   = "'bs restore --all FILE' shows which entry is damaged; fix or remove the reference, then run again"
 )
+
+// bs prune-retention: refusals that keep a sweep from deleting live blobs.
+const (
+	msgPruneNoTranscripts = "--sessions %s name no transcript (*.jsonl): every blob would look unreferenced, so nothing was deleted"
+)

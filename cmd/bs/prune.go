@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -115,6 +116,10 @@ func runPrune(c *cli.Context) error {
 	files, err := findSessions(roots, true)
 	if err != nil {
 		return err
+	}
+	if len(files) == 0 {
+		// Every blob would look unreferenced.
+		return fmt.Errorf(msgPruneNoTranscripts, strings.Join(roots, ", "))
 	}
 	store, err := cm.openStore()
 	if err != nil {

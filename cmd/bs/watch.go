@@ -206,24 +206,57 @@ func sessionFiles(roots []string) ([]string, error) { return findSessions(roots,
 
 // findSessions is sessionFiles; when strict, a directory that cannot be
 // read or a root that names nothing is an error instead of being skipped.
+// Symbolic links are followed: a linked root, linked directories inside
+// it (each real directory walked once, so a loop ends) and linked *.jsonl
+// files. A glob match that is a directory is walked like a root.
 func findSessions(roots []string, strict bool) ([]string, error) {
 	var files []string
+	seen := map[string]bool{} // real directories walked
+	var walk func(dir string) error
+	walk = func(dir string) error {
+		real, err := filepath.EvalSymlinks(dir)
+		if err != nil {
+			if strict {
+				return err
+			}
+			return nil
+		}
+		if seen[real] {
+			return nil
+		}
+		seen[real] = true
+		des, err := os.ReadDir(dir)
+		if err != nil {
+			if strict {
+				return err
+			}
+			return nil // unreadable corners are skipped, not fatal
+		}
+		for _, d := range des {
+			p := filepath.Join(dir, d.Name())
+			mode := d.Type()
+			if mode&fs.ModeSymlink != 0 {
+				info, err := os.Stat(p)
+				if err != nil {
+					continue // a dangling link names nothing
+				}
+				mode = info.Mode().Type()
+			}
+			switch {
+			case mode.IsDir():
+				if err := walk(p); err != nil {
+					return err
+				}
+			case mode.IsRegular() && strings.HasSuffix(p, ".jsonl") && !strings.HasPrefix(d.Name(), "."):
+				files = append(files, p)
+			}
+		}
+		return nil
+	}
 	for _, r := range roots {
 		info, err := os.Stat(r)
 		if err == nil && info.IsDir() {
-			err = filepath.WalkDir(r, func(p string, d fs.DirEntry, err error) error {
-				if err != nil {
-					if strict {
-						return err
-					}
-					return nil // unreadable corners are skipped, not fatal
-				}
-				if d.Type().IsRegular() && strings.HasSuffix(p, ".jsonl") && !strings.HasPrefix(d.Name(), ".") {
-					files = append(files, p)
-				}
-				return nil
-			})
-			if err != nil {
+			if err := walk(r); err != nil {
 				return nil, err
 			}
 			continue
@@ -236,7 +269,14 @@ func findSessions(roots []string, strict bool) ([]string, error) {
 			return nil, fmt.Errorf(msgPruneNoMatch, r)
 		}
 		for _, m := range matches {
-			if info, err := os.Stat(m); err == nil && info.Mode().IsRegular() {
+			info, err := os.Stat(m)
+			switch {
+			case err != nil:
+			case info.IsDir():
+				if err := walk(m); err != nil {
+					return nil, err
+				}
+			case info.Mode().IsRegular():
 				files = append(files, m)
 			}
 		}
