@@ -177,7 +177,7 @@ func runPrune(c *cli.Context) error {
 	var holders []retention.Item
 	var hErr error
 	if dir := c.String("holders"); dir != "" {
-		holders, hErr = retention.Holders(dir, marks, cutoff, opt.DryRun)
+		holders, hErr = retention.Holders(dir, marks, files, cutoff, opt.DryRun)
 	}
 
 	rep := pruneReport{DryRun: opt.DryRun, Sessions: len(files),
