@@ -164,4 +164,6 @@ const (
 // bs prune-retention: refusals that keep a sweep from deleting live blobs.
 const (
 	msgPruneNoTranscripts = "--sessions %s name no transcript (*.jsonl): every blob would look unreferenced, so nothing was deleted"
+	msgPruneNoStore       = "no blob store at %s: nothing to prune (check --store or BS_STORE)"
+	msgPruneRemoteFloor   = "--older-than %v is below %v, the least on a remote store: it refreshes a re-used blob's time only once the blob is older than %v, so a shorter retention could delete a blob a writer just re-used"
 )

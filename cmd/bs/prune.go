@@ -43,10 +43,9 @@ func pruneCommand() *cli.Command {
 			&cli.StringFlag{Name: "holders", Usage: "also delete unreferenced holder files `DIR`/<id>.jsonl (as bs archive --holders writes them)"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "list what would be deleted and change nothing"},
 			&cli.BoolFlag{Name: "json", Usage: "print the report as one JSON object (with --dry-run, the items too)"},
-			&cli.StringFlag{Name: "store", Usage: "blob store directory (default $XDG_DATA_HOME/bs, ~/.local/share/bs)", EnvVars: []string{"BS_STORE"}},
 			&cli.StringFlag{Name: "now", Usage: "the time to act at, RFC 3339 (default: the clock)", EnvVars: []string{"BS_NOW"}},
 			&cli.StringFlag{Name: "log-level", Value: "warn", Usage: "log records on stderr at this level and above: debug, info, warn, error"},
-		}, indexFlags()...),
+		}, append(indexFlags(), storeFlags()...)...),
 		Action: runPrune,
 	}
 }
@@ -83,6 +82,13 @@ func filesOf(items []retention.Item) pruneFiles {
 	return f
 }
 
+// remotePruneFloor is the least --older-than on a store reached by URL. A
+// remote store (blobstore.Cloud) refreshes an object's time on a re-Put
+// only when it is older than blobstore.DefaultRefreshAfter (one hour): a
+// blob re-used by a writer within that window keeps its old time, so a
+// shorter --older-than could delete it. Twice the window leaves a margin.
+const remotePruneFloor = 2 * blobstore.DefaultRefreshAfter
+
 func runPrune(c *cli.Context) error {
 	roots := c.StringSlice("sessions")
 	if len(roots) == 0 || c.NArg() > 0 {
@@ -112,6 +118,17 @@ func runPrune(c *cli.Context) error {
 	cm.storeDir = c.String("store")
 	if cm.storeDir == "" {
 		cm.storeDir = defaultStoreDir()
+	}
+	if cm.storeOpt, err = storeOptions(c); err != nil {
+		return err
+	}
+	if blobstore.IsURL(cm.storeDir) {
+		if olderThan < remotePruneFloor {
+			return usagef(msgPruneRemoteFloor, olderThan, remotePruneFloor, blobstore.DefaultRefreshAfter)
+		}
+	} else if info, err := os.Stat(filepath.Join(cm.storeDir, "blobs", "sha256")); err != nil || !info.IsDir() {
+		// Opening would create an empty store and report success.
+		return fmt.Errorf(msgPruneNoStore, cm.storeDir)
 	}
 	files, err := findSessions(roots, true)
 	if err != nil {
