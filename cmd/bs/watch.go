@@ -191,6 +191,8 @@ func (w *watcher) pass(ctx context.Context) error {
 		for _, r := range w.roots {
 			args = append(args, "--sessions", r)
 		}
+		// Prune the store the filter writes to, read as the filter reads it.
+		args = append(args, storeArgs(w.filter[1:])...)
 		if err := w.run(ctx, args); err != nil {
 			w.log.Warn("retention failed", "err", err)
 		} else {
@@ -198,6 +200,38 @@ func (w *watcher) pass(ctx context.Context) error {
 		}
 	}
 	return writeWatchState(w.statePath, st)
+}
+
+// pruneStoreFlags are the store flags of a filter that prune-retention
+// must be given too: which store, and how to read it (see storeFlags).
+var pruneStoreFlags = []string{"store", "identity", "cache", "cache-size"}
+
+// storeArgs picks pruneStoreFlags out of a filter's arguments, given as
+// --flag value, --flag=value or with one dash, each as --flag=value.
+func storeArgs(args []string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			break
+		}
+		if !strings.HasPrefix(a, "-") {
+			continue
+		}
+		name, value, hasValue := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-"), "=")
+		if !slices.Contains(pruneStoreFlags, name) {
+			continue
+		}
+		if !hasValue {
+			if i+1 >= len(args) {
+				break
+			}
+			i++
+			value = args[i]
+		}
+		out = append(out, "--"+name+"="+value)
+	}
+	return out
 }
 
 // sessionFiles lists the *.jsonl files under each directory root and the
