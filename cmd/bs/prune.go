@@ -22,8 +22,9 @@ func pruneCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "prune-retention",
 		Usage: "delete stored blobs, checkpoints and holder files that nothing live references",
-		Description: "A mark and sweep. Mark reads every transcript --sessions names (a DIR is walked for *.jsonl; " +
-			"a GLOB names files) and records every blob they reference: values in _extracted (extract, trim), " +
+		Description: "A mark and sweep. Mark reads every transcript --sessions names (a DIR is walked for *.jsonl, " +
+			"following symbolic links; a GLOB names files, and a directory it matches is walked; if they name no " +
+			"transcript at all, nothing is deleted) and records every blob they reference: values in _extracted (extract, trim), " +
 			"the chunks of ranges bs roll evicted and the holder transcripts bs archive wrote, and, read from the " +
 			"store, whatever the lines inside those chunks and holders reference in turn. Sweep then deletes each " +
 			"unreferenced blob last written (or re-used) more than --older-than before the mark began; a referenced " +
@@ -31,7 +32,11 @@ func pruneCommand() *cli.Command {
 			"the line that references it is written, so keep --older-than longer than any filter run). If a transcript or a " +
 			"referenced chunk or holder cannot be read, nothing is deleted. It also deletes checkpoints beyond the " +
 			"newest --keep of each session key under --checkpoint-dir, and, with --holders DIR, the DIR/<id>.jsonl " +
-			"files of holders no transcript references (older than --older-than too). --dry-run lists what would go " +
+			"files of holders no transcript references (older than --older-than too; only files named like a holder id, " +
+			"16 lowercase hex digits, and never one read as a session). The store is opened as the filters open it " +
+			"(--store, --identity, --cache); a --store directory that holds no blob store is an error. On a store " +
+			"reached by URL, --older-than must be at least 2h: such a store refreshes a re-used blob's time only once " +
+			"it is an hour old. --dry-run lists what would go " +
 			"(one blob digest or file path and its bytes a line) and changes nothing. The last line reports counts " +
 			"and bytes freed; --json prints it as an object. Rows of the search index (--index) that name a deleted " +
 			"blob are removed too.",
@@ -40,7 +45,7 @@ func pruneCommand() *cli.Command {
 			&cli.DurationFlag{Name: "older-than", Value: 24 * time.Hour, Usage: "delete unreferenced blobs and holders last written longer ago than this (seed 000's retention)"},
 			&cli.IntFlag{Name: "keep", Value: checkpoint.Defaults().Keep, Usage: "keep the newest `N` checkpoints of each session key (0 keeps all)"},
 			&cli.StringFlag{Name: "checkpoint-dir", EnvVars: []string{"BS_CHECKPOINT_DIR"}, Usage: "the checkpoint directory (default: $XDG_STATE_HOME/bs/checkpoints)"},
-			&cli.StringFlag{Name: "holders", Usage: "also delete unreferenced holder files `DIR`/<id>.jsonl (as bs archive --holders writes them)"},
+			&cli.StringFlag{Name: "holders", Usage: "also delete unreferenced holder files `DIR`/<id>.jsonl (named like a holder id, as bs archive --holders writes them)"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "list what would be deleted and change nothing"},
 			&cli.BoolFlag{Name: "json", Usage: "print the report as one JSON object (with --dry-run, the items too)"},
 			&cli.StringFlag{Name: "now", Usage: "the time to act at, RFC 3339 (default: the clock)", EnvVars: []string{"BS_NOW"}},
