@@ -161,3 +161,10 @@ const (
 	hintPruneStore     = "were the transcripts written with another --store? prune-retention must read the store they use"
 	hintPruneRestore   = "'bs restore --all FILE' shows which entry is damaged; fix or remove the reference, then run again"
 )
+
+// bs prune-retention: refusals that keep a sweep from deleting live blobs.
+const (
+	msgPruneNoTranscripts = "--sessions %s name no transcript (*.jsonl): every blob would look unreferenced, so nothing was deleted"
+	msgPruneNoStore       = "no blob store at %s: nothing to prune (check --store or BS_STORE)"
+	msgPruneRemoteFloor   = "--older-than %v is below %v, the least on a remote store: it refreshes a re-used blob's time only once the blob is older than %v, so a shorter retention could delete a blob a writer just re-used"
+)

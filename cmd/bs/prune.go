@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -21,8 +22,9 @@ func pruneCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "prune-retention",
 		Usage: "delete stored blobs, checkpoints and holder files that nothing live references",
-		Description: "A mark and sweep. Mark reads every transcript --sessions names (a DIR is walked for *.jsonl; " +
-			"a GLOB names files) and records every blob they reference: values in _extracted (extract, trim), " +
+		Description: "A mark and sweep. Mark reads every transcript --sessions names (a DIR is walked for *.jsonl, " +
+			"following symbolic links; a GLOB names files, and a directory it matches is walked; if they name no " +
+			"transcript at all, nothing is deleted) and records every blob they reference: values in _extracted (extract, trim), " +
 			"the chunks of ranges bs roll evicted and the holder transcripts bs archive wrote, and, read from the " +
 			"store, whatever the lines inside those chunks and holders reference in turn. Sweep then deletes each " +
 			"unreferenced blob last written (or re-used) more than --older-than before the mark began; a referenced " +
@@ -30,7 +32,11 @@ func pruneCommand() *cli.Command {
 			"the line that references it is written, so keep --older-than longer than any filter run). If a transcript or a " +
 			"referenced chunk or holder cannot be read, nothing is deleted. It also deletes checkpoints beyond the " +
 			"newest --keep of each session key under --checkpoint-dir, and, with --holders DIR, the DIR/<id>.jsonl " +
-			"files of holders no transcript references (older than --older-than too). --dry-run lists what would go " +
+			"files of holders no transcript references (older than --older-than too; only files named like a holder id, " +
+			"16 lowercase hex digits, and never one read as a session). The store is opened as the filters open it " +
+			"(--store, --identity, --cache); a --store directory that holds no blob store is an error. On a store " +
+			"reached by URL, --older-than must be at least 2h: such a store refreshes a re-used blob's time only once " +
+			"it is an hour old. --dry-run lists what would go " +
 			"(one blob digest or file path and its bytes a line) and changes nothing. The last line reports counts " +
 			"and bytes freed; --json prints it as an object. Rows of the search index (--index) that name a deleted " +
 			"blob are removed too.",
@@ -39,13 +45,12 @@ func pruneCommand() *cli.Command {
 			&cli.DurationFlag{Name: "older-than", Value: 24 * time.Hour, Usage: "delete unreferenced blobs and holders last written longer ago than this (seed 000's retention)"},
 			&cli.IntFlag{Name: "keep", Value: checkpoint.Defaults().Keep, Usage: "keep the newest `N` checkpoints of each session key (0 keeps all)"},
 			&cli.StringFlag{Name: "checkpoint-dir", EnvVars: []string{"BS_CHECKPOINT_DIR"}, Usage: "the checkpoint directory (default: $XDG_STATE_HOME/bs/checkpoints)"},
-			&cli.StringFlag{Name: "holders", Usage: "also delete unreferenced holder files `DIR`/<id>.jsonl (as bs archive --holders writes them)"},
+			&cli.StringFlag{Name: "holders", Usage: "also delete unreferenced holder files `DIR`/<id>.jsonl (named like a holder id, as bs archive --holders writes them)"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "list what would be deleted and change nothing"},
 			&cli.BoolFlag{Name: "json", Usage: "print the report as one JSON object (with --dry-run, the items too)"},
-			&cli.StringFlag{Name: "store", Usage: "blob store directory (default $XDG_DATA_HOME/bs, ~/.local/share/bs)", EnvVars: []string{"BS_STORE"}},
 			&cli.StringFlag{Name: "now", Usage: "the time to act at, RFC 3339 (default: the clock)", EnvVars: []string{"BS_NOW"}},
 			&cli.StringFlag{Name: "log-level", Value: "warn", Usage: "log records on stderr at this level and above: debug, info, warn, error"},
-		}, indexFlags()...),
+		}, append(indexFlags(), storeFlags()...)...),
 		Action: runPrune,
 	}
 }
@@ -82,6 +87,13 @@ func filesOf(items []retention.Item) pruneFiles {
 	return f
 }
 
+// remotePruneFloor is the least --older-than on a store reached by URL. A
+// remote store (blobstore.Cloud) refreshes an object's time on a re-Put
+// only when it is older than blobstore.DefaultRefreshAfter (one hour): a
+// blob re-used by a writer within that window keeps its old time, so a
+// shorter --older-than could delete it. Twice the window leaves a margin.
+const remotePruneFloor = 2 * blobstore.DefaultRefreshAfter
+
 func runPrune(c *cli.Context) error {
 	roots := c.StringSlice("sessions")
 	if len(roots) == 0 || c.NArg() > 0 {
@@ -112,9 +124,24 @@ func runPrune(c *cli.Context) error {
 	if cm.storeDir == "" {
 		cm.storeDir = defaultStoreDir()
 	}
+	if cm.storeOpt, err = storeOptions(c); err != nil {
+		return err
+	}
+	if blobstore.IsURL(cm.storeDir) {
+		if olderThan < remotePruneFloor {
+			return usagef(msgPruneRemoteFloor, olderThan, remotePruneFloor, blobstore.DefaultRefreshAfter)
+		}
+	} else if info, err := os.Stat(filepath.Join(cm.storeDir, "blobs", "sha256")); err != nil || !info.IsDir() {
+		// Opening would create an empty store and report success.
+		return fmt.Errorf(msgPruneNoStore, cm.storeDir)
+	}
 	files, err := findSessions(roots, true)
 	if err != nil {
 		return err
+	}
+	if len(files) == 0 {
+		// Every blob would look unreferenced.
+		return fmt.Errorf(msgPruneNoTranscripts, strings.Join(roots, ", "))
 	}
 	store, err := cm.openStore()
 	if err != nil {
@@ -172,7 +199,7 @@ func runPrune(c *cli.Context) error {
 	var holders []retention.Item
 	var hErr error
 	if dir := c.String("holders"); dir != "" {
-		holders, hErr = retention.Holders(dir, marks, cutoff, opt.DryRun)
+		holders, hErr = retention.Holders(dir, marks, files, cutoff, opt.DryRun)
 	}
 
 	rep := pruneReport{DryRun: opt.DryRun, Sessions: len(files),

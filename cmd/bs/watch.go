@@ -191,6 +191,8 @@ func (w *watcher) pass(ctx context.Context) error {
 		for _, r := range w.roots {
 			args = append(args, "--sessions", r)
 		}
+		// Prune the store the filter writes to, read as the filter reads it.
+		args = append(args, storeArgs(w.filter[1:])...)
 		if err := w.run(ctx, args); err != nil {
 			w.log.Warn("retention failed", "err", err)
 		} else {
@@ -200,30 +202,95 @@ func (w *watcher) pass(ctx context.Context) error {
 	return writeWatchState(w.statePath, st)
 }
 
+// pruneStoreFlags are the store flags of a filter that prune-retention
+// must be given too: which store, and how to read it (see storeFlags).
+var pruneStoreFlags = []string{"store", "identity", "cache", "cache-size"}
+
+// storeArgs picks pruneStoreFlags out of a filter's arguments, given as
+// --flag value, --flag=value or with one dash, each as --flag=value.
+func storeArgs(args []string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			break
+		}
+		if !strings.HasPrefix(a, "-") {
+			continue
+		}
+		name, value, hasValue := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-"), "=")
+		if !slices.Contains(pruneStoreFlags, name) {
+			continue
+		}
+		if !hasValue {
+			if i+1 >= len(args) {
+				break
+			}
+			i++
+			value = args[i]
+		}
+		out = append(out, "--"+name+"="+value)
+	}
+	return out
+}
+
 // sessionFiles lists the *.jsonl files under each directory root and the
 // files each glob root names, sorted, without duplicates.
 func sessionFiles(roots []string) ([]string, error) { return findSessions(roots, false) }
 
 // findSessions is sessionFiles; when strict, a directory that cannot be
 // read or a root that names nothing is an error instead of being skipped.
+// Symbolic links are followed: a linked root, linked directories inside
+// it (each real directory walked once, so a loop ends) and linked *.jsonl
+// files. A glob match that is a directory is walked like a root.
 func findSessions(roots []string, strict bool) ([]string, error) {
 	var files []string
+	seen := map[string]bool{} // real directories walked
+	var walk func(dir string) error
+	walk = func(dir string) error {
+		real, err := filepath.EvalSymlinks(dir)
+		if err != nil {
+			if strict {
+				return err
+			}
+			return nil
+		}
+		if seen[real] {
+			return nil
+		}
+		seen[real] = true
+		des, err := os.ReadDir(dir)
+		if err != nil {
+			if strict {
+				return err
+			}
+			return nil // unreadable corners are skipped, not fatal
+		}
+		for _, d := range des {
+			p := filepath.Join(dir, d.Name())
+			mode := d.Type()
+			if mode&fs.ModeSymlink != 0 {
+				info, err := os.Stat(p)
+				if err != nil {
+					continue // a dangling link names nothing
+				}
+				mode = info.Mode().Type()
+			}
+			switch {
+			case mode.IsDir():
+				if err := walk(p); err != nil {
+					return err
+				}
+			case mode.IsRegular() && strings.HasSuffix(p, ".jsonl") && !strings.HasPrefix(d.Name(), "."):
+				files = append(files, p)
+			}
+		}
+		return nil
+	}
 	for _, r := range roots {
 		info, err := os.Stat(r)
 		if err == nil && info.IsDir() {
-			err = filepath.WalkDir(r, func(p string, d fs.DirEntry, err error) error {
-				if err != nil {
-					if strict {
-						return err
-					}
-					return nil // unreadable corners are skipped, not fatal
-				}
-				if d.Type().IsRegular() && strings.HasSuffix(p, ".jsonl") && !strings.HasPrefix(d.Name(), ".") {
-					files = append(files, p)
-				}
-				return nil
-			})
-			if err != nil {
+			if err := walk(r); err != nil {
 				return nil, err
 			}
 			continue
@@ -236,7 +303,14 @@ func findSessions(roots []string, strict bool) ([]string, error) {
 			return nil, fmt.Errorf(msgPruneNoMatch, r)
 		}
 		for _, m := range matches {
-			if info, err := os.Stat(m); err == nil && info.Mode().IsRegular() {
+			info, err := os.Stat(m)
+			switch {
+			case err != nil:
+			case info.IsDir():
+				if err := walk(m); err != nil {
+					return nil, err
+				}
+			case info.Mode().IsRegular():
 				files = append(files, m)
 			}
 		}

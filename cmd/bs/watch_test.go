@@ -56,3 +56,17 @@ func TestWatchReadsOnlyChanged(t *testing.T) {
 		t.Fatalf("state %+v %v: want a and b only", st, err)
 	}
 }
+
+// TestStoreArgs: the store flags of the filter, in any form, are passed on
+// to prune-retention; other flags are not.
+func TestStoreArgs(t *testing.T) {
+	got := storeArgs([]string{"--keep-recent", "1", "--store", "/s2", "--identity=k.txt", "-cache", "/c",
+		"-cache-size=2G", "--encrypt-to", "age1x", "--min-length", "50", "--", "--store", "/no"})
+	want := []string{"--store=/s2", "--identity=k.txt", "--cache=/c", "--cache-size=2G"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+	if got := storeArgs([]string{"--keep-recent", "1"}); len(got) != 0 {
+		t.Fatalf("no store flags: got %q", got)
+	}
+}

@@ -224,8 +224,16 @@ func (m *Marks) nested(ctx context.Context, name string, at int, kind restore.Re
 	return err
 }
 
+// escape starts a \uXXXX escape: a member name written with one (say
+// "\u005fextracted") is the same member to the tree and to restore, so a
+// line holding one is parsed rather than skipped.
+var escape = []byte(`\u`)
+
 // mentions reports whether a line may hold a reference member.
 func mentions(body []byte) bool {
+	if bytes.Contains(body, escape) {
+		return true
+	}
 	for _, f := range fields {
 		if bytes.Contains(body, f) {
 			return true

@@ -185,8 +185,10 @@ func parallel(ctx context.Context, workers, n int, fn func(i int) error) error {
 
 // Holders deletes the holder files (<id>.jsonl, as bs archive --holders
 // writes them) in dir whose id marks does not reference and that were last
-// modified before cutoff. A missing dir holds nothing.
-func Holders(dir string, marks *Marks, cutoff time.Time, dryRun bool) ([]Item, error) {
+// modified before cutoff. Only a file named exactly like a holder id is
+// considered, and never one of sessions, the transcripts the mark read
+// (dir may hold live sessions too). A missing dir holds nothing.
+func Holders(dir string, marks *Marks, sessions []string, cutoff time.Time, dryRun bool) ([]Item, error) {
 	des, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -194,17 +196,26 @@ func Holders(dir string, marks *Marks, cutoff time.Time, dryRun bool) ([]Item, e
 	if err != nil {
 		return nil, err
 	}
+	var live []os.FileInfo
+	for _, p := range sessions {
+		if info, err := os.Stat(p); err == nil {
+			live = append(live, info)
+		}
+	}
 	var out []Item
 	var errs []error
 	for _, de := range des {
 		id, ok := strings.CutSuffix(de.Name(), ".jsonl")
-		if !ok || id == "" || strings.HasPrefix(id, ".") || !de.Type().IsRegular() || marks.Holder(id) {
+		if !ok || !IsHolderID(id) || !de.Type().IsRegular() || marks.Holder(id) {
 			continue
 		}
 		path := filepath.Join(dir, de.Name())
 		info, err := os.Lstat(path)
 		if err != nil || !info.Mode().IsRegular() || !info.ModTime().Before(cutoff) {
 			continue
+		}
+		if slices.ContainsFunc(live, func(l os.FileInfo) bool { return os.SameFile(l, info) }) {
+			continue // read as a live session
 		}
 		if !dryRun {
 			if err := os.Remove(path); err != nil {
@@ -217,6 +228,24 @@ func Holders(dir string, marks *Marks, cutoff time.Time, dryRun bool) ([]Item, e
 		out = append(out, Item{Name: path, Bytes: info.Size()})
 	}
 	return out, errors.Join(errs...)
+}
+
+// holderIDLen is the length of a holder id: bs archive (filters/archive)
+// names a holder by the first 8 bytes of a SHA-256, in lowercase hex.
+const holderIDLen = 16
+
+// IsHolderID reports whether id is shaped like the id bs archive gives a
+// holder: 16 lowercase hexadecimal digits.
+func IsHolderID(id string) bool {
+	if len(id) != holderIDLen {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // Checkpoints deletes, for every session key of d, the checkpoints beyond

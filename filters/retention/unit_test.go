@@ -131,31 +131,41 @@ func TestReusedDuringSweepKept(t *testing.T) {
 }
 
 func TestHolders(t *testing.T) {
+	const (
+		live  = "0123456789abcdef"
+		dead  = "fedcba9876543210"
+		fresh = "1111111111111111"
+		read  = "2222222222222222" // named like a holder, but read as a session
+	)
 	dir := t.TempDir()
 	old := time.Now().Add(-48 * time.Hour)
-	for _, name := range []string{"live.jsonl", "dead.jsonl", "fresh.jsonl", "notes.txt"} {
+	// Files not named like a holder id stay whatever their age: a live
+	// session kept beside the holders, an id in capitals, a short one.
+	for _, name := range []string{live + ".jsonl", dead + ".jsonl", fresh + ".jsonl", read + ".jsonl", "notes.txt",
+		"session.jsonl", "FEDCBA9876543210.jsonl", "fedcba987654321.jsonl"} {
 		p := filepath.Join(dir, name)
 		os.WriteFile(p, []byte("x\n"), 0o600)
-		if name != "fresh.jsonl" {
+		if name != fresh+".jsonl" {
 			os.Chtimes(p, old, old)
 		}
 	}
 	store := newClockStore(t0)
 	h, _ := store.Put(context.Background(), []byte("{}\n"))
 	marks := retention.NewMarks(store)
-	line := fmt.Sprintf(`{"_archived":{"id":"live","depth":1,"blobs":["%s"],"bytes":3,"from":0}}`+"\n", h)
+	line := fmt.Sprintf(`{"_archived":{"id":"%s","depth":1,"blobs":["%s"],"bytes":3,"from":0}}`+"\n", live, h)
 	if _, err := marks.Transcript(context.Background(), "s", strings.NewReader(line)); err != nil {
 		t.Fatal(err)
 	}
+	sessions := []string{filepath.Join(dir, ".", read+".jsonl"), filepath.Join(dir, "session.jsonl")}
 	cutoff := time.Now().Add(-24 * time.Hour)
-	items, err := retention.Holders(dir, marks, cutoff, true)
-	if err != nil || len(items) != 1 || filepath.Base(items[0].Name) != "dead.jsonl" || items[0].Bytes != 2 {
+	items, err := retention.Holders(dir, marks, sessions, cutoff, true)
+	if err != nil || len(items) != 1 || filepath.Base(items[0].Name) != dead+".jsonl" || items[0].Bytes != 2 {
 		t.Fatalf("dry run: %v %v", items, err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "dead.jsonl")); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, dead+".jsonl")); err != nil {
 		t.Fatal("the dry run deleted a holder")
 	}
-	if items, err = retention.Holders(dir, marks, cutoff, false); err != nil || len(items) != 1 {
+	if items, err = retention.Holders(dir, marks, sessions, cutoff, false); err != nil || len(items) != 1 {
 		t.Fatalf("sweep: %v %v", items, err)
 	}
 	left, _ := os.ReadDir(dir)
@@ -163,7 +173,8 @@ func TestHolders(t *testing.T) {
 	for _, e := range left {
 		names = append(names, e.Name())
 	}
-	if strings.Join(names, " ") != "fresh.jsonl live.jsonl notes.txt" {
+	want := "0123456789abcdef.jsonl 1111111111111111.jsonl 2222222222222222.jsonl FEDCBA9876543210.jsonl fedcba987654321.jsonl notes.txt session.jsonl"
+	if strings.Join(names, " ") != want {
 		t.Errorf("left %v", names)
 	}
 }
@@ -194,5 +205,23 @@ func TestCheckpoints(t *testing.T) {
 	}
 	if items, _ := retention.Checkpoints(d, 0, false); len(items) != 0 {
 		t.Error("--keep 0 deleted checkpoints")
+	}
+}
+
+// A member name written with a \u escape is the same member to the tree
+// (and to restore): the line must be marked, not skipped by the prefilter.
+func TestEscapedMemberName(t *testing.T) {
+	ctx := context.Background()
+	store := newClockStore(t0)
+	d, _ := store.Put(ctx, []byte(`"value"`))
+	for _, name := range []string{`\u005fextracted`, `_extr\u0061cted`, `\u005Fextracted`} {
+		line := strings.Replace(extracted(d), `"_extracted"`, `"`+name+`"`, 1)
+		marks := retention.NewMarks(store)
+		if _, err := marks.Transcript(ctx, "live", strings.NewReader(line)); err != nil {
+			t.Fatal(err)
+		}
+		if !marks.Blob(d) {
+			t.Errorf("%s: the blob is not marked", name)
+		}
 	}
 }
