@@ -530,3 +530,81 @@ func TestDeadEndpoint(t *testing.T) {
 		t.Errorf("second call took %v; want it to fail at once", d)
 	}
 }
+
+// TestCloudRefreshKeepsStoredForm checks that the refresh of an old
+// object writes its bytes back as they are: a writer encrypting to other
+// keys, or to none, must not re-seal it.
+func TestCloudRefreshKeepsStoredForm(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	k1, k2 := newKeys(t, dir), newKeys(t, dir)
+	data := []byte("a secret tool result that must stay sealed to k1")
+	for _, second := range []blobstore.CloudOptions{{Recipients: []string{k2.recipient}}, {}} {
+		b := memblob.OpenBucket(nil)
+		first, err := blobstore.NewCloud(b, blobstore.CloudOptions{Recipients: []string{k1.recipient}, IdentityFiles: []string{k1.identityFile}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := put(t, first, data)
+		before, err := b.ReadAll(ctx, blobstore.Key(d))
+		if err != nil {
+			t.Fatal(err)
+		}
+		second.RefreshAfter = time.Millisecond
+		other, err := blobstore.NewCloud(b, second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, _ := first.Stat(ctx, d)
+		time.Sleep(20 * time.Millisecond)
+		put(t, other, data)
+		after, err := b.ReadAll(ctx, blobstore.Key(d))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(before, after) {
+			t.Errorf("recipients %v: refresh changed the stored object (encrypted %v)", second.Recipients, bytes.HasPrefix(after, []byte("age-encryption.org/")))
+		}
+		if got, err := first.Get(ctx, d); err != nil || !bytes.Equal(got, data) {
+			t.Errorf("recipients %v: k1 cannot read the blob back: %v", second.Recipients, err)
+		}
+		if info2, _ := first.Stat(ctx, d); !info2.ModTime.After(info.ModTime) {
+			t.Errorf("recipients %v: refresh did not move ModTime", second.Recipients)
+		}
+	}
+}
+
+// TestCloudPutRepairsDamaged checks that a Put of data whose object is
+// damaged overwrites it, and that an object it cannot decrypt is kept.
+func TestCloudPutRepairsDamaged(t *testing.T) {
+	ctx := context.Background()
+	data := []byte("the good bytes of a blob")
+	k := testKeys(t)
+	for _, opt := range []blobstore.CloudOptions{{}, {Recipients: []string{k.recipient}, IdentityFiles: []string{k.identityFile}}} {
+		b := memblob.OpenBucket(nil)
+		s, err := blobstore.NewCloud(b, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := blobstore.Sum(data)
+		for _, damaged := range [][]byte{nil, []byte("garbage"), compress(t, []byte("other data"))} {
+			if err := b.WriteAll(ctx, blobstore.Key(d), damaged, nil); err != nil {
+				t.Fatal(err)
+			}
+			put(t, s, data)
+			if got, err := s.Get(ctx, d); err != nil || !bytes.Equal(got, data) {
+				t.Errorf("encrypted %v: after Put over %q, Get = %q, %v", len(opt.Recipients) > 0, damaged, got, err)
+			}
+		}
+	}
+	// A writer with only a recipient keeps an object it cannot check.
+	b := memblob.OpenBucket(nil)
+	owner, _ := blobstore.NewCloud(b, blobstore.CloudOptions{Recipients: []string{k.recipient}, IdentityFiles: []string{k.identityFile}})
+	d := put(t, owner, data)
+	before, _ := b.ReadAll(ctx, blobstore.Key(d))
+	writer, _ := blobstore.NewCloud(b, blobstore.CloudOptions{Recipients: []string{newKeys(t, t.TempDir()).recipient}})
+	put(t, writer, data)
+	if after, _ := b.ReadAll(ctx, blobstore.Key(d)); !bytes.Equal(before, after) {
+		t.Error("a writer without the identity replaced an object it cannot check")
+	}
+}
