@@ -68,11 +68,12 @@ func newKeys(t *testing.T, dir string) keys {
 	return keys{recipient: id.Recipient().String(), identityFile: f.Name()}
 }
 
+// options opens a store with the keys; tests may open mem://.
 func (k keys) options() blobstore.OpenOptions {
 	if k.recipient == "" {
-		return blobstore.OpenOptions{}
+		return blobstore.OpenOptions{AllowMem: true}
 	}
-	return blobstore.OpenOptions{Recipients: []string{k.recipient}, IdentityFiles: []string{k.identityFile}}
+	return blobstore.OpenOptions{Recipients: []string{k.recipient}, IdentityFiles: []string{k.identityFile}, AllowMem: true}
 }
 
 // cloudHarness runs storetest on Cloud stores opened by spec.
@@ -378,12 +379,12 @@ func TestMixedStore(t *testing.T) {
 }
 
 func TestBadKeys(t *testing.T) {
-	if _, err := blobstore.Open(context.Background(), "mem://", blobstore.OpenOptions{Recipients: []string{"age1notakey"}}); err == nil || !strings.Contains(err.Error(), "age1notakey") {
+	if _, err := blobstore.Open(context.Background(), "mem://", blobstore.OpenOptions{Recipients: []string{"age1notakey"}, AllowMem: true}); err == nil || !strings.Contains(err.Error(), "age1notakey") {
 		t.Errorf("bad recipient: %v", err)
 	}
 	bad := filepath.Join(t.TempDir(), "id")
 	os.WriteFile(bad, []byte("not a key\n"), 0o600)
-	if _, err := blobstore.Open(context.Background(), "mem://", blobstore.OpenOptions{IdentityFiles: []string{bad}}); err == nil || !strings.Contains(err.Error(), bad) {
+	if _, err := blobstore.Open(context.Background(), "mem://", blobstore.OpenOptions{IdentityFiles: []string{bad}, AllowMem: true}); err == nil || !strings.Contains(err.Error(), bad) {
 		t.Errorf("bad identity file: %v", err)
 	}
 	if _, err := blobstore.Open(context.Background(), t.TempDir(), blobstore.OpenOptions{IdentityFiles: []string{bad + ".missing"}}); err == nil {
@@ -423,7 +424,7 @@ func TestCloudRefresh(t *testing.T) {
 }
 
 func TestCloudDataSize(t *testing.T) {
-	s, err := blobstore.Open(context.Background(), "mem://", blobstore.OpenOptions{})
+	s, err := blobstore.Open(context.Background(), "mem://", blobstore.OpenOptions{AllowMem: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -606,5 +607,64 @@ func TestCloudPutRepairsDamaged(t *testing.T) {
 	put(t, writer, data)
 	if after, _ := b.ReadAll(ctx, blobstore.Key(d)); !bytes.Equal(before, after) {
 		t.Error("a writer without the identity replaced an object it cannot check")
+	}
+}
+
+// TestOpenRefuses checks the store specs Open turns down, and that it
+// creates nothing for them.
+func TestOpenRefuses(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	t.Chdir(dir)
+	cache := filepath.Join(dir, "st", "cache")
+	for _, tc := range []struct {
+		spec string
+		opt  blobstore.OpenOptions
+		want string
+	}{
+		{"mem://", blobstore.OpenOptions{}, "only in memory"},
+		{"file://teamA" + dir + "/st", blobstore.OpenOptions{}, "file:///teamA" + dir + "/st"},
+		{"file://relative/x", blobstore.OpenOptions{}, "no host"},
+		{"file://", blobstore.OpenOptions{}, "needs a directory"},
+		{"file:///", blobstore.OpenOptions{}, "needs a directory"},
+		{"file://" + dir + "/st", blobstore.OpenOptions{CacheDir: dir + "/st"}, "overlaps"},
+		{"file://" + dir + "/st", blobstore.OpenOptions{CacheDir: cache}, "overlaps"},
+		{"file://" + cache, blobstore.OpenOptions{CacheDir: dir + "/st/"}, "overlaps"},
+		{"file://" + dir + "/st", blobstore.OpenOptions{CacheDir: "st"}, "overlaps"},
+		{dir + "/none", blobstore.OpenOptions{MustExist: true}, "no blob store at " + dir + "/none"},
+		{dir, blobstore.OpenOptions{MustExist: true}, "no blob store at " + dir},
+	} {
+		s, err := blobstore.Open(ctx, tc.spec, tc.opt)
+		if err == nil {
+			s.(interface{ Close() error }).Close()
+			t.Errorf("Open(%q, %+v) succeeded", tc.spec, tc.opt)
+			continue
+		}
+		if !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Open(%q, %+v) = %v; want it to say %q", tc.spec, tc.opt, err, tc.want)
+		}
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("refused Opens created %v", ents)
+	}
+	// What is allowed: localhost, a cache beside the store, mem:// in tests.
+	for _, tc := range []struct {
+		spec string
+		opt  blobstore.OpenOptions
+	}{
+		{"file://localhost" + dir + "/a", blobstore.OpenOptions{}},
+		{"file://" + dir + "/b", blobstore.OpenOptions{CacheDir: dir + "/bc"}},
+		{"mem://", blobstore.OpenOptions{AllowMem: true}},
+	} {
+		s, err := blobstore.Open(ctx, tc.spec, tc.opt)
+		if err != nil {
+			t.Errorf("Open(%q, %+v) = %v", tc.spec, tc.opt, err)
+			continue
+		}
+		put(t, s, []byte("x"))
+		s.(interface{ Close() error }).Close()
+	}
+	if _, err := os.Stat(filepath.Join(dir, "a", "blobs")); err != nil {
+		t.Errorf("file://localhost/DIR did not store in DIR: %v", err)
 	}
 }

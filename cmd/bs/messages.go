@@ -160,3 +160,9 @@ const (
 	hintPruneStore     = "were the transcripts written with another --store? prune-retention must read the store they use"
 	hintPruneRestore   = "'bs restore --all FILE' shows which entry is damaged; fix or remove the reference, then run again"
 )
+
+// bs store stats and verify: reading, not creating, a store.
+const (
+	msgNoStore         = "no blob store at %s"
+	msgStatsUnreadable = "%d blobs could not be read (damaged files or metadata): run bs store verify"
+)
