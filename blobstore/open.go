@@ -40,9 +40,9 @@ type OpenOptions struct {
 	// AllowMem lets Open accept mem://, a store that dies with the
 	// process. Only tests set it.
 	AllowMem bool
-	// MustExist makes Open of a local directory fail, creating nothing,
-	// when it holds no store (no blobs/sha256 in it): for commands that
-	// only read.
+	// MustExist makes Open fail, creating nothing, when a local
+	// directory holds no store (no blobs/sha256 in it) or a file URL's
+	// directory does not exist: for commands that only read.
 	MustExist bool
 }
 
@@ -113,13 +113,18 @@ func Open(ctx context.Context, spec string, opt OpenOptions) (Store, error) {
 		b, err = blob.OpenBucket(ctx, v.String())
 	case "mem":
 		if !opt.AllowMem {
-			return nil, fmt.Errorf("store URL %s: mem:// keeps blobs only in memory, lost when bs exits; use a directory or file:///ABS/DIR", name)
+			return nil, errors.New("mem:// keeps blobs only in memory, lost when bs exits; use a directory or file:///ABS/DIR")
 		}
 		b, err = blob.OpenBucket(ctx, "mem://")
 		prefix = ""
 	case "file":
 		if err := checkFileURL(u, opt.CacheDir); err != nil {
-			return nil, fmt.Errorf("store URL %s: %w", name, err)
+			return nil, err
+		}
+		if opt.MustExist {
+			if fi, err := os.Stat(filepath.FromSlash(u.Path)); err != nil || !fi.IsDir() {
+				return nil, fmt.Errorf("%w at %s", ErrNoStore, name)
+			}
 		}
 		q := u.Query()
 		for k, v := range map[string]string{"no_tmp_dir": "1", "create_dir": "1", "dir_file_mode": "0700"} {
