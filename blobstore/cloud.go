@@ -302,12 +302,15 @@ func (c *Cloud) decode(d Digest, stored []byte) ([]byte, error) {
 func (c *Cloud) readObject(ctx context.Context, d Digest) ([]byte, time.Time, error) {
 	var stored []byte
 	var mtime time.Time
+	inBody := false // the error is the body's, not the object's metadata's
 	err := c.retry.do(ctx, func(ctx context.Context) error {
+		inBody = false
 		r, err := c.b.NewReader(ctx, key(d), nil)
 		if err != nil {
 			return err
 		}
 		defer r.Close()
+		inBody = true
 		mtime = r.ModTime()
 		var buf bytes.Buffer
 		if n := r.Size(); n > 0 && n <= maxCompressedSize {
@@ -321,6 +324,9 @@ func (c *Cloud) readObject(ctx context.Context, d Digest) ([]byte, time.Time, er
 	})
 	if isNotFound(err) {
 		return nil, mtime, notFound(d, err)
+	}
+	if err != nil && inBody {
+		return nil, mtime, c.wrap("get", d, err)
 	}
 	if err != nil {
 		return nil, mtime, c.objectErr("get", d, err)
