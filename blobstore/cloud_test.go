@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"filippo.io/age"
+	"gocloud.dev/blob/fileblob"
 	"gocloud.dev/blob/memblob"
 
 	"github.com/bstools/bs/blobstore"
@@ -540,8 +541,14 @@ func TestCloudRefreshKeepsStoredForm(t *testing.T) {
 	dir := t.TempDir()
 	k1, k2 := newKeys(t, dir), newKeys(t, dir)
 	data := []byte("a secret tool result that must stay sealed to k1")
-	for _, second := range []blobstore.CloudOptions{{Recipients: []string{k2.recipient}}, {}} {
+	for i, second := range []blobstore.CloudOptions{{Recipients: []string{k2.recipient}}, {}, {Recipients: []string{k2.recipient}}, {}} {
 		b := memblob.OpenBucket(nil)
+		if i >= 2 {
+			var err error
+			if b, err = fileblob.OpenBucket(t.TempDir(), nil); err != nil {
+				t.Fatal(err)
+			}
+		}
 		first, err := blobstore.NewCloud(b, blobstore.CloudOptions{Recipients: []string{k1.recipient}, IdentityFiles: []string{k1.identityFile}})
 		if err != nil {
 			t.Fatal(err)
