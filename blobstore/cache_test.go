@@ -17,7 +17,7 @@ import (
 func openCache(t *testing.T, limit int64) (*blobstore.Cache, string) {
 	t.Helper()
 	dir := t.TempDir()
-	s, err := blobstore.Open(context.Background(), "mem://", blobstore.OpenOptions{CacheDir: dir, CacheSize: limit})
+	s, err := blobstore.Open(context.Background(), "mem://", blobstore.OpenOptions{CacheDir: dir, CacheSize: limit, AllowMem: true})
 	if err != nil {
 		t.Fatal(err)
 	}

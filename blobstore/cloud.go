@@ -3,6 +3,7 @@ package blobstore
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -43,10 +44,17 @@ const (
 // concurrent writers of the same blob from any number of hosts leave one
 // object. Get verifies the digest of what it decodes.
 //
+// A Put of data already stored reads the object back (one request) and
+// checks it as Get does; a damaged object is overwritten with the new
+// one. An object encrypted to none of the store's identities (a writer
+// holding only recipients) cannot be checked and is kept as it is.
+//
 // Object stores have no cheap way to touch an object's modification
-// time. A Put of data already stored therefore leaves the object alone
-// when it was written less than RefreshAfter (default one hour) ago and
-// rewrites it otherwise, so that its ModTime moves forward. Retention
+// time. A Put of data already stored therefore leaves an intact object
+// alone when it was written less than RefreshAfter (default one hour) ago
+// and otherwise writes its stored bytes back unchanged, so that its
+// ModTime moves forward: the refresh never re-encrypts the object to the
+// current writer's recipients, nor stores it in plain. Retention
 // that only deletes blobs older than its sweep and older than RefreshAfter
 // is thus never fooled; bs prune-retention's ages are days.
 //
@@ -200,16 +208,33 @@ func (c *Cloud) Put(ctx context.Context, data []byte) (Digest, error) {
 		}
 		return d, nil
 	}
-	// Stored already, by us or another writer: rewrite it only if it is
-	// old enough for retention to care.
-	attrs, err := c.attributes(ctx, d)
+	// Stored already, by us or another writer. Read it (one request) and
+	// check it as Get does: a damaged object is replaced by this one.
+	old, mtime, err := c.readObject(ctx, d)
 	switch {
-	case isNotFound(err):
+	case errors.Is(err, ErrNotFound):
 		// Deleted since; store it again.
+	case errors.Is(err, ErrCorrupt):
+		// Damaged beyond reading it back: replace it.
 	case err != nil:
-		return Digest{}, c.wrap("put", d, err)
-	case time.Since(attrs.ModTime) < c.refreshAfter:
-		return d, nil
+		return Digest{}, err
+	default:
+		switch _, err := c.decode(d, old); {
+		case err == nil, errors.Is(err, ErrNoIdentity):
+			// Intact, or encrypted to keys this writer does not hold: a
+			// writer with only recipients cannot vouch for it, so it is
+			// kept. If it is old enough for retention to care, write its
+			// bytes back unchanged (never re-sealed with this writer's
+			// recipients, or lack of them) so that its ModTime moves.
+			if time.Since(mtime) < c.refreshAfter {
+				return d, nil
+			}
+			stored = old
+		case errors.Is(err, ErrCorrupt):
+			// Damaged: replace it with this writer's form.
+		default:
+			return Digest{}, err
+		}
 	}
 	if err := c.write(ctx, d, stored, len(data), false); err != nil {
 		return Digest{}, c.wrap("put", d, err)
@@ -249,10 +274,16 @@ func (c *Cloud) Get(ctx context.Context, d Digest) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	stored, err := c.read(ctx, d)
+	stored, _, err := c.readObject(ctx, d)
 	if err != nil {
 		return nil, err
 	}
+	return c.decode(d, stored)
+}
+
+// decode returns blob d's data from its stored form: decrypted,
+// decompressed and checked against its digest.
+func (c *Cloud) decode(d Digest, stored []byte) ([]byte, error) {
 	compressed, err := c.crypt.open(d, stored)
 	if err != nil {
 		return nil, err
@@ -267,15 +298,20 @@ func (c *Cloud) Get(ctx context.Context, d Digest) ([]byte, error) {
 	return data, nil
 }
 
-// read returns a blob's stored form.
-func (c *Cloud) read(ctx context.Context, d Digest) ([]byte, error) {
+// readObject returns a blob's stored form and the object's ModTime.
+func (c *Cloud) readObject(ctx context.Context, d Digest) ([]byte, time.Time, error) {
 	var stored []byte
+	var mtime time.Time
+	inBody := false // the error is the body's, not the object's metadata's
 	err := c.retry.do(ctx, func(ctx context.Context) error {
+		inBody = false
 		r, err := c.b.NewReader(ctx, key(d), nil)
 		if err != nil {
 			return err
 		}
 		defer r.Close()
+		inBody = true
+		mtime = r.ModTime()
 		var buf bytes.Buffer
 		if n := r.Size(); n > 0 && n <= maxCompressedSize {
 			buf.Grow(int(n))
@@ -287,15 +323,30 @@ func (c *Cloud) read(ctx context.Context, d Digest) ([]byte, error) {
 		return nil
 	})
 	if isNotFound(err) {
-		return nil, notFound(d, err)
+		return nil, mtime, notFound(d, err)
+	}
+	if err != nil && inBody {
+		return nil, mtime, c.wrap("get", d, err)
 	}
 	if err != nil {
-		return nil, c.wrap("get", d, err)
+		return nil, mtime, c.objectErr("get", d, err)
 	}
 	if len(stored) > maxCompressedSize {
-		return nil, corrupt(d, "object too large", nil)
+		return nil, mtime, corrupt(d, "object too large", nil)
 	}
-	return stored, nil
+	return stored, mtime, nil
+}
+
+// objectErr is c.wrap's error, or ErrCorrupt when the service could read
+// the object's own bookkeeping (fileblob's .attrs sidecar) but not
+// parse it: that blob is damaged, the store is not.
+func (c *Cloud) objectErr(op string, d Digest, err error) error {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	if errors.As(err, &syn) || errors.As(err, &typ) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return corrupt(d, "damaged object attributes: "+err.Error(), err)
+	}
+	return c.wrap(op, d, err)
 }
 
 // Has implements [Store.Has].
@@ -325,7 +376,7 @@ func (c *Cloud) Stat(ctx context.Context, d Digest) (Info, error) {
 		return Info{}, notFound(d, err)
 	}
 	if err != nil {
-		return Info{}, c.wrap("stat", d, err)
+		return Info{}, c.objectErr("stat", d, err)
 	}
 	return Info{Size: attrs.Size, ModTime: attrs.ModTime}, nil
 }
@@ -341,7 +392,7 @@ func (c *Cloud) DataSize(ctx context.Context, d Digest) (int64, error) {
 		return 0, notFound(d, err)
 	}
 	if err != nil {
-		return 0, c.wrap("stat", d, err)
+		return 0, c.objectErr("stat", d, err)
 	}
 	n, err := strconv.ParseInt(attrs.Metadata[sizeMetaKey], 10, 64)
 	if err != nil || n < 0 {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"filippo.io/age"
+	"gocloud.dev/blob/fileblob"
 	"gocloud.dev/blob/memblob"
 
 	"github.com/bstools/bs/blobstore"
@@ -68,11 +69,12 @@ func newKeys(t *testing.T, dir string) keys {
 	return keys{recipient: id.Recipient().String(), identityFile: f.Name()}
 }
 
+// options opens a store with the keys; tests may open mem://.
 func (k keys) options() blobstore.OpenOptions {
 	if k.recipient == "" {
-		return blobstore.OpenOptions{}
+		return blobstore.OpenOptions{AllowMem: true}
 	}
-	return blobstore.OpenOptions{Recipients: []string{k.recipient}, IdentityFiles: []string{k.identityFile}}
+	return blobstore.OpenOptions{Recipients: []string{k.recipient}, IdentityFiles: []string{k.identityFile}, AllowMem: true}
 }
 
 // cloudHarness runs storetest on Cloud stores opened by spec.
@@ -378,12 +380,12 @@ func TestMixedStore(t *testing.T) {
 }
 
 func TestBadKeys(t *testing.T) {
-	if _, err := blobstore.Open(context.Background(), "mem://", blobstore.OpenOptions{Recipients: []string{"age1notakey"}}); err == nil || !strings.Contains(err.Error(), "age1notakey") {
+	if _, err := blobstore.Open(context.Background(), "mem://", blobstore.OpenOptions{Recipients: []string{"age1notakey"}, AllowMem: true}); err == nil || !strings.Contains(err.Error(), "age1notakey") {
 		t.Errorf("bad recipient: %v", err)
 	}
 	bad := filepath.Join(t.TempDir(), "id")
 	os.WriteFile(bad, []byte("not a key\n"), 0o600)
-	if _, err := blobstore.Open(context.Background(), "mem://", blobstore.OpenOptions{IdentityFiles: []string{bad}}); err == nil || !strings.Contains(err.Error(), bad) {
+	if _, err := blobstore.Open(context.Background(), "mem://", blobstore.OpenOptions{IdentityFiles: []string{bad}, AllowMem: true}); err == nil || !strings.Contains(err.Error(), bad) {
 		t.Errorf("bad identity file: %v", err)
 	}
 	if _, err := blobstore.Open(context.Background(), t.TempDir(), blobstore.OpenOptions{IdentityFiles: []string{bad + ".missing"}}); err == nil {
@@ -423,7 +425,7 @@ func TestCloudRefresh(t *testing.T) {
 }
 
 func TestCloudDataSize(t *testing.T) {
-	s, err := blobstore.Open(context.Background(), "mem://", blobstore.OpenOptions{})
+	s, err := blobstore.Open(context.Background(), "mem://", blobstore.OpenOptions{AllowMem: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -528,5 +530,148 @@ func TestDeadEndpoint(t *testing.T) {
 	}
 	if d := time.Since(start); d > time.Second {
 		t.Errorf("second call took %v; want it to fail at once", d)
+	}
+}
+
+// TestCloudRefreshKeepsStoredForm checks that the refresh of an old
+// object writes its bytes back as they are: a writer encrypting to other
+// keys, or to none, must not re-seal it.
+func TestCloudRefreshKeepsStoredForm(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	k1, k2 := newKeys(t, dir), newKeys(t, dir)
+	data := []byte("a secret tool result that must stay sealed to k1")
+	for i, second := range []blobstore.CloudOptions{{Recipients: []string{k2.recipient}}, {}, {Recipients: []string{k2.recipient}}, {}} {
+		b := memblob.OpenBucket(nil)
+		if i >= 2 {
+			var err error
+			if b, err = fileblob.OpenBucket(t.TempDir(), nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		first, err := blobstore.NewCloud(b, blobstore.CloudOptions{Recipients: []string{k1.recipient}, IdentityFiles: []string{k1.identityFile}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := put(t, first, data)
+		before, err := b.ReadAll(ctx, blobstore.Key(d))
+		if err != nil {
+			t.Fatal(err)
+		}
+		second.RefreshAfter = time.Millisecond
+		other, err := blobstore.NewCloud(b, second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, _ := first.Stat(ctx, d)
+		time.Sleep(20 * time.Millisecond)
+		put(t, other, data)
+		after, err := b.ReadAll(ctx, blobstore.Key(d))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(before, after) {
+			t.Errorf("recipients %v: refresh changed the stored object (encrypted %v)", second.Recipients, bytes.HasPrefix(after, []byte("age-encryption.org/")))
+		}
+		if got, err := first.Get(ctx, d); err != nil || !bytes.Equal(got, data) {
+			t.Errorf("recipients %v: k1 cannot read the blob back: %v", second.Recipients, err)
+		}
+		if info2, _ := first.Stat(ctx, d); !info2.ModTime.After(info.ModTime) {
+			t.Errorf("recipients %v: refresh did not move ModTime", second.Recipients)
+		}
+	}
+}
+
+// TestCloudPutRepairsDamaged checks that a Put of data whose object is
+// damaged overwrites it, and that an object it cannot decrypt is kept.
+func TestCloudPutRepairsDamaged(t *testing.T) {
+	ctx := context.Background()
+	data := []byte("the good bytes of a blob")
+	k := testKeys(t)
+	for _, opt := range []blobstore.CloudOptions{{}, {Recipients: []string{k.recipient}, IdentityFiles: []string{k.identityFile}}} {
+		b := memblob.OpenBucket(nil)
+		s, err := blobstore.NewCloud(b, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := blobstore.Sum(data)
+		for _, damaged := range [][]byte{nil, []byte("garbage"), compress(t, []byte("other data"))} {
+			if err := b.WriteAll(ctx, blobstore.Key(d), damaged, nil); err != nil {
+				t.Fatal(err)
+			}
+			put(t, s, data)
+			if got, err := s.Get(ctx, d); err != nil || !bytes.Equal(got, data) {
+				t.Errorf("encrypted %v: after Put over %q, Get = %q, %v", len(opt.Recipients) > 0, damaged, got, err)
+			}
+		}
+	}
+	// A writer with only a recipient keeps an object it cannot check.
+	b := memblob.OpenBucket(nil)
+	owner, _ := blobstore.NewCloud(b, blobstore.CloudOptions{Recipients: []string{k.recipient}, IdentityFiles: []string{k.identityFile}})
+	d := put(t, owner, data)
+	before, _ := b.ReadAll(ctx, blobstore.Key(d))
+	writer, _ := blobstore.NewCloud(b, blobstore.CloudOptions{Recipients: []string{newKeys(t, t.TempDir()).recipient}})
+	put(t, writer, data)
+	if after, _ := b.ReadAll(ctx, blobstore.Key(d)); !bytes.Equal(before, after) {
+		t.Error("a writer without the identity replaced an object it cannot check")
+	}
+}
+
+// TestOpenRefuses checks the store specs Open turns down, and that it
+// creates nothing for them.
+func TestOpenRefuses(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	t.Chdir(dir)
+	cache := filepath.Join(dir, "st", "cache")
+	for _, tc := range []struct {
+		spec string
+		opt  blobstore.OpenOptions
+		want string
+	}{
+		{"mem://", blobstore.OpenOptions{}, "only in memory"},
+		{"file://teamA" + dir + "/st", blobstore.OpenOptions{}, "file:///teamA" + dir + "/st"},
+		{"file://relative/x", blobstore.OpenOptions{}, "no host"},
+		{"file://", blobstore.OpenOptions{}, "needs a directory"},
+		{"file:///", blobstore.OpenOptions{}, "needs a directory"},
+		{"file://" + dir + "/st", blobstore.OpenOptions{CacheDir: dir + "/st"}, "overlaps"},
+		{"file://" + dir + "/st", blobstore.OpenOptions{CacheDir: cache}, "overlaps"},
+		{"file://" + cache, blobstore.OpenOptions{CacheDir: dir + "/st/"}, "overlaps"},
+		{"file://" + dir + "/st", blobstore.OpenOptions{CacheDir: "st"}, "overlaps"},
+		{dir + "/none", blobstore.OpenOptions{MustExist: true}, "no blob store at " + dir + "/none"},
+		{dir, blobstore.OpenOptions{MustExist: true}, "no blob store at " + dir},
+	} {
+		s, err := blobstore.Open(ctx, tc.spec, tc.opt)
+		if err == nil {
+			s.(interface{ Close() error }).Close()
+			t.Errorf("Open(%q, %+v) succeeded", tc.spec, tc.opt)
+			continue
+		}
+		if !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Open(%q, %+v) = %v; want it to say %q", tc.spec, tc.opt, err, tc.want)
+		}
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("refused Opens created %v", ents)
+	}
+	// What is allowed: localhost, a cache beside the store, mem:// in tests.
+	for _, tc := range []struct {
+		spec string
+		opt  blobstore.OpenOptions
+	}{
+		{"file://localhost" + dir + "/a", blobstore.OpenOptions{}},
+		{"file://" + dir + "/b", blobstore.OpenOptions{CacheDir: dir + "/bc"}},
+		{"mem://", blobstore.OpenOptions{AllowMem: true}},
+	} {
+		s, err := blobstore.Open(ctx, tc.spec, tc.opt)
+		if err != nil {
+			t.Errorf("Open(%q, %+v) = %v", tc.spec, tc.opt, err)
+			continue
+		}
+		put(t, s, []byte("x"))
+		s.(interface{ Close() error }).Close()
+	}
+	if _, err := os.Stat(filepath.Join(dir, "a", "blobs")); err != nil {
+		t.Errorf("file://localhost/DIR did not store in DIR: %v", err)
 	}
 }

@@ -38,6 +38,9 @@ func (l *Local) DataSize(ctx context.Context, d Digest) (int64, error) {
 	defer f.Close()
 	buf := make([]byte, zstd.HeaderMaxSize)
 	n, err := io.ReadFull(f, buf)
+	if err == io.EOF {
+		return 0, corrupt(d, "empty file", nil)
+	}
 	if err != nil && err != io.ErrUnexpectedEOF {
 		return 0, fmt.Errorf("stat blob %s: %w", d, err)
 	}
@@ -64,6 +67,9 @@ type Summary struct {
 	// store could tell (SizedBlobs of them) without reading them.
 	DataBytes  int64 `json:"data_bytes"`
 	SizedBlobs int64 `json:"sized_blobs"`
+	// Unreadable counts the blobs (among Blobs) whose file or metadata
+	// is damaged, so that their sizes could not be told.
+	Unreadable int64 `json:"unreadable"`
 	// StoredSized is the stored size of those same blobs, so that
 	// DataBytes/StoredSized is a compression ratio over like for like.
 	StoredSized int64 `json:"-"`
@@ -79,15 +85,28 @@ func (s Summary) CompressionRatio() float64 {
 }
 
 // Summarize lists every blob of s and Stats it, on workers goroutines:
-// one request per blob for a remote store, so it reads no blob data.
+// one request per blob for a remote store, so it reads no blob data. A
+// blob whose file or metadata is damaged (ErrCorrupt) is counted as
+// Unreadable and the others are still summed; other errors stop it.
 func Summarize(ctx context.Context, s Store, workers int) (Summary, error) {
 	var sum Summary
 	var mu sync.Mutex
 	ds, _ := s.(DataSizer)
+	unreadable := func(size int64) error {
+		mu.Lock()
+		defer mu.Unlock()
+		sum.Blobs++
+		sum.Unreadable++
+		sum.StoredBytes += size
+		return nil
+	}
 	err := forEach(ctx, s, workers, nil, func(ctx context.Context, d Digest) error {
 		info, err := s.Stat(ctx, d)
 		if errors.Is(err, ErrNotFound) {
 			return nil // deleted since it was listed
+		}
+		if errors.Is(err, ErrCorrupt) {
+			return unreadable(0)
 		}
 		if err != nil {
 			return err
@@ -96,6 +115,8 @@ func Summarize(ctx context.Context, s Store, workers int) (Summary, error) {
 		if ds != nil {
 			if n, err = ds.DataSize(ctx, d); errors.Is(err, ErrNotFound) {
 				return nil
+			} else if errors.Is(err, ErrCorrupt) {
+				return unreadable(info.Size)
 			} else if err != nil {
 				return err
 			}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -35,7 +37,18 @@ type OpenOptions struct {
 	// zero). It is not used for a store that is a local directory.
 	CacheDir  string
 	CacheSize int64
+	// AllowMem lets Open accept mem://, a store that dies with the
+	// process. Only tests set it.
+	AllowMem bool
+	// MustExist makes Open fail, creating nothing, when a local
+	// directory holds no store (no blobs/sha256 in it) or a file URL's
+	// directory does not exist: for commands that only read.
+	MustExist bool
 }
+
+// ErrNoStore is matched by Open's error for a local directory that holds
+// no store when OpenOptions.MustExist is set.
+var ErrNoStore = errors.New("no blob store")
 
 // IsURL reports whether spec names a store by URL (scheme://…) rather
 // than as a directory.
@@ -59,7 +72,7 @@ func IsURL(spec string) bool {
 //	gs://bucket[/prefix]                          Google Cloud Storage
 //	azblob://container[/prefix]                   Azure Blob Storage
 //	file:///dir                                   a directory, through gocloud's fileblob
-//	mem://                                        memory, for tests
+//	mem://                                        memory, for tests (only with AllowMem)
 //
 // Credentials come from each cloud's usual environment variables and files
 // (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, AWS_PROFILE and ~/.aws;
@@ -70,6 +83,11 @@ func IsURL(spec string) bool {
 // create_dir and dir_file_mode=0700 unless it sets them.
 func Open(ctx context.Context, spec string, opt OpenOptions) (Store, error) {
 	if !IsURL(spec) {
+		if opt.MustExist {
+			if fi, err := os.Stat(filepath.Join(spec, "blobs", "sha256")); err != nil || !fi.IsDir() {
+				return nil, fmt.Errorf("%w at %s", ErrNoStore, spec)
+			}
+		}
 		l, err := OpenLocal(spec)
 		if err != nil {
 			return nil, err
@@ -94,9 +112,20 @@ func Open(ctx context.Context, spec string, opt OpenOptions) (Store, error) {
 		v.Path = ""
 		b, err = blob.OpenBucket(ctx, v.String())
 	case "mem":
+		if !opt.AllowMem {
+			return nil, errors.New("mem:// keeps blobs only in memory, lost when bs exits; use a directory or file:///ABS/DIR")
+		}
 		b, err = blob.OpenBucket(ctx, "mem://")
 		prefix = ""
 	case "file":
+		if err := checkFileURL(u, opt.CacheDir); err != nil {
+			return nil, err
+		}
+		if opt.MustExist {
+			if fi, err := os.Stat(filepath.FromSlash(u.Path)); err != nil || !fi.IsDir() {
+				return nil, fmt.Errorf("%w at %s", ErrNoStore, name)
+			}
+		}
 		q := u.Query()
 		for k, v := range map[string]string{"no_tmp_dir": "1", "create_dir": "1", "dir_file_mode": "0700"} {
 			if !q.Has(k) {
@@ -125,6 +154,61 @@ func Open(ctx context.Context, spec string, opt OpenOptions) (Store, error) {
 		return c, nil
 	}
 	return NewCache(c, opt.CacheDir, opt.CacheSize)
+}
+
+// checkFileURL refuses a file URL that fileblob would take to mean
+// something else than it says: a host (file://name/dir is /dir, whatever
+// the name), an empty path (the current directory), and a cache directory
+// that overlaps the store's, whose eviction would delete blob files.
+func checkFileURL(u *url.URL, cacheDir string) error {
+	if u.Host != "" && u.Host != "localhost" {
+		return fmt.Errorf("a file URL names no host: write file:///ABS/DIR (three slashes), e.g. file:///%s%s", u.Host, u.Path)
+	}
+	if u.Path == "" || u.Path == "/" {
+		return errors.New("a file URL needs a directory: write file:///ABS/DIR (three slashes)")
+	}
+	if cacheDir == "" {
+		return nil
+	}
+	store, err := realPath(filepath.FromSlash(u.Path))
+	if err != nil {
+		return err
+	}
+	cache, err := realPath(cacheDir)
+	if err != nil {
+		return err
+	}
+	if within(cache, store) || within(store, cache) {
+		return fmt.Errorf("the cache directory %s overlaps the store's directory: its eviction would delete blobs; give --cache a directory of its own", cacheDir)
+	}
+	return nil
+}
+
+// realPath is p absolute, with symbolic links resolved as far as the
+// path exists.
+func realPath(p string) (string, error) {
+	p, err := filepath.Abs(p)
+	if err != nil {
+		return "", err
+	}
+	var rest []string
+	for {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return filepath.Join(append([]string{r}, rest...)...), nil
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return filepath.Join(append([]string{p}, rest...)...), nil
+		}
+		rest = append([]string{filepath.Base(p)}, rest...)
+		p = parent
+	}
+}
+
+// within reports whether path p is dir or inside it.
+func within(p, dir string) bool {
+	rel, err := filepath.Rel(dir, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // openS3 opens an s3:// bucket as s3blob's URL opener does, but with

@@ -168,3 +168,9 @@ const (
 	msgPruneNoStore       = "no blob store at %s: nothing to prune (check --store or BS_STORE)"
 	msgPruneRemoteFloor   = "--older-than %v is below %v, the least on a remote store: it refreshes a re-used blob's time only once the blob is older than %v, so a shorter retention could delete a blob a writer just re-used"
 )
+
+// bs store stats and verify: reading, not creating, a store.
+const (
+	msgNoStore         = "no blob store at %s"
+	msgStatsUnreadable = "%d blobs could not be read (damaged files or metadata): run bs store verify"
+)

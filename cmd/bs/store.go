@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -101,14 +102,14 @@ func storeCommand() *cli.Command {
 		Description: "bs store stats counts the blobs and the bytes they take, and the compression ratio over the blobs " +
 			"whose size the store records (the zstd header for a plain local blob, object metadata for a remote one; " +
 			"an encrypted local blob's size is not known without decrypting it). It reads no blob data: one stat per " +
-			"blob. bs store verify reads every blob back and re-hashes it, bypassing --cache, prints each corrupt " +
+			"blob; a blob whose file or metadata is damaged is counted as unreadable and the others are still counted. bs store verify reads every blob back and re-hashes it, bypassing --cache, prints each corrupt " +
 			"blob (and each it cannot decrypt) on standard output and exits 1 if there was any; on a terminal it " +
 			"shows its progress on standard error.",
 		Subcommands: withUsageErrors(
 			&cli.Command{
 				Name:   "stats",
 				Usage:  "blob count, bytes stored, compression ratio",
-				Flags:  flags(&cli.BoolFlag{Name: "json", Usage: "print a JSON object: store, blobs, stored_bytes, data_bytes, sized_blobs, compression_ratio"}),
+				Flags:  flags(&cli.BoolFlag{Name: "json", Usage: "print a JSON object: store, blobs, stored_bytes, data_bytes, sized_blobs, unreadable, compression_ratio"}),
 				Action: runStoreStats,
 			},
 			&cli.Command{
@@ -139,13 +140,22 @@ func parseStore(c *cli.Context) (*common, error) {
 	if cm.storeOpt, err = storeOptions(c); err != nil {
 		return nil, err
 	}
-	if !blobstore.IsURL(cm.storeDir) {
-		// Reading must not create a store where there was none.
-		if _, err := os.Stat(cm.storeDir); err != nil {
-			return nil, fmt.Errorf(msgStoreOpen, cm.storeDir, err)
-		}
-	}
+	// Reading must not create a store where there was none.
+	cm.storeOpt.MustExist = true
 	return cm, nil
+}
+
+// openExisting opens the store a store subcommand reads, which must
+// already hold a store.
+func openExisting(cm *common) (blobstore.Store, error) {
+	s, err := blobstore.Open(context.Background(), cm.storeDir, cm.storeOpt)
+	if errors.Is(err, blobstore.ErrNoStore) {
+		return nil, fmt.Errorf(msgNoStore, cm.storeDir)
+	}
+	if err != nil {
+		return nil, fmt.Errorf(msgStoreOpen, cm.storeDir, err)
+	}
+	return s, nil
 }
 
 func runStoreStats(c *cli.Context) error {
@@ -154,7 +164,7 @@ func runStoreStats(c *cli.Context) error {
 		return err
 	}
 	cm.storeOpt.CacheDir = "" // stats are the store's, not the cache's
-	s, err := cm.openStore()
+	s, err := openExisting(cm)
 	if err != nil {
 		return err
 	}
@@ -169,6 +179,7 @@ func runStoreStats(c *cli.Context) error {
 			blobstore.Summary
 			Ratio float64 `json:"compression_ratio"`
 		}{cm.storeDir, sum, round2(sum.CompressionRatio())})
+		warnUnreadable(cm, sum)
 		_, err = fmt.Fprintf(w, "%s\n", b)
 		return err
 	}
@@ -181,7 +192,18 @@ func runStoreStats(c *cli.Context) error {
 	} else {
 		fmt.Fprintf(w, "compression  unknown\n")
 	}
+	if sum.Unreadable > 0 {
+		fmt.Fprintf(w, "unreadable   %d blobs\n", sum.Unreadable)
+	}
+	warnUnreadable(cm, sum)
 	return nil
+}
+
+// warnUnreadable points at bs store verify when stats met damaged blobs.
+func warnUnreadable(cm *common, sum blobstore.Summary) {
+	if sum.Unreadable > 0 {
+		cm.ui.warnf(msgStatsUnreadable, sum.Unreadable)
+	}
 }
 
 func round2(f float64) float64 { return float64(int64(f*100+0.5)) / 100 }
@@ -192,7 +214,7 @@ func runStoreVerify(c *cli.Context) error {
 		return err
 	}
 	cm.storeOpt.CacheDir = "" // verify what is stored, not a copy
-	s, err := cm.openStore()
+	s, err := openExisting(cm)
 	if err != nil {
 		return err
 	}

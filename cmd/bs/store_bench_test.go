@@ -38,7 +38,7 @@ func benchSession(n, size int) []byte {
 }
 
 // BenchmarkExtractStore measures bs extract, end to end in process, into
-// each kind of store: a local directory, gocloud's fileblob and memblob,
+// each kind of store: a local directory, gocloud's fileblob
 // and the S3-compatible server named by BS_TEST_S3_ENDPOINT when it is
 // set (see store_test.go). Every iteration writes into a fresh store, so
 // every blob is new.
@@ -50,7 +50,6 @@ func BenchmarkExtractStore(b *testing.B) {
 	}{
 		{"Local", func(dir string, i int) string { return filepath.Join(dir, fmt.Sprint(i)) }},
 		{"File", func(dir string, i int) string { return "file://" + filepath.Join(dir, fmt.Sprint(i)) }},
-		{"Mem", func(string, int) string { return "mem://" }},
 	}
 	if ep := os.Getenv(s3EndpointEnv); ep != "" {
 		region := os.Getenv(s3RegionEnv)
