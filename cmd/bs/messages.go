@@ -161,3 +161,14 @@ const (
 	hintPruneStore     = "were the transcripts written with another --store? prune-retention must read the store they use"
 	hintPruneRestore   = "'bs restore --all FILE' shows which entry is damaged; fix or remove the reference, then run again"
 )
+
+// bs mcp: the JSON-RPC errors it answers bad messages with.
+const (
+	msgMCPParse     = "parse error: the line is not JSON"
+	msgMCPBatch     = "invalid request: JSON-RPC batches are not supported; send one message per line"
+	msgMCPNotObject = "invalid request: not a JSON-RPC message object"
+	msgMCPBadID     = "invalid request: the id must be a string or a number"
+	msgMCPVersion   = `invalid request: want "jsonrpc":"2.0"`
+	msgMCPInvalid   = "invalid request: %v"
+	msgMCPTooLong   = "invalid request: the message is longer than %d bytes"
+)
