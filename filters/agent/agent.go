@@ -206,6 +206,9 @@ func (a *Agent) Restore(ctx context.Context, in RestoreArgs) (*RestoreResult, er
 		res.Result = &restore.Result{EntryID: in.EntryID, KeysRestored: []string{}}
 	}
 	if err != nil {
+		// Whatever restore did in memory, the file was not rewritten:
+		// nothing is restored.
+		res.Restored, res.KeysRestored, res.PreviousRestoredAt, res.Suggestion = false, []string{}, "", ""
 		err = describe(err)
 		res.Error = err.Error()
 		return res, err

@@ -327,3 +327,32 @@ func TestCall(t *testing.T) {
 		t.Errorf("set_extractable 7 = %#v, %v:\n%s", res, isErr, file)
 	}
 }
+
+// A restore whose rewrite fails restores nothing, though restore itself
+// succeeded on the lines in memory.
+func TestRestoreRewriteFails(t *testing.T) {
+	big := strings.Repeat("y", 600)
+	in := `{"type":"session","version":3,"id":"s1","timestamp":"t","cwd":"/tmp"}` + "\n" +
+		`{"type":"message","id":"k1","parentId":null,"timestamp":"t","message":{"role":"toolResult","toolCallId":"c","toolName":"read","content":[{"type":"text","text":"` + big + `"}]}}` + "\n" +
+		`{"type":"message","id":"m1","timestamp":"t","message":{"role":"user","content":"a"}}` + "\n" +
+		`{"type":"message","id":"m2","timestamp":"t","message":{"role":"user","content":"b"}}` + "\n" +
+		`{"type":"message","id":"m3","timestamp":"t","message":{"role":"user","content":"c"}}` + "\n"
+	store := &mapStore{m: map[blobstore.Digest][]byte{}}
+	file := lean(t, []byte(in), store)
+	a := New(Env{
+		Sessions: Sessions{File: "/s/k.jsonl"},
+		Store:    store,
+		Now:      func() time.Time { return now },
+		Rewrite: func(_ context.Context, path string, edit EditFunc) error {
+			if err := edit(bytes.NewReader(file), int64(len(file)), new(bytes.Buffer)); err != nil {
+				return err
+			}
+			return errors.New("the file is held open for writing")
+		},
+	})
+	res, isErr := a.Call(context.Background(), "restore", []byte(`{"entry_id":"k1"}`))
+	r, ok := res.(*RestoreResult)
+	if !isErr || !ok || r.Restored || len(r.KeysRestored) != 0 || r.KeysRestored == nil || r.Values != nil || r.Error != "the file is held open for writing" {
+		t.Errorf("restore with a failing rewrite = %#v, %v", res, isErr)
+	}
+}
