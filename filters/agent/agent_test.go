@@ -356,3 +356,25 @@ func TestRestoreRewriteFails(t *testing.T) {
 		t.Errorf("restore with a failing rewrite = %#v, %v", res, isErr)
 	}
 }
+
+// An id spelled with escapes in the file ("\u0065sc" for esc) is found
+// as bs restore finds it.
+func TestSpliceEscapedID(t *testing.T) {
+	big := strings.Repeat("x", 600)
+	in := `{"type":"session","version":3,"id":"s1","timestamp":"2026-03-08T12:00:00.000Z","cwd":"/tmp"}` + "\n" +
+		`{"type":"message","id":"\u0065sc","parentId":null,"timestamp":"t","message":{"role":"toolResult","toolCallId":"c","toolName":"read","content":[{"type":"text","text":"` + big + `"}]}}` + "\n" +
+		`{"type":"message","id":"m1","parentId":"esc","timestamp":"t","message":{"role":"user","content":"a"}}` + "\n" +
+		`{"type":"message","id":"m2","parentId":"m1","timestamp":"t","message":{"role":"user","content":"b"}}` + "\n" +
+		`{"type":"message","id":"m3","parentId":"m2","timestamp":"t","message":{"role":"user","content":"c"}}` + "\n"
+	store := &mapStore{m: map[blobstore.Digest][]byte{}}
+	l := lean(t, []byte(in), store)
+	if ids := extractedIDs(l); strings.Join(ids, " ") != "esc" {
+		t.Fatalf("extracted %v", ids)
+	}
+	opt := restore.Options{ID: "esc", Store: store, Now: now}
+	want, wantRes, _ := viaRestore(t, l, opt)
+	got, gotRes, err := viaSplice(t, l, opt)
+	if err != nil || !bytes.Equal(got, want) || !sameResult(gotRes, wantRes) || !gotRes.Restored {
+		t.Errorf("restore esc: err %v, result %+v vs %+v\n got: %s\nwant: %s", err, gotRes, wantRes, got, want)
+	}
+}

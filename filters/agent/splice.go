@@ -40,23 +40,15 @@ func (sp *splice) run(ctx context.Context, src File, size int64, w io.Writer, op
 	if opt.Format == transcript.Unknown {
 		opt.Format = detect(src, size)
 	}
-	lines, err := candidates(ctx, src, size, needles(opt))
-	if err != nil {
-		return err
-	}
-	// The candidate lines, in order, are a small transcript of their own.
-	var in bytes.Buffer
-	for _, l := range lines {
-		if _, err := in.ReadFrom(io.NewSectionReader(src, l.start, l.end-l.start)); err != nil {
-			return err
-		}
-		in.WriteByte('\n')
-	}
-	var out bytes.Buffer
-	opt.OnBadLine = func(*transcript.BadLineError) error { return nil }
-	res, _, rerr := restore.Run(ctx, "", &in, &out, opt)
-	sp.res, sp.err = res, rerr
+	ns := needles(opt)
+	lines, out, res, rerr := sp.restoreLines(ctx, src, size, ns, opt)
 	var nf *restore.NotFoundError
+	if errors.As(rerr, &nf) {
+		// An id may be spelled with escapes ("\u0065sc" for esc), which
+		// the needle misses: try again with every line holding one.
+		lines, out, res, rerr = sp.restoreLines(ctx, src, size, append(ns, []byte(`\u`)), opt)
+	}
+	sp.res, sp.err = res, rerr
 	var blob *restore.BlobError
 	if rerr != nil {
 		if errors.As(rerr, &nf) || errors.As(rerr, &blob) {
@@ -102,6 +94,27 @@ func (sp *splice) run(ctx context.Context, src File, size int64, w io.Writer, op
 		at = l.end
 	}
 	return copyRange(w, src, at, size)
+}
+
+// restoreLines runs restore with opt over the lines of src holding any of
+// the needles ns, and returns them and what restore made of them.
+func (sp *splice) restoreLines(ctx context.Context, src File, size int64, ns [][]byte, opt restore.Options) ([]span, *bytes.Buffer, *restore.Result, error) {
+	lines, err := candidates(ctx, src, size, ns)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	// The candidate lines, in order, are a small transcript of their own.
+	var in bytes.Buffer
+	for _, l := range lines {
+		if _, err := in.ReadFrom(io.NewSectionReader(src, l.start, l.end-l.start)); err != nil {
+			return nil, nil, nil, err
+		}
+		in.WriteByte('\n')
+	}
+	var out bytes.Buffer
+	opt.OnBadLine = func(*transcript.BadLineError) error { return nil }
+	res, _, rerr := restore.Run(ctx, "", &in, &out, opt)
+	return lines, &out, res, rerr
 }
 
 // restoredValues reads the restored keys' values out of the entry's new
