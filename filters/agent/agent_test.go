@@ -267,6 +267,44 @@ func TestSessionsResolve(t *testing.T) {
 	}
 }
 
+// A sessions directory named through a symbolic link: paths spelled
+// through the link are inside it, links leading out are still refused.
+func TestSessionsResolveLinkedDir(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "real")
+	if err := os.MkdirAll(filepath.Join(dir, "proj"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{filepath.Join(dir, "proj", "def.jsonl"), filepath.Join(root, "outside.jsonl")} {
+		if err := os.WriteFile(p, []byte("{}\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link := filepath.Join(root, "rootlink")
+	if err := os.Symlink(dir, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(root, filepath.Join(dir, "up")); err != nil {
+		t.Fatal(err)
+	}
+	real, _ := filepath.EvalSymlinks(filepath.Join(dir, "proj", "def.jsonl"))
+	for _, s := range []Sessions{{Dir: link}, {Dir: dir}} {
+		for _, arg := range []string{filepath.Join(link, "proj", "def.jsonl"), filepath.Join(dir, "proj", "def.jsonl"), "proj/def.jsonl", "def"} {
+			if got, err := s.Resolve(arg); err != nil || got != real {
+				t.Errorf("Dir %s: Resolve(%q) = %q, %v; want %s", s.Dir, arg, got, err, real)
+			}
+		}
+		for _, arg := range []string{filepath.Join(link, "up", "outside.jsonl"), filepath.Join(link, "..", "outside.jsonl"), "up/outside.jsonl"} {
+			if got, err := s.Resolve(arg); err == nil || !strings.Contains(err.Error(), "not inside the sessions directory") {
+				t.Errorf("Dir %s: Resolve(%q) = %q, %v; want it refused", s.Dir, arg, got, err)
+			}
+		}
+		if _, err := s.Resolve(filepath.Join(link, "nosuch.jsonl")); err == nil || !strings.Contains(err.Error(), "no session") {
+			t.Errorf("Dir %s: Resolve(nosuch through the link) = %v", s.Dir, err)
+		}
+	}
+}
+
 // A tool call through Call: decoding, dispatch and errors, with a
 // rewrite that works on a file in memory.
 func TestCall(t *testing.T) {

@@ -60,8 +60,14 @@ func (s Sessions) Resolve(arg string) (string, error) {
 // inside returns p's real path if it is a regular file inside root.
 func inside(root, p, arg string) (string, error) {
 	refused := errorf("session %q is not inside the sessions directory", arg)
+	// root is a real path: so must p's directory be for the comparison, or
+	// a path spelled through a link to root would look outside it.
+	cand := filepath.Clean(p)
+	if dir, err := filepath.EvalSymlinks(filepath.Dir(cand)); err == nil {
+		cand = filepath.Join(dir, filepath.Base(cand))
+	}
 	// Lexically first: "../x" is refused even when it exists nowhere.
-	if rel, err := filepath.Rel(root, filepath.Clean(p)); err != nil || !local(rel) {
+	if rel, err := filepath.Rel(root, cand); err != nil || !local(rel) {
 		return "", refused
 	}
 	real, err := filepath.EvalSymlinks(p)
