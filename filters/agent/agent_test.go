@@ -416,3 +416,70 @@ func TestSpliceEscapedID(t *testing.T) {
 		t.Errorf("restore esc: err %v, result %+v vs %+v\n got: %s\nwant: %s", err, gotRes, wantRes, got, want)
 	}
 }
+
+// A restore without a session argument, in a sessions directory, finds
+// the session holding the entry, not the newest one that quotes its
+// placeholder, and tries the next when the first has no such entry.
+func TestRestoreByEntry(t *testing.T) {
+	big := strings.Repeat("y", 600)
+	in := `{"type":"session","version":3,"id":"s1","timestamp":"t","cwd":"/tmp"}` + "\n" +
+		`{"type":"message","id":"k1","parentId":null,"timestamp":"t","message":{"role":"toolResult","toolCallId":"c","toolName":"read","content":[{"type":"text","text":"` + big + `"}]}}` + "\n" +
+		`{"type":"message","id":"m1","timestamp":"t","message":{"role":"user","content":"a"}}` + "\n" +
+		`{"type":"message","id":"m2","timestamp":"t","message":{"role":"user","content":"b"}}` + "\n" +
+		`{"type":"message","id":"m3","timestamp":"t","message":{"role":"user","content":"c"}}` + "\n"
+	store := &mapStore{m: map[blobstore.Digest][]byte{}}
+	dir := t.TempDir()
+	real := filepath.Join(dir, "real.jsonl")
+	quote := filepath.Join(dir, "quote.jsonl")
+	odd := filepath.Join(dir, "odd.jsonl")
+	head := `{"type":"session","version":3,"id":"s2","timestamp":"t","cwd":"/tmp"}` + "\n"
+	files := map[string]string{
+		real:  string(lean(t, []byte(in), store)),
+		quote: head + `{"type":"message","id":"q1","timestamp":"t","message":{"role":"user","content":"what was [[extracted-k1]]?"}}` + "\n",
+		// A line with _extracted of its own that quotes k1's placeholder.
+		odd: head + `{"type":"message","id":"q2","timestamp":"t","message":{"role":"user","content":"and [[extracted-k1]]"},"_extracted":{}}` + "\n",
+	}
+	for i, p := range []string{real, quote, odd} {
+		if err := os.WriteFile(p, []byte(files[p]), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		// real is the oldest, odd the newest.
+		mt := now.Add(time.Duration(i) * time.Hour)
+		if err := os.Chtimes(p, mt, mt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a := New(Env{
+		Sessions: Sessions{Dir: dir},
+		Store:    store,
+		Now:      func() time.Time { return now },
+		Rewrite: func(_ context.Context, path string, edit EditFunc) error {
+			data, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			var out bytes.Buffer
+			if err := edit(bytes.NewReader(data), int64(len(data)), &out); err != nil {
+				return err
+			}
+			return os.WriteFile(path, out.Bytes(), 0o600)
+		},
+	})
+	res, isErr := a.Call(context.Background(), "restore", []byte(`{"entry_id":"k1"}`))
+	if r, ok := res.(*RestoreResult); isErr || !ok || !r.Restored {
+		t.Fatalf("restore k1 = %#v, %v", res, isErr)
+	}
+	if data, _ := os.ReadFile(real); !bytes.Contains(data, []byte(big)) {
+		t.Errorf("k1 not restored in real.jsonl:\n%s", data)
+	}
+	for _, p := range []string{quote, odd} {
+		if data, _ := os.ReadFile(p); string(data) != files[p] {
+			t.Errorf("%s changed:\n%s", p, data)
+		}
+	}
+	// Only quotes left: the error names the session tried last.
+	res, isErr = a.Call(context.Background(), "restore", []byte(`{"entry_id":"k1"}`))
+	if r, ok := res.(*RestoreResult); !isErr || !ok || r.Restored || !strings.Contains(r.Error, "(in session ") {
+		t.Errorf("second restore k1 = %#v, %v", res, isErr)
+	}
+}
