@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -481,5 +482,30 @@ func TestRestoreByEntry(t *testing.T) {
 	res, isErr = a.Call(context.Background(), "restore", []byte(`{"entry_id":"k1"}`))
 	if r, ok := res.(*RestoreResult); !isErr || !ok || r.Restored || !strings.Contains(r.Error, "(in session ") {
 		t.Errorf("second restore k1 = %#v, %v", res, isErr)
+	}
+}
+
+// The debug record of a restore names the entry's line in the file, not
+// in the excerpt restore saw.
+func TestSpliceLogLine(t *testing.T) {
+	big := strings.Repeat("x", 600)
+	in := `{"type":"session","version":3,"id":"s1","timestamp":"2026-03-08T12:00:00.000Z","cwd":"/tmp"}` + "\n" +
+		`{"type":"message","id":"m1","parentId":null,"timestamp":"t","message":{"role":"user","content":"a"}}` + "\n" +
+		`{"type":"message","id":"m2","parentId":"m1","timestamp":"t","message":{"role":"user","content":"b"}}` + "\n" +
+		`{"type":"message","id":"k1","parentId":"m2","timestamp":"t","message":{"role":"toolResult","toolCallId":"c","toolName":"read","content":[{"type":"text","text":"` + big + `"}]}}` + "\n" +
+		`{"type":"message","id":"m3","parentId":"k1","timestamp":"t","message":{"role":"user","content":"c"}}` + "\n" +
+		`{"type":"message","id":"m4","parentId":"m3","timestamp":"t","message":{"role":"user","content":"d"}}` + "\n" +
+		`{"type":"message","id":"m5","parentId":"m4","timestamp":"t","message":{"role":"user","content":"e"}}` + "\n"
+	store := &mapStore{m: map[blobstore.Digest][]byte{}}
+	l := lean(t, []byte(in), store)
+	var log bytes.Buffer
+	opt := restore.Options{ID: "k1", Store: store, Now: now, Log: slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))}
+	defer func(n int64) { scanChunk = n }(scanChunk)
+	scanChunk = 100
+	if _, res, err := viaSplice(t, l, opt); err != nil || !res.Restored {
+		t.Fatalf("restore k1: %+v, %v", res, err)
+	}
+	if !strings.Contains(log.String(), " line=4") {
+		t.Errorf("the log does not name line 4:\n%s", log.String())
 	}
 }

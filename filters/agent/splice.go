@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"runtime"
 	"slices"
 	"strings"
@@ -113,8 +114,42 @@ func (sp *splice) restoreLines(ctx context.Context, src File, size int64, ns [][
 	}
 	var out bytes.Buffer
 	opt.OnBadLine = func(*transcript.BadLineError) error { return nil }
+	if opt.Log != nil && opt.Log.Enabled(ctx, slog.LevelDebug) {
+		// Log records name a line of the file, not of the excerpt.
+		nums, err := lineNumbers(src, lines)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		opt.LineNum = func(n int) int {
+			if n >= 1 && n <= len(nums) {
+				return nums[n-1]
+			}
+			return n
+		}
+	}
 	res, _, rerr := restore.Run(ctx, "", &in, &out, opt)
 	return lines, &out, res, rerr
+}
+
+// lineNumbers returns the 1-based number in src of each of lines, by
+// counting the line feeds before them.
+func lineNumbers(src File, lines []span) ([]int, error) {
+	nums := make([]int, len(lines))
+	buf := make([]byte, 256<<10)
+	num, at := 1, int64(0)
+	for i, l := range lines {
+		for at < l.start {
+			b := buf[:min(int64(len(buf)), l.start-at)]
+			n, err := src.ReadAt(b, at)
+			if n == 0 && err != nil {
+				return nil, err
+			}
+			num += bytes.Count(b[:n], []byte{'\n'})
+			at += int64(n)
+		}
+		nums[i] = num
+	}
+	return nums, nil
 }
 
 // restoredValues reads the restored keys' values out of the entry's new
