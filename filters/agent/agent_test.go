@@ -509,3 +509,40 @@ func TestSpliceLogLine(t *testing.T) {
 		t.Errorf("the log does not name line 4:\n%s", log.String())
 	}
 }
+
+// A key names a pointer by any of its tokens ("content" as the skill
+// suggests, on OpenClaw's /message/content/0/text); a key naming nothing
+// is an error, and nothing is restored.
+func TestRestoreKeys(t *testing.T) {
+	big := strings.Repeat("y", 600)
+	in := `{"type":"session","version":3,"id":"s1","timestamp":"t","cwd":"/tmp"}` + "\n" +
+		`{"type":"message","id":"k1","parentId":null,"timestamp":"t","message":{"role":"toolResult","toolCallId":"c","toolName":"read","content":[{"type":"text","text":"` + big + `"}]}}` + "\n" +
+		`{"type":"message","id":"m1","timestamp":"t","message":{"role":"user","content":"a"}}` + "\n" +
+		`{"type":"message","id":"m2","timestamp":"t","message":{"role":"user","content":"b"}}` + "\n" +
+		`{"type":"message","id":"m3","timestamp":"t","message":{"role":"user","content":"c"}}` + "\n"
+	store := &mapStore{m: map[blobstore.Digest][]byte{}}
+	lean := lean(t, []byte(in), store)
+	file := lean
+	a := New(Env{
+		Sessions: Sessions{File: "/s/k.jsonl"},
+		Store:    store,
+		Now:      func() time.Time { return now },
+		Rewrite: func(_ context.Context, path string, edit EditFunc) error {
+			var out bytes.Buffer
+			if err := edit(bytes.NewReader(file), int64(len(file)), &out); err != nil {
+				return err
+			}
+			file = out.Bytes()
+			return nil
+		},
+	})
+	ctx := context.Background()
+	res, isErr := a.Call(ctx, "restore", []byte(`{"entry_id":"k1","keys":["text","nope"]}`))
+	if r, ok := res.(*RestoreResult); !isErr || !ok || r.Restored || r.Error != `entry k1 has no extracted key "nope": its keys are /message/content/0/text` || !bytes.Equal(file, lean) {
+		t.Errorf("restore with an unknown key = %#v, %v", res, isErr)
+	}
+	res, isErr = a.Call(ctx, "restore", []byte(`{"entry_id":"k1","keys":["content"]}`))
+	if r, ok := res.(*RestoreResult); isErr || !ok || !r.Restored || strings.Join(r.KeysRestored, ",") != "/message/content/0/text" {
+		t.Errorf("restore content = %#v, %v", res, isErr)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"runtime"
@@ -51,8 +52,9 @@ func (sp *splice) run(ctx context.Context, src File, size int64, w io.Writer, op
 	}
 	sp.res, sp.err = res, rerr
 	var blob *restore.BlobError
+	var ke *keyError
 	if rerr != nil {
-		if errors.As(rerr, &nf) || errors.As(rerr, &blob) {
+		if errors.As(rerr, &nf) || errors.As(rerr, &blob) || errors.As(rerr, &ke) {
 			return ErrUnchanged // a failed call changes nothing
 		}
 		return rerr
@@ -112,6 +114,13 @@ func (sp *splice) restoreLines(ctx context.Context, src File, size int64, ns [][
 		}
 		in.WriteByte('\n')
 	}
+	if len(opt.Keys) > 0 {
+		keys, err := expandKeys(in.Bytes(), opt)
+		if err != nil {
+			return lines, nil, nil, err
+		}
+		opt.Keys = keys
+	}
 	var out bytes.Buffer
 	opt.OnBadLine = func(*transcript.BadLineError) error { return nil }
 	if opt.Log != nil && opt.Log.Enabled(ctx, slog.LevelDebug) {
@@ -129,6 +138,64 @@ func (sp *splice) restoreLines(ctx context.Context, src File, size int64, ns [][
 	}
 	res, _, rerr := restore.Run(ctx, "", &in, &out, opt)
 	return lines, &out, res, rerr
+}
+
+// keyError is a key that names none of the entry's extracted values.
+type keyError struct{ msg string }
+
+func (e *keyError) Error() string { return e.msg }
+
+// expandKeys turns the keys of a restore into the extracted pointers of
+// the entry (in excerpt, one line per candidate) that they name: a pointer
+// itself, or any of its tokens ("content" names /message/content/0/text,
+// as "text" does). A key naming none is an error. Without the entry in
+// excerpt the keys are left for restore to report.
+func expandKeys(excerpt []byte, opt restore.Options) ([]string, error) {
+	var ptrs []string
+	var p transcript.Parser
+	for line := range bytes.SplitSeq(excerpt, []byte{'\n'}) {
+		t, err := p.Parse(line)
+		if err != nil {
+			continue
+		}
+		if e := transcript.View(t, opt.Format); e.ID == opt.ID && e.Extracted >= 0 {
+			t.Children(e.Extracted, func(m, _ int) { ptrs = append(ptrs, t.Key(m)) })
+			break
+		}
+	}
+	if ptrs == nil {
+		return opt.Keys, nil
+	}
+	var out []string
+	for _, k := range opt.Keys {
+		found := false
+		for _, ptr := range ptrs {
+			if keyNames(k, ptr) {
+				found = true
+				if !slices.Contains(out, ptr) {
+					out = append(out, ptr)
+				}
+			}
+		}
+		if !found {
+			return nil, &keyError{fmt.Sprintf("entry %s has no extracted key %q: its keys are %s", opt.ID, k, strings.Join(ptrs, ", "))}
+		}
+	}
+	return out, nil
+}
+
+// keyNames reports whether key names the JSON Pointer ptr: it is ptr, or
+// one of its tokens.
+func keyNames(key, ptr string) bool {
+	if key == ptr {
+		return true
+	}
+	for tok := range strings.SplitSeq(strings.TrimPrefix(ptr, "/"), "/") {
+		if strings.NewReplacer("~1", "/", "~0", "~").Replace(tok) == key {
+			return true
+		}
+	}
+	return false
 }
 
 // lineNumbers returns the 1-based number in src of each of lines, by
