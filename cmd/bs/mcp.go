@@ -312,7 +312,12 @@ func (r *mcpReader) check(line []byte) {
 	id, hasID := m["id"]
 	if hasID {
 		switch id[0] {
-		case '"', '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		case '"':
+		case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+			if bytes.ContainsAny(id, ".eE") { // the SDK would answer 1.5 as 1
+				r.reject(id, -32600, msgMCPBadID)
+				return
+			}
 		default:
 			r.reject(nil, -32600, msgMCPBadID)
 			return

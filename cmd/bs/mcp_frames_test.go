@@ -19,6 +19,7 @@ func TestMCPReaderFrames(t *testing.T) {
 		`{"jsonrpc":"2.0","id":2,"method":"ping","params":{"x":"` + strings.Repeat("a", 200) + `"}}`,
 		`{bad`,
 		`{"jsonrpc":"2.0","id":null,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":1.5,"method":"ping"}`,
 		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
 		`{"jsonrpc":"2.0","id":"s","method":"ping"}`,
 	}, "\n")
@@ -38,7 +39,8 @@ func TestMCPReaderFrames(t *testing.T) {
 	}
 	wantOut := `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: the message is longer than 100 bytes"}}
 {"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error: the line is not JSON"}}
-{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: the id must be a string or a number"}}
+{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: the id must be a string or an integer"}}
+{"jsonrpc":"2.0","id":1.5,"error":{"code":-32600,"message":"invalid request: the id must be a string or an integer"}}
 `
 	if out.String() != wantOut {
 		t.Errorf("answered:\n%s\nwant:\n%s", out.String(), wantOut)
