@@ -57,7 +57,7 @@ var seedKeys = map[string][]struct{ cmd, flag, unit string }{
 	"trigger_types":              {{"extract", "types", "list"}},
 	"scan_interval_seconds":      {{"watch", "interval", "s"}},
 	"retention":                  {{"watch", "retention", ""}, {"prune-retention", "older-than", ""}},
-	"keep_purge_control_calls":   {{"restore", "keep-restore-calls", ""}},
+	"keep_purge_control_calls":   {{"restore", "keep-restore-calls", ""}, {"mcp", "keep-restore-calls", ""}, {"tool", "keep-restore-calls", ""}},
 	"keep_after_restore_seconds": {{"extract", "keep-after-restore", "s"}},
 }
 

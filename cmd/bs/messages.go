@@ -174,3 +174,14 @@ const (
 	msgNoStore         = "no blob store at %s"
 	msgStatsUnreadable = "%d blobs could not be read (damaged files or metadata): run bs store verify"
 )
+
+// bs mcp: the JSON-RPC errors it answers bad messages with.
+const (
+	msgMCPParse     = "parse error: the line is not JSON"
+	msgMCPBatch     = "invalid request: JSON-RPC batches are not supported; send one message per line"
+	msgMCPNotObject = "invalid request: not a JSON-RPC message object"
+	msgMCPBadID     = "invalid request: the id must be a string or an integer"
+	msgMCPVersion   = `invalid request: want "jsonrpc":"2.0"`
+	msgMCPInvalid   = "invalid request: %v"
+	msgMCPTooLong   = "invalid request: the message is longer than %d bytes"
+)

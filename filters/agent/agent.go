@@ -183,13 +183,36 @@ func (a *Agent) Restore(ctx context.Context, in RestoreArgs) (*RestoreResult, er
 	if in.EntryID == "" {
 		return nil, errorf("missing argument entry_id: the id in the placeholder [[extracted-<id>]]")
 	}
-	path, err := a.sessionOf(ctx, in.Session, in.EntryID)
-	if err != nil {
-		return nil, err
-	}
 	if a.env.Store == nil {
 		return nil, errorf("no blob store")
 	}
+	if in.Session != "" || a.env.Sessions.Dir == "" {
+		path, err := a.env.Sessions.Resolve(in.Session)
+		if err != nil {
+			return nil, err
+		}
+		return a.restoreIn(ctx, path, in, false)
+	}
+	// No session named: try those holding the placeholder in turn, until
+	// one has the entry.
+	paths, err := a.env.Sessions.ByEntry(ctx, in.EntryID)
+	if err != nil {
+		return nil, err
+	}
+	var res *RestoreResult
+	for i, path := range paths {
+		res, err = a.restoreIn(ctx, path, in, true)
+		var nf *notFoundError
+		if !errors.As(err, &nf) || i == len(paths)-1 {
+			break
+		}
+	}
+	return res, err
+}
+
+// restoreIn restores in the session at path. named puts the session's
+// name in an error.
+func (a *Agent) restoreIn(ctx context.Context, path string, in RestoreArgs, named bool) (*RestoreResult, error) {
 	opt := restore.Options{
 		ID:               in.EntryID,
 		Keys:             in.Keys,
@@ -206,13 +229,29 @@ func (a *Agent) Restore(ctx context.Context, in RestoreArgs) (*RestoreResult, er
 		res.Result = &restore.Result{EntryID: in.EntryID, KeysRestored: []string{}}
 	}
 	if err != nil {
+		// Whatever restore did in memory, the file was not rewritten:
+		// nothing is restored.
+		res.Restored, res.KeysRestored, res.PreviousRestoredAt, res.Suggestion = false, []string{}, "", ""
+		var nf *restore.NotFoundError
+		notFound := errors.As(err, &nf)
 		err = describe(err)
+		if named {
+			err = errorf("%v (in session %s)", err, SessionName(path))
+		}
+		if notFound {
+			err = &notFoundError{err}
+		}
 		res.Error = err.Error()
 		return res, err
 	}
 	res.Values = sp.values
 	return res, nil
 }
+
+// notFoundError is an entry not found in one session: another may hold it.
+type notFoundError struct{ error }
+
+func (e *notFoundError) Unwrap() error { return e.error }
 
 // spliceSession runs restore with opt over the lines of the session at
 // path that concern it, rewriting the file in place; an unchanged file is
@@ -229,15 +268,6 @@ func (a *Agent) spliceSession(ctx context.Context, path string, opt restore.Opti
 		err = sp.err
 	}
 	return sp, err
-}
-
-// sessionOf resolves the session of a restore: the one named, else, in a
-// sessions directory, the one holding the entry's placeholder.
-func (a *Agent) sessionOf(ctx context.Context, session, id string) (string, error) {
-	if session == "" && a.env.Sessions.Dir != "" {
-		return a.env.Sessions.ByEntry(ctx, id)
-	}
-	return a.env.Sessions.Resolve(session)
 }
 
 // describe words restore's errors for an agent: without the line numbers

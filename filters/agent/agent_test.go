@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -267,6 +268,44 @@ func TestSessionsResolve(t *testing.T) {
 	}
 }
 
+// A sessions directory named through a symbolic link: paths spelled
+// through the link are inside it, links leading out are still refused.
+func TestSessionsResolveLinkedDir(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "real")
+	if err := os.MkdirAll(filepath.Join(dir, "proj"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{filepath.Join(dir, "proj", "def.jsonl"), filepath.Join(root, "outside.jsonl")} {
+		if err := os.WriteFile(p, []byte("{}\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link := filepath.Join(root, "rootlink")
+	if err := os.Symlink(dir, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(root, filepath.Join(dir, "up")); err != nil {
+		t.Fatal(err)
+	}
+	real, _ := filepath.EvalSymlinks(filepath.Join(dir, "proj", "def.jsonl"))
+	for _, s := range []Sessions{{Dir: link}, {Dir: dir}} {
+		for _, arg := range []string{filepath.Join(link, "proj", "def.jsonl"), filepath.Join(dir, "proj", "def.jsonl"), "proj/def.jsonl", "def"} {
+			if got, err := s.Resolve(arg); err != nil || got != real {
+				t.Errorf("Dir %s: Resolve(%q) = %q, %v; want %s", s.Dir, arg, got, err, real)
+			}
+		}
+		for _, arg := range []string{filepath.Join(link, "up", "outside.jsonl"), filepath.Join(link, "..", "outside.jsonl"), "up/outside.jsonl"} {
+			if got, err := s.Resolve(arg); err == nil || !strings.Contains(err.Error(), "not inside the sessions directory") {
+				t.Errorf("Dir %s: Resolve(%q) = %q, %v; want it refused", s.Dir, arg, got, err)
+			}
+		}
+		if _, err := s.Resolve(filepath.Join(link, "nosuch.jsonl")); err == nil || !strings.Contains(err.Error(), "no session") {
+			t.Errorf("Dir %s: Resolve(nosuch through the link) = %v", s.Dir, err)
+		}
+	}
+}
+
 // A tool call through Call: decoding, dispatch and errors, with a
 // rewrite that works on a file in memory.
 func TestCall(t *testing.T) {
@@ -325,5 +364,185 @@ func TestCall(t *testing.T) {
 	res, isErr = a.Call(ctx, "purge_control", []byte(`{"action":"set_extractable","entry_id":"k1","value":"7"}`))
 	if s, ok := res.(*SetExtractableResult); isErr || !ok || string(s.Extractable) != "7" || !bytes.Contains(file, []byte(`,"_extractable":7}`)) {
 		t.Errorf("set_extractable 7 = %#v, %v:\n%s", res, isErr, file)
+	}
+}
+
+// A restore whose rewrite fails restores nothing, though restore itself
+// succeeded on the lines in memory.
+func TestRestoreRewriteFails(t *testing.T) {
+	big := strings.Repeat("y", 600)
+	in := `{"type":"session","version":3,"id":"s1","timestamp":"t","cwd":"/tmp"}` + "\n" +
+		`{"type":"message","id":"k1","parentId":null,"timestamp":"t","message":{"role":"toolResult","toolCallId":"c","toolName":"read","content":[{"type":"text","text":"` + big + `"}]}}` + "\n" +
+		`{"type":"message","id":"m1","timestamp":"t","message":{"role":"user","content":"a"}}` + "\n" +
+		`{"type":"message","id":"m2","timestamp":"t","message":{"role":"user","content":"b"}}` + "\n" +
+		`{"type":"message","id":"m3","timestamp":"t","message":{"role":"user","content":"c"}}` + "\n"
+	store := &mapStore{m: map[blobstore.Digest][]byte{}}
+	file := lean(t, []byte(in), store)
+	a := New(Env{
+		Sessions: Sessions{File: "/s/k.jsonl"},
+		Store:    store,
+		Now:      func() time.Time { return now },
+		Rewrite: func(_ context.Context, path string, edit EditFunc) error {
+			if err := edit(bytes.NewReader(file), int64(len(file)), new(bytes.Buffer)); err != nil {
+				return err
+			}
+			return errors.New("the file is held open for writing")
+		},
+	})
+	res, isErr := a.Call(context.Background(), "restore", []byte(`{"entry_id":"k1"}`))
+	r, ok := res.(*RestoreResult)
+	if !isErr || !ok || r.Restored || len(r.KeysRestored) != 0 || r.KeysRestored == nil || r.Values != nil || r.Error != "the file is held open for writing" {
+		t.Errorf("restore with a failing rewrite = %#v, %v", res, isErr)
+	}
+}
+
+// An id spelled with escapes in the file ("\u0065sc" for esc) is found
+// as bs restore finds it.
+func TestSpliceEscapedID(t *testing.T) {
+	big := strings.Repeat("x", 600)
+	in := `{"type":"session","version":3,"id":"s1","timestamp":"2026-03-08T12:00:00.000Z","cwd":"/tmp"}` + "\n" +
+		`{"type":"message","id":"\u0065sc","parentId":null,"timestamp":"t","message":{"role":"toolResult","toolCallId":"c","toolName":"read","content":[{"type":"text","text":"` + big + `"}]}}` + "\n" +
+		`{"type":"message","id":"m1","parentId":"esc","timestamp":"t","message":{"role":"user","content":"a"}}` + "\n" +
+		`{"type":"message","id":"m2","parentId":"m1","timestamp":"t","message":{"role":"user","content":"b"}}` + "\n" +
+		`{"type":"message","id":"m3","parentId":"m2","timestamp":"t","message":{"role":"user","content":"c"}}` + "\n"
+	store := &mapStore{m: map[blobstore.Digest][]byte{}}
+	l := lean(t, []byte(in), store)
+	if ids := extractedIDs(l); strings.Join(ids, " ") != "esc" {
+		t.Fatalf("extracted %v", ids)
+	}
+	opt := restore.Options{ID: "esc", Store: store, Now: now}
+	want, wantRes, _ := viaRestore(t, l, opt)
+	got, gotRes, err := viaSplice(t, l, opt)
+	if err != nil || !bytes.Equal(got, want) || !sameResult(gotRes, wantRes) || !gotRes.Restored {
+		t.Errorf("restore esc: err %v, result %+v vs %+v\n got: %s\nwant: %s", err, gotRes, wantRes, got, want)
+	}
+}
+
+// A restore without a session argument, in a sessions directory, finds
+// the session holding the entry, not the newest one that quotes its
+// placeholder, and tries the next when the first has no such entry.
+func TestRestoreByEntry(t *testing.T) {
+	big := strings.Repeat("y", 600)
+	in := `{"type":"session","version":3,"id":"s1","timestamp":"t","cwd":"/tmp"}` + "\n" +
+		`{"type":"message","id":"k1","parentId":null,"timestamp":"t","message":{"role":"toolResult","toolCallId":"c","toolName":"read","content":[{"type":"text","text":"` + big + `"}]}}` + "\n" +
+		`{"type":"message","id":"m1","timestamp":"t","message":{"role":"user","content":"a"}}` + "\n" +
+		`{"type":"message","id":"m2","timestamp":"t","message":{"role":"user","content":"b"}}` + "\n" +
+		`{"type":"message","id":"m3","timestamp":"t","message":{"role":"user","content":"c"}}` + "\n"
+	store := &mapStore{m: map[blobstore.Digest][]byte{}}
+	dir := t.TempDir()
+	real := filepath.Join(dir, "real.jsonl")
+	quote := filepath.Join(dir, "quote.jsonl")
+	odd := filepath.Join(dir, "odd.jsonl")
+	head := `{"type":"session","version":3,"id":"s2","timestamp":"t","cwd":"/tmp"}` + "\n"
+	files := map[string]string{
+		real:  string(lean(t, []byte(in), store)),
+		quote: head + `{"type":"message","id":"q1","timestamp":"t","message":{"role":"user","content":"what was [[extracted-k1]]?"}}` + "\n",
+		// A line with _extracted of its own that quotes k1's placeholder.
+		odd: head + `{"type":"message","id":"q2","timestamp":"t","message":{"role":"user","content":"and [[extracted-k1]]"},"_extracted":{}}` + "\n",
+	}
+	for i, p := range []string{real, quote, odd} {
+		if err := os.WriteFile(p, []byte(files[p]), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		// real is the oldest, odd the newest.
+		mt := now.Add(time.Duration(i) * time.Hour)
+		if err := os.Chtimes(p, mt, mt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a := New(Env{
+		Sessions: Sessions{Dir: dir},
+		Store:    store,
+		Now:      func() time.Time { return now },
+		Rewrite: func(_ context.Context, path string, edit EditFunc) error {
+			data, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			var out bytes.Buffer
+			if err := edit(bytes.NewReader(data), int64(len(data)), &out); err != nil {
+				return err
+			}
+			return os.WriteFile(path, out.Bytes(), 0o600)
+		},
+	})
+	res, isErr := a.Call(context.Background(), "restore", []byte(`{"entry_id":"k1"}`))
+	if r, ok := res.(*RestoreResult); isErr || !ok || !r.Restored {
+		t.Fatalf("restore k1 = %#v, %v", res, isErr)
+	}
+	if data, _ := os.ReadFile(real); !bytes.Contains(data, []byte(big)) {
+		t.Errorf("k1 not restored in real.jsonl:\n%s", data)
+	}
+	for _, p := range []string{quote, odd} {
+		if data, _ := os.ReadFile(p); string(data) != files[p] {
+			t.Errorf("%s changed:\n%s", p, data)
+		}
+	}
+	// Only quotes left: the error names the session tried last.
+	res, isErr = a.Call(context.Background(), "restore", []byte(`{"entry_id":"k1"}`))
+	if r, ok := res.(*RestoreResult); !isErr || !ok || r.Restored || !strings.Contains(r.Error, "(in session ") {
+		t.Errorf("second restore k1 = %#v, %v", res, isErr)
+	}
+}
+
+// The debug record of a restore names the entry's line in the file, not
+// in the excerpt restore saw.
+func TestSpliceLogLine(t *testing.T) {
+	big := strings.Repeat("x", 600)
+	in := `{"type":"session","version":3,"id":"s1","timestamp":"2026-03-08T12:00:00.000Z","cwd":"/tmp"}` + "\n" +
+		`{"type":"message","id":"m1","parentId":null,"timestamp":"t","message":{"role":"user","content":"a"}}` + "\n" +
+		`{"type":"message","id":"m2","parentId":"m1","timestamp":"t","message":{"role":"user","content":"b"}}` + "\n" +
+		`{"type":"message","id":"k1","parentId":"m2","timestamp":"t","message":{"role":"toolResult","toolCallId":"c","toolName":"read","content":[{"type":"text","text":"` + big + `"}]}}` + "\n" +
+		`{"type":"message","id":"m3","parentId":"k1","timestamp":"t","message":{"role":"user","content":"c"}}` + "\n" +
+		`{"type":"message","id":"m4","parentId":"m3","timestamp":"t","message":{"role":"user","content":"d"}}` + "\n" +
+		`{"type":"message","id":"m5","parentId":"m4","timestamp":"t","message":{"role":"user","content":"e"}}` + "\n"
+	store := &mapStore{m: map[blobstore.Digest][]byte{}}
+	l := lean(t, []byte(in), store)
+	var log bytes.Buffer
+	opt := restore.Options{ID: "k1", Store: store, Now: now, Log: slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))}
+	defer func(n int64) { scanChunk = n }(scanChunk)
+	scanChunk = 100
+	if _, res, err := viaSplice(t, l, opt); err != nil || !res.Restored {
+		t.Fatalf("restore k1: %+v, %v", res, err)
+	}
+	if !strings.Contains(log.String(), " line=4") {
+		t.Errorf("the log does not name line 4:\n%s", log.String())
+	}
+}
+
+// A key names a pointer by any of its tokens ("content" as the skill
+// suggests, on OpenClaw's /message/content/0/text); a key naming nothing
+// is an error, and nothing is restored.
+func TestRestoreKeys(t *testing.T) {
+	big := strings.Repeat("y", 600)
+	in := `{"type":"session","version":3,"id":"s1","timestamp":"t","cwd":"/tmp"}` + "\n" +
+		`{"type":"message","id":"k1","parentId":null,"timestamp":"t","message":{"role":"toolResult","toolCallId":"c","toolName":"read","content":[{"type":"text","text":"` + big + `"}]}}` + "\n" +
+		`{"type":"message","id":"m1","timestamp":"t","message":{"role":"user","content":"a"}}` + "\n" +
+		`{"type":"message","id":"m2","timestamp":"t","message":{"role":"user","content":"b"}}` + "\n" +
+		`{"type":"message","id":"m3","timestamp":"t","message":{"role":"user","content":"c"}}` + "\n"
+	store := &mapStore{m: map[blobstore.Digest][]byte{}}
+	lean := lean(t, []byte(in), store)
+	file := lean
+	a := New(Env{
+		Sessions: Sessions{File: "/s/k.jsonl"},
+		Store:    store,
+		Now:      func() time.Time { return now },
+		Rewrite: func(_ context.Context, path string, edit EditFunc) error {
+			var out bytes.Buffer
+			if err := edit(bytes.NewReader(file), int64(len(file)), &out); err != nil {
+				return err
+			}
+			file = out.Bytes()
+			return nil
+		},
+	})
+	ctx := context.Background()
+	res, isErr := a.Call(ctx, "restore", []byte(`{"entry_id":"k1","keys":["text","nope"]}`))
+	if r, ok := res.(*RestoreResult); !isErr || !ok || r.Restored || r.Error != `entry k1 has no extracted key "nope": its keys are /message/content/0/text` || !bytes.Equal(file, lean) {
+		t.Errorf("restore with an unknown key = %#v, %v", res, isErr)
+	}
+	res, isErr = a.Call(ctx, "restore", []byte(`{"entry_id":"k1","keys":["content"]}`))
+	if r, ok := res.(*RestoreResult); isErr || !ok || !r.Restored || strings.Join(r.KeysRestored, ",") != "/message/content/0/text" {
+		t.Errorf("restore content = %#v, %v", res, isErr)
 	}
 }

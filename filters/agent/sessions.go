@@ -60,8 +60,14 @@ func (s Sessions) Resolve(arg string) (string, error) {
 // inside returns p's real path if it is a regular file inside root.
 func inside(root, p, arg string) (string, error) {
 	refused := errorf("session %q is not inside the sessions directory", arg)
+	// root is a real path: so must p's directory be for the comparison, or
+	// a path spelled through a link to root would look outside it.
+	cand := filepath.Clean(p)
+	if dir, err := filepath.EvalSymlinks(filepath.Dir(cand)); err == nil {
+		cand = filepath.Join(dir, filepath.Base(cand))
+	}
 	// Lexically first: "../x" is refused even when it exists nowhere.
-	if rel, err := filepath.Rel(root, filepath.Clean(p)); err != nil || !local(rel) {
+	if rel, err := filepath.Rel(root, cand); err != nil || !local(rel) {
 		return "", refused
 	}
 	real, err := filepath.EvalSymlinks(p)
@@ -157,17 +163,19 @@ func byID(root, id string) (string, bool) {
 	return found, found != ""
 }
 
-// ByEntry finds, with Dir, the session that holds the placeholder of
-// entry id: the most recently modified transcript below Dir (four levels
-// down at most) whose bytes hold [[extracted-<id>]]. An agent knows the id
-// from the placeholder, not always its session's name.
-func (s Sessions) ByEntry(ctx context.Context, id string) (string, error) {
+// ByEntry finds, with Dir, the sessions that may hold entry id: the
+// transcripts below Dir (four levels down at most) whose bytes hold its
+// placeholder [[extracted-<id>]], first those where it is in the entry
+// itself (a line of that id, or one with _extracted), then those that
+// merely mention it (a user quoting it), each group newest first. An agent
+// knows the id from the placeholder, not always its session's name.
+func (s Sessions) ByEntry(ctx context.Context, id string) ([]string, error) {
 	root, err := filepath.Abs(s.Dir)
 	if err == nil {
 		root, err = filepath.EvalSymlinks(root)
 	}
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	type file struct {
 		path string
@@ -191,27 +199,58 @@ func (s Sessions) ByEntry(ctx context.Context, id string) (string, error) {
 		}
 		return nil
 	})
-	sort.Slice(files, func(i, j int) bool { return files[i].mod > files[j].mod })
-	needle := [][]byte{[]byte(transcript.Placeholder(id))}
+	sort.SliceStable(files, func(i, j int) bool { return files[i].mod > files[j].mod })
+	var holding, mentioning []string
 	for _, f := range files {
 		if err := ctx.Err(); err != nil {
-			return "", err
+			return nil, err
 		}
-		fh, err := os.Open(f.path)
+		switch holds(ctx, f.path, id) {
+		case 2:
+			holding = append(holding, f.path)
+		case 1:
+			mentioning = append(mentioning, f.path)
+		}
+	}
+	if all := append(holding, mentioning...); len(all) > 0 {
+		return all, nil
+	}
+	return nil, errorf("no session in the sessions directory holds [[extracted-%s]]; give the session argument", id)
+}
+
+// holds says how the file at path holds entry id's placeholder: 2 in the
+// entry (a line whose id is id, or that has _extracted), 1 elsewhere, 0
+// not at all.
+func holds(ctx context.Context, path, id string) int {
+	fh, err := os.Open(path)
+	if err != nil {
+		return 0
+	}
+	defer fh.Close()
+	info, err := fh.Stat()
+	if err != nil {
+		return 0
+	}
+	lines, err := candidates(ctx, fh, info.Size(), [][]byte{[]byte(transcript.Placeholder(id))})
+	if err != nil || len(lines) == 0 {
+		return 0
+	}
+	format := detect(fh, info.Size())
+	var p transcript.Parser
+	for _, l := range lines {
+		body := make([]byte, l.end-l.start)
+		if _, err := fh.ReadAt(body, l.start); err != nil {
+			continue
+		}
+		t, err := p.Parse(body)
 		if err != nil {
 			continue
 		}
-		info, err := fh.Stat()
-		var lines []span
-		if err == nil {
-			lines, err = candidates(ctx, fh, info.Size(), needle)
-		}
-		fh.Close()
-		if err == nil && len(lines) > 0 {
-			return f.path, nil
+		if e := transcript.View(t, format); e.ID == id || e.Extracted >= 0 {
+			return 2
 		}
 	}
-	return "", errorf("no session in the sessions directory holds [[extracted-%s]]; give the session argument", id)
+	return 1
 }
 
 // SessionName names a transcript the way bs's logs and search index do:

@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"log/slog"
 	"runtime"
 	"slices"
 	"strings"
@@ -40,26 +42,19 @@ func (sp *splice) run(ctx context.Context, src File, size int64, w io.Writer, op
 	if opt.Format == transcript.Unknown {
 		opt.Format = detect(src, size)
 	}
-	lines, err := candidates(ctx, src, size, needles(opt))
-	if err != nil {
-		return err
-	}
-	// The candidate lines, in order, are a small transcript of their own.
-	var in bytes.Buffer
-	for _, l := range lines {
-		if _, err := in.ReadFrom(io.NewSectionReader(src, l.start, l.end-l.start)); err != nil {
-			return err
-		}
-		in.WriteByte('\n')
-	}
-	var out bytes.Buffer
-	opt.OnBadLine = func(*transcript.BadLineError) error { return nil }
-	res, _, rerr := restore.Run(ctx, "", &in, &out, opt)
-	sp.res, sp.err = res, rerr
+	ns := needles(opt)
+	lines, out, res, rerr := sp.restoreLines(ctx, src, size, ns, opt)
 	var nf *restore.NotFoundError
+	if errors.As(rerr, &nf) {
+		// An id may be spelled with escapes ("\u0065sc" for esc), which
+		// the needle misses: try again with every line holding one.
+		lines, out, res, rerr = sp.restoreLines(ctx, src, size, append(ns, []byte(`\u`)), opt)
+	}
+	sp.res, sp.err = res, rerr
 	var blob *restore.BlobError
+	var ke *keyError
 	if rerr != nil {
-		if errors.As(rerr, &nf) || errors.As(rerr, &blob) {
+		if errors.As(rerr, &nf) || errors.As(rerr, &blob) || errors.As(rerr, &ke) {
 			return ErrUnchanged // a failed call changes nothing
 		}
 		return rerr
@@ -102,6 +97,126 @@ func (sp *splice) run(ctx context.Context, src File, size int64, w io.Writer, op
 		at = l.end
 	}
 	return copyRange(w, src, at, size)
+}
+
+// restoreLines runs restore with opt over the lines of src holding any of
+// the needles ns, and returns them and what restore made of them.
+func (sp *splice) restoreLines(ctx context.Context, src File, size int64, ns [][]byte, opt restore.Options) ([]span, *bytes.Buffer, *restore.Result, error) {
+	lines, err := candidates(ctx, src, size, ns)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	// The candidate lines, in order, are a small transcript of their own.
+	var in bytes.Buffer
+	for _, l := range lines {
+		if _, err := in.ReadFrom(io.NewSectionReader(src, l.start, l.end-l.start)); err != nil {
+			return nil, nil, nil, err
+		}
+		in.WriteByte('\n')
+	}
+	if len(opt.Keys) > 0 {
+		keys, err := expandKeys(in.Bytes(), opt)
+		if err != nil {
+			return lines, nil, nil, err
+		}
+		opt.Keys = keys
+	}
+	var out bytes.Buffer
+	opt.OnBadLine = func(*transcript.BadLineError) error { return nil }
+	if opt.Log != nil && opt.Log.Enabled(ctx, slog.LevelDebug) {
+		// Log records name a line of the file, not of the excerpt.
+		nums, err := lineNumbers(src, lines)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		opt.LineNum = func(n int) int {
+			if n >= 1 && n <= len(nums) {
+				return nums[n-1]
+			}
+			return n
+		}
+	}
+	res, _, rerr := restore.Run(ctx, "", &in, &out, opt)
+	return lines, &out, res, rerr
+}
+
+// keyError is a key that names none of the entry's extracted values.
+type keyError struct{ msg string }
+
+func (e *keyError) Error() string { return e.msg }
+
+// expandKeys turns the keys of a restore into the extracted pointers of
+// the entry (in excerpt, one line per candidate) that they name: a pointer
+// itself, or any of its tokens ("content" names /message/content/0/text,
+// as "text" does). A key naming none is an error. Without the entry in
+// excerpt the keys are left for restore to report.
+func expandKeys(excerpt []byte, opt restore.Options) ([]string, error) {
+	var ptrs []string
+	var p transcript.Parser
+	for line := range bytes.SplitSeq(excerpt, []byte{'\n'}) {
+		t, err := p.Parse(line)
+		if err != nil {
+			continue
+		}
+		if e := transcript.View(t, opt.Format); e.ID == opt.ID && e.Extracted >= 0 {
+			t.Children(e.Extracted, func(m, _ int) { ptrs = append(ptrs, t.Key(m)) })
+			break
+		}
+	}
+	if ptrs == nil {
+		return opt.Keys, nil
+	}
+	var out []string
+	for _, k := range opt.Keys {
+		found := false
+		for _, ptr := range ptrs {
+			if keyNames(k, ptr) {
+				found = true
+				if !slices.Contains(out, ptr) {
+					out = append(out, ptr)
+				}
+			}
+		}
+		if !found {
+			return nil, &keyError{fmt.Sprintf("entry %s has no extracted key %q: its keys are %s", opt.ID, k, strings.Join(ptrs, ", "))}
+		}
+	}
+	return out, nil
+}
+
+// keyNames reports whether key names the JSON Pointer ptr: it is ptr, or
+// one of its tokens.
+func keyNames(key, ptr string) bool {
+	if key == ptr {
+		return true
+	}
+	for tok := range strings.SplitSeq(strings.TrimPrefix(ptr, "/"), "/") {
+		if strings.NewReplacer("~1", "/", "~0", "~").Replace(tok) == key {
+			return true
+		}
+	}
+	return false
+}
+
+// lineNumbers returns the 1-based number in src of each of lines, by
+// counting the line feeds before them.
+func lineNumbers(src File, lines []span) ([]int, error) {
+	nums := make([]int, len(lines))
+	buf := make([]byte, 256<<10)
+	num, at := 1, int64(0)
+	for i, l := range lines {
+		for at < l.start {
+			b := buf[:min(int64(len(buf)), l.start-at)]
+			n, err := src.ReadAt(b, at)
+			if n == 0 && err != nil {
+				return nil, err
+			}
+			num += bytes.Count(b[:n], []byte{'\n'})
+			at += int64(n)
+		}
+		nums[i] = num
+	}
+	return nums, nil
 }
 
 // restoredValues reads the restored keys' values out of the entry's new

@@ -43,7 +43,7 @@ const (
 		"on it (do that for skill files and instructions you rely on)."
 
 	DescRestore = extractionNote + " Call restore with the entry_id from a placeholder when you need the " +
-		"content back; give keys (as listed by purge_control get_context, or their last name such as " +
+		"content back; give keys (as listed by purge_control get_context, or any name in them such as " +
 		"\"content\" or \"text\") to restore only those. The result says which keys came back and holds their " +
 		"values. Restored values are protected for a while (10 minutes by default), then extracted again; a " +
 		"second restore of the same entry suggests setting _extractable false with purge_control " +
@@ -64,7 +64,7 @@ type PurgeControlArgs struct {
 	Session string   `json:"session,omitempty" jsonschema:"the session: an OpenClaw session key, a session id, or a path inside the served sessions directory (needed for get_context and set_extractable; a restore finds the session holding the entry's placeholder)"`
 	EntryID string   `json:"entry_id,omitempty" jsonschema:"the id in the placeholder [[extracted-<entry_id>]]"`
 	Entry   string   `json:"entry,omitempty" jsonschema:"the same as entry_id (the shape of seed 000's redacted call)"`
-	Keys    []string `json:"keys,omitempty" jsonschema:"restore only these keys (JSON Pointers as get_context lists them, or their last name); all when absent"`
+	Keys    []string `json:"keys,omitempty" jsonschema:"restore only these keys (JSON Pointers as get_context lists them, or any name in them such as content or text); all when absent"`
 	Value   any      `json:"value,omitempty" jsonschema:"for set_extractable: true (always extract), false (never: keep in context), or an integer N (keep for N messages)"`
 }
 
@@ -72,7 +72,7 @@ type PurgeControlArgs struct {
 type RestoreArgs struct {
 	Session string   `json:"session,omitempty" jsonschema:"the session: an OpenClaw session key, a session id, or a path inside the served sessions directory; when absent, the session holding the entry's placeholder"`
 	EntryID string   `json:"entry_id" jsonschema:"the id in the placeholder [[extracted-<entry_id>]]"`
-	Keys    []string `json:"keys,omitempty" jsonschema:"restore only these keys (JSON Pointers as get_context lists them, or their last name such as content or text); all when absent"`
+	Keys    []string `json:"keys,omitempty" jsonschema:"restore only these keys (JSON Pointers as get_context lists them, or any name in them such as content or text); all when absent"`
 }
 
 // SearchArgs are search's arguments.

@@ -36,6 +36,7 @@ type Options struct {
 	Session   string
 	Workers   int // concurrent blob reads
 	OnBadLine func(*transcript.BadLineError) error
+	LineNum   func(n int) int // the number to report for the nth line read (nil: n), when r is an excerpt
 }
 
 // Result is seed 000's restore result, for the agent that asked.
@@ -130,6 +131,9 @@ func Run(ctx context.Context, name string, r io.Reader, w io.Writer, opt Options
 				return err
 			}
 			x.stats.Lines++
+			if opt.LineNum != nil {
+				line.Num = opt.LineNum(line.Num)
+			}
 			if err := x.handle(ctx, sink, line, tree, src.Dialect()); err != nil {
 				return err
 			}
