@@ -151,7 +151,16 @@ func TestInPlaceAppendStress(t *testing.T) {
 					writing = false
 				default:
 				}
-				cmd := exec.Command(bs, "extract", "--force", "--lock-timeout", "50ms", "--keep-recent", "3", "--min-length", "100", "-i", path)
+				// The locking writer frees its lock for about a
+				// millisecond between lines; a run polling with backoff
+				// may miss many such gaps on a loaded machine, so it may
+				// wait longer. The others are refused or let through at
+				// once.
+				timeout := "50ms"
+				if writer == locking {
+					timeout = "10s"
+				}
+				cmd := exec.Command(bs, "extract", "--force", "--lock-timeout", timeout, "--keep-recent", "3", "--min-length", "100", "-i", path)
 				cmd.Env = bsEnv(dir)
 				out, err := cmd.CombinedOutput()
 				if err != nil {
