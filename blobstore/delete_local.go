@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"slices"
 )
 
@@ -30,26 +29,9 @@ var _ BatchDeleter = (*Local)(nil)
 // DeleteUnsynced implements [BatchDeleter.DeleteUnsynced]: the file is
 // removed and its shard directory noted for SyncDeletes.
 func (l *Local) DeleteUnsynced(ctx context.Context, d Digest) error {
-	if err := ctx.Err(); err != nil {
+	shard, err := l.remove(ctx, d)
+	if err != nil {
 		return err
-	}
-	shard, name := l.paths(d)
-	fi, err := os.Lstat(name)
-	if errors.Is(err, fs.ErrNotExist) {
-		return notFound(d, err)
-	}
-	if err != nil {
-		return fmt.Errorf("delete blob %s: %w", d, err)
-	}
-	if !fi.Mode().IsRegular() {
-		return notFound(d, nil)
-	}
-	err = os.Remove(name)
-	if errors.Is(err, fs.ErrNotExist) {
-		return notFound(d, err)
-	}
-	if err != nil {
-		return fmt.Errorf("delete blob %s: %w", d, err)
 	}
 	l.mu.Lock()
 	if l.deleted == nil {

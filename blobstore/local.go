@@ -432,33 +432,43 @@ func (l *Local) List(ctx context.Context, fn func(Digest) error) error {
 // Delete implements [Store.Delete]. When it returns nil the removal is
 // durable.
 func (l *Local) Delete(ctx context.Context, d Digest) error {
-	if err := ctx.Err(); err != nil {
+	shard, err := l.remove(ctx, d)
+	if err != nil {
 		return err
+	}
+	if err := syncDir(shard); err != nil {
+		return fmt.Errorf("delete blob %s: %w", d, err)
+	}
+	return nil
+}
+
+// remove removes blob d's file, not yet durably, and returns its shard
+// directory, whose sync makes the removal durable.
+func (l *Local) remove(ctx context.Context, d Digest) (shard string, err error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
 	}
 	shard, name := l.paths(d)
 	// Check the type first so Delete never removes something that List and
 	// Has would not report as a blob.
 	fi, err := os.Lstat(name)
 	if errors.Is(err, fs.ErrNotExist) {
-		return notFound(d, err)
+		return "", notFound(d, err)
 	}
 	if err != nil {
-		return fmt.Errorf("delete blob %s: %w", d, err)
+		return "", fmt.Errorf("delete blob %s: %w", d, err)
 	}
 	if !fi.Mode().IsRegular() {
-		return notFound(d, nil)
+		return "", notFound(d, nil)
 	}
 	err = os.Remove(name)
 	if errors.Is(err, fs.ErrNotExist) {
-		return notFound(d, err) // a concurrent Delete won
+		return "", notFound(d, err) // a concurrent Delete won
 	}
 	if err != nil {
-		return fmt.Errorf("delete blob %s: %w", d, err)
+		return "", fmt.Errorf("delete blob %s: %w", d, err)
 	}
-	if err := syncDir(shard); err != nil {
-		return fmt.Errorf("delete blob %s: %w", d, err)
-	}
-	return nil
+	return shard, nil
 }
 
 // paths returns the shard directory and file name of blob d.
