@@ -144,6 +144,20 @@ func byID(root, id string) (string, bool) {
 		want += ".jsonl"
 	}
 	var found string
+	walkSessions(root, func(p string, d fs.DirEntry) error {
+		if d.Name() == want {
+			found = p
+			return fs.SkipAll
+		}
+		return nil
+	})
+	return found, found != ""
+}
+
+// walkSessions calls fn for every file below root, at most four levels
+// down (OpenClaw keeps <agents>/<agent>/sessions/<id>.jsonl); fn may
+// return fs.SkipAll. Unreadable directories are passed over.
+func walkSessions(root string, fn func(p string, d fs.DirEntry) error) {
 	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return nil
@@ -154,13 +168,8 @@ func byID(root, id string) (string, bool) {
 			}
 			return nil
 		}
-		if d.Name() == want {
-			found = p
-			return fs.SkipAll
-		}
-		return nil
+		return fn(p, d)
 	})
-	return found, found != ""
 }
 
 // ByEntry finds, with Dir, the sessions that may hold entry id: the
@@ -182,16 +191,7 @@ func (s Sessions) ByEntry(ctx context.Context, id string) ([]string, error) {
 		mod  int64
 	}
 	var files []file
-	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return nil
-		}
-		if d.IsDir() {
-			if rel, _ := filepath.Rel(root, p); rel != "." && strings.Count(rel, string(filepath.Separator)) >= 3 {
-				return fs.SkipDir
-			}
-			return nil
-		}
+	walkSessions(root, func(p string, d fs.DirEntry) error {
 		if strings.HasSuffix(d.Name(), ".jsonl") && d.Type().IsRegular() {
 			if info, err := d.Info(); err == nil {
 				files = append(files, file{p, info.ModTime().UnixNano()})
