@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,41 +17,29 @@ import (
 	"github.com/bstools/bs/filters/transcript"
 )
 
-type mapStore struct {
-	mu sync.Mutex
-	m  map[blobstore.Digest][]byte
-}
-
-func (s *mapStore) Put(_ context.Context, data []byte) (blobstore.Digest, error) {
-	d := blobstore.Sum(data)
-	s.mu.Lock()
-	s.m[d] = bytes.Clone(data)
-	s.mu.Unlock()
-	return d, nil
-}
-
-func (s *mapStore) Get(_ context.Context, d blobstore.Digest) ([]byte, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	b, ok := s.m[d]
-	if !ok {
-		return nil, blobstore.ErrNotFound
-	}
-	return bytes.Clone(b), nil
-}
-
-func (s *mapStore) Has(_ context.Context, d blobstore.Digest) (bool, error) {
-	_, err := s.Get(context.Background(), d)
-	return err == nil, nil
-}
-func (s *mapStore) List(context.Context, func(blobstore.Digest) error) error { return nil }
-func (s *mapStore) Stat(ctx context.Context, d blobstore.Digest) (blobstore.Info, error) {
-	b, err := s.Get(ctx, d)
-	return blobstore.Info{Size: int64(len(b))}, err
-}
-func (s *mapStore) Delete(context.Context, blobstore.Digest) error { return nil }
-
 var now = time.Date(2026, 2, 20, 17, 30, 0, 0, time.UTC)
+
+// k1Session is an OpenClaw session whose tool result k1, holding big,
+// is old enough to extract.
+func k1Session(big string) string {
+	return `{"type":"session","version":3,"id":"s1","timestamp":"t","cwd":"/tmp"}` + "\n" +
+		`{"type":"message","id":"k1","parentId":null,"timestamp":"t","message":{"role":"toolResult","toolCallId":"c","toolName":"read","content":[{"type":"text","text":"` + big + `"}]}}` + "\n" +
+		`{"type":"message","id":"m1","timestamp":"t","message":{"role":"user","content":"a"}}` + "\n" +
+		`{"type":"message","id":"m2","timestamp":"t","message":{"role":"user","content":"b"}}` + "\n" +
+		`{"type":"message","id":"m3","timestamp":"t","message":{"role":"user","content":"c"}}` + "\n"
+}
+
+// memRewrite is an Env.Rewrite over a file held in *file.
+func memRewrite(file *[]byte) func(context.Context, string, EditFunc) error {
+	return func(_ context.Context, _ string, edit EditFunc) error {
+		var out bytes.Buffer
+		if err := edit(bytes.NewReader(*file), int64(len(*file)), &out); err != nil {
+			return err
+		}
+		*file = out.Bytes()
+		return nil
+	}
+}
 
 // lean extracts everything eligible from in.
 func lean(t testing.TB, in []byte, store blobstore.Store) []byte {
@@ -132,7 +119,7 @@ func TestSpliceMatchesRestore(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		store := &mapStore{m: map[blobstore.Digest][]byte{}}
+		store := new(blobstore.Mem)
 		l := lean(t, in, store)
 		ids := extractedIDs(l)
 		if len(ids) == 0 {
@@ -175,7 +162,7 @@ func TestSpliceEdges(t *testing.T) {
 		`{"type":"message","id":"m2","parentId":"m1","timestamp":"t","message":{"role":"assistant","content":[{"type":"toolCall","id":"c9","name":"mcp__bs__purge_control","arguments":{"action":"restore","entry_id":"k1"}}]}}` + "\n" +
 		`{"type":"message","id":"m3","parentId":"m2","timestamp":"t","message":{"role":"assistant","content":[{"type":"toolCall","id":"c8","name":"restore","arguments":{"entry_id":"zz"}}]}}` + "\n" +
 		`{"type":"message","id":"m4","parentId":"m3","timestamp":"t","message":{"role":"user","content":"u"}}`
-	store := &mapStore{m: map[blobstore.Digest][]byte{}}
+	store := new(blobstore.Mem)
 	l := lean(t, []byte(in), store)
 	if ids := extractedIDs(l); strings.Join(ids, " ") != "a/b k1" {
 		t.Fatalf("extracted %v", ids)
@@ -310,12 +297,8 @@ func TestSessionsResolveLinkedDir(t *testing.T) {
 // rewrite that works on a file in memory.
 func TestCall(t *testing.T) {
 	big := strings.Repeat("y", 600)
-	in := `{"type":"session","version":3,"id":"s1","timestamp":"t","cwd":"/tmp"}` + "\n" +
-		`{"type":"message","id":"k1","parentId":null,"timestamp":"t","message":{"role":"toolResult","toolCallId":"c","toolName":"read","content":[{"type":"text","text":"` + big + `"}]}}` + "\n" +
-		`{"type":"message","id":"m1","timestamp":"t","message":{"role":"user","content":"a"}}` + "\n" +
-		`{"type":"message","id":"m2","timestamp":"t","message":{"role":"user","content":"b"}}` + "\n" +
-		`{"type":"message","id":"m3","timestamp":"t","message":{"role":"user","content":"c"}}` + "\n"
-	store := &mapStore{m: map[blobstore.Digest][]byte{}}
+	in := k1Session(big)
+	store := new(blobstore.Mem)
 	file := lean(t, []byte(in), store)
 	rewrites := 0
 	a := New(Env{
@@ -371,12 +354,8 @@ func TestCall(t *testing.T) {
 // succeeded on the lines in memory.
 func TestRestoreRewriteFails(t *testing.T) {
 	big := strings.Repeat("y", 600)
-	in := `{"type":"session","version":3,"id":"s1","timestamp":"t","cwd":"/tmp"}` + "\n" +
-		`{"type":"message","id":"k1","parentId":null,"timestamp":"t","message":{"role":"toolResult","toolCallId":"c","toolName":"read","content":[{"type":"text","text":"` + big + `"}]}}` + "\n" +
-		`{"type":"message","id":"m1","timestamp":"t","message":{"role":"user","content":"a"}}` + "\n" +
-		`{"type":"message","id":"m2","timestamp":"t","message":{"role":"user","content":"b"}}` + "\n" +
-		`{"type":"message","id":"m3","timestamp":"t","message":{"role":"user","content":"c"}}` + "\n"
-	store := &mapStore{m: map[blobstore.Digest][]byte{}}
+	in := k1Session(big)
+	store := new(blobstore.Mem)
 	file := lean(t, []byte(in), store)
 	a := New(Env{
 		Sessions: Sessions{File: "/s/k.jsonl"},
@@ -405,7 +384,7 @@ func TestSpliceEscapedID(t *testing.T) {
 		`{"type":"message","id":"m1","parentId":"esc","timestamp":"t","message":{"role":"user","content":"a"}}` + "\n" +
 		`{"type":"message","id":"m2","parentId":"m1","timestamp":"t","message":{"role":"user","content":"b"}}` + "\n" +
 		`{"type":"message","id":"m3","parentId":"m2","timestamp":"t","message":{"role":"user","content":"c"}}` + "\n"
-	store := &mapStore{m: map[blobstore.Digest][]byte{}}
+	store := new(blobstore.Mem)
 	l := lean(t, []byte(in), store)
 	if ids := extractedIDs(l); strings.Join(ids, " ") != "esc" {
 		t.Fatalf("extracted %v", ids)
@@ -423,12 +402,8 @@ func TestSpliceEscapedID(t *testing.T) {
 // placeholder, and tries the next when the first has no such entry.
 func TestRestoreByEntry(t *testing.T) {
 	big := strings.Repeat("y", 600)
-	in := `{"type":"session","version":3,"id":"s1","timestamp":"t","cwd":"/tmp"}` + "\n" +
-		`{"type":"message","id":"k1","parentId":null,"timestamp":"t","message":{"role":"toolResult","toolCallId":"c","toolName":"read","content":[{"type":"text","text":"` + big + `"}]}}` + "\n" +
-		`{"type":"message","id":"m1","timestamp":"t","message":{"role":"user","content":"a"}}` + "\n" +
-		`{"type":"message","id":"m2","timestamp":"t","message":{"role":"user","content":"b"}}` + "\n" +
-		`{"type":"message","id":"m3","timestamp":"t","message":{"role":"user","content":"c"}}` + "\n"
-	store := &mapStore{m: map[blobstore.Digest][]byte{}}
+	in := k1Session(big)
+	store := new(blobstore.Mem)
 	dir := t.TempDir()
 	real := filepath.Join(dir, "real.jsonl")
 	quote := filepath.Join(dir, "quote.jsonl")
@@ -496,7 +471,7 @@ func TestSpliceLogLine(t *testing.T) {
 		`{"type":"message","id":"m3","parentId":"k1","timestamp":"t","message":{"role":"user","content":"c"}}` + "\n" +
 		`{"type":"message","id":"m4","parentId":"m3","timestamp":"t","message":{"role":"user","content":"d"}}` + "\n" +
 		`{"type":"message","id":"m5","parentId":"m4","timestamp":"t","message":{"role":"user","content":"e"}}` + "\n"
-	store := &mapStore{m: map[blobstore.Digest][]byte{}}
+	store := new(blobstore.Mem)
 	l := lean(t, []byte(in), store)
 	var log bytes.Buffer
 	opt := restore.Options{ID: "k1", Store: store, Now: now, Log: slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))}
@@ -515,26 +490,15 @@ func TestSpliceLogLine(t *testing.T) {
 // is an error, and nothing is restored.
 func TestRestoreKeys(t *testing.T) {
 	big := strings.Repeat("y", 600)
-	in := `{"type":"session","version":3,"id":"s1","timestamp":"t","cwd":"/tmp"}` + "\n" +
-		`{"type":"message","id":"k1","parentId":null,"timestamp":"t","message":{"role":"toolResult","toolCallId":"c","toolName":"read","content":[{"type":"text","text":"` + big + `"}]}}` + "\n" +
-		`{"type":"message","id":"m1","timestamp":"t","message":{"role":"user","content":"a"}}` + "\n" +
-		`{"type":"message","id":"m2","timestamp":"t","message":{"role":"user","content":"b"}}` + "\n" +
-		`{"type":"message","id":"m3","timestamp":"t","message":{"role":"user","content":"c"}}` + "\n"
-	store := &mapStore{m: map[blobstore.Digest][]byte{}}
+	in := k1Session(big)
+	store := new(blobstore.Mem)
 	lean := lean(t, []byte(in), store)
 	file := lean
 	a := New(Env{
 		Sessions: Sessions{File: "/s/k.jsonl"},
 		Store:    store,
 		Now:      func() time.Time { return now },
-		Rewrite: func(_ context.Context, path string, edit EditFunc) error {
-			var out bytes.Buffer
-			if err := edit(bytes.NewReader(file), int64(len(file)), &out); err != nil {
-				return err
-			}
-			file = out.Bytes()
-			return nil
-		},
+		Rewrite:  memRewrite(&file),
 	})
 	ctx := context.Background()
 	res, isErr := a.Call(ctx, "restore", []byte(`{"entry_id":"k1","keys":["text","nope"]}`))
