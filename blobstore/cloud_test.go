@@ -5,9 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,18 +19,6 @@ import (
 
 	"github.com/bstools/bs/blobstore"
 	"github.com/bstools/bs/blobstore/storetest"
-)
-
-// Environment variables naming the S3-compatible server the S3 cases run
-// against (scripts set them; CI sets them). Without BS_TEST_S3_ENDPOINT
-// the cases are skipped, unless BS_REQUIRE_S3=1, which makes that a
-// failure. Credentials come from AWS_ACCESS_KEY_ID and
-// AWS_SECRET_ACCESS_KEY as for any AWS client.
-const (
-	s3EndpointEnv = "BS_TEST_S3_ENDPOINT" // e.g. http://127.0.0.1:7070
-	s3BucketEnv   = "BS_TEST_S3_BUCKET"
-	s3RegionEnv   = "BS_TEST_S3_REGION" // default us-east-1
-	s3RequireEnv  = "BS_REQUIRE_S3"
 )
 
 // keys are an age identity file and its recipient.
@@ -168,23 +154,14 @@ func fileSpec(t *testing.T) string { return "file://" + t.TempDir() }
 
 // s3Spec is the URL of a fresh prefix in the test bucket.
 func s3Spec(t *testing.T) string {
-	endpoint := os.Getenv(s3EndpointEnv)
-	if endpoint == "" {
-		if os.Getenv(s3RequireEnv) == "1" {
-			t.Fatalf("%s=1 but %s is not set", s3RequireEnv, s3EndpointEnv)
-		}
-		t.Skipf("%s not set", s3EndpointEnv)
+	srv, ok, err := storetest.S3FromEnv()
+	if err != nil {
+		t.Fatal(err)
 	}
-	bucket := os.Getenv(s3BucketEnv)
-	if bucket == "" {
-		t.Fatalf("%s is set but %s is not", s3EndpointEnv, s3BucketEnv)
+	if !ok {
+		t.Skip("BS_TEST_S3_ENDPOINT not set")
 	}
-	region := os.Getenv(s3RegionEnv)
-	if region == "" {
-		region = "us-east-1"
-	}
-	q := url.Values{"endpoint": {endpoint}, "region": {region}}
-	spec := fmt.Sprintf("s3://%s/bstest-%d-%016x?%s", bucket, os.Getpid(), rand.Uint64(), q.Encode())
+	spec := srv.URL("bstest")
 	t.Cleanup(func() { emptyStore(t, spec) })
 	return spec
 }

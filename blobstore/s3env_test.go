@@ -18,8 +18,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
-	"os"
 	"runtime"
 	"slices"
 	"sync/atomic"
@@ -30,32 +28,22 @@ import (
 	_ "gocloud.dev/blob/memblob"
 	_ "gocloud.dev/blob/s3blob"
 	"gocloud.dev/gcerrors"
+
+	"github.com/bstools/bs/blobstore/storetest"
 )
 
 // s3TestURL returns the gocloud URL of the test server's bucket, or skips
 // (fails under BS_REQUIRE_S3=1) when no server is configured.
 func s3TestURL(t *testing.T) string {
 	t.Helper()
-	endpoint := os.Getenv("BS_TEST_S3_ENDPOINT")
-	if endpoint == "" {
-		if os.Getenv("BS_REQUIRE_S3") == "1" {
-			t.Fatal("BS_REQUIRE_S3=1 but BS_TEST_S3_ENDPOINT is not set: start the server with eval \"$(scripts/s3server start)\"")
-		}
+	srv, ok, err := storetest.S3FromEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ok {
 		t.Skip("BS_TEST_S3_ENDPOINT not set; start a server with eval \"$(scripts/s3server start)\"")
 	}
-	bucket := os.Getenv("BS_TEST_S3_BUCKET")
-	if bucket == "" {
-		t.Fatal("BS_TEST_S3_ENDPOINT is set but BS_TEST_S3_BUCKET is not")
-	}
-	region := os.Getenv("BS_TEST_S3_REGION")
-	if region == "" {
-		region = "us-east-1"
-	}
-	q := url.Values{}
-	q.Set("endpoint", endpoint)
-	q.Set("region", region)
-	q.Set("use_path_style", "true") // the server is an address, not a domain
-	return "s3://" + bucket + "?" + q.Encode()
+	return srv.BucketURL()
 }
 
 func TestS3Env(t *testing.T) {
@@ -268,16 +256,12 @@ func sortedKeys(m map[string][]byte) []string {
 //
 //	eval "$(scripts/s3server start)"; go test ./blobstore -run '^$' -bench S3Env
 func BenchmarkS3Env(b *testing.B) {
-	endpoint := os.Getenv("BS_TEST_S3_ENDPOINT")
-	if endpoint == "" {
+	srv, ok, _ := storetest.S3FromEnv()
+	if !ok {
 		b.Skip("BS_TEST_S3_ENDPOINT not set; start a server with eval \"$(scripts/s3server start)\"")
 	}
-	q := url.Values{}
-	q.Set("endpoint", endpoint)
-	q.Set("region", cmpOr(os.Getenv("BS_TEST_S3_REGION"), "us-east-1"))
-	q.Set("use_path_style", "true")
 	ctx := context.Background()
-	bucket, err := blob.OpenBucket(ctx, "s3://"+os.Getenv("BS_TEST_S3_BUCKET")+"?"+q.Encode())
+	bucket, err := blob.OpenBucket(ctx, srv.BucketURL())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -334,11 +318,4 @@ func BenchmarkS3Env(b *testing.B) {
 			})
 		}
 	}
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }

@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/bstools/bs/blobstore/storetest"
 )
 
 // benchSession is an OpenClaw session of n unique tool results of about
@@ -51,18 +51,11 @@ func BenchmarkExtractStore(b *testing.B) {
 		{"Local", func(dir string, i int) string { return filepath.Join(dir, fmt.Sprint(i)) }},
 		{"File", func(dir string, i int) string { return "file://" + filepath.Join(dir, fmt.Sprint(i)) }},
 	}
-	if ep := os.Getenv(s3EndpointEnv); ep != "" {
-		region := os.Getenv(s3RegionEnv)
-		if region == "" {
-			region = "us-east-1"
-		}
-		q := url.Values{"endpoint": {ep}, "region": {region}}.Encode()
+	if srv, ok, _ := storetest.S3FromEnv(); ok {
 		stores = append(stores, struct {
 			name string
 			spec func(dir string, i int) string
-		}{"S3", func(_ string, i int) string {
-			return fmt.Sprintf("s3://%s/bs-bench-%d-%d-%d?%s", os.Getenv(s3BucketEnv), os.Getpid(), rand.Uint64(), i, q)
-		}})
+		}{"S3", func(string, int) string { return srv.URL("bs-bench") }})
 	}
 	for _, st := range stores {
 		b.Run(st.name, func(b *testing.B) {

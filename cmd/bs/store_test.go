@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"math/rand/v2"
 	"net"
 	"net/url"
 	"os"
@@ -13,48 +11,29 @@ import (
 	"gocloud.dev/blob"
 
 	"github.com/bstools/bs/blobstore"
+	"github.com/bstools/bs/blobstore/storetest"
 )
 
-// The S3-compatible server the [s3] scripts run against (the s3e2e script
-// starts one and exports these; CI sets them). Without BS_TEST_S3_ENDPOINT
-// the [s3] condition is false, unless BS_REQUIRE_S3=1 makes that an error.
-const (
-	s3EndpointEnv = "BS_TEST_S3_ENDPOINT" // e.g. http://127.0.0.1:7070
-	s3BucketEnv   = "BS_TEST_S3_BUCKET"
-	s3RegionEnv   = "BS_TEST_S3_REGION" // default us-east-1
-	s3RequireEnv  = "BS_REQUIRE_S3"
-)
-
+// s3Configured is the [s3] condition: true when a server is configured
+// (storetest.S3FromEnv), an error when BS_REQUIRE_S3=1 says one must be.
 func s3Configured() (bool, error) {
-	if os.Getenv(s3EndpointEnv) != "" {
-		if os.Getenv(s3BucketEnv) == "" {
-			return false, fmt.Errorf("%s is set but %s is not", s3EndpointEnv, s3BucketEnv)
-		}
-		return true, nil
-	}
-	if os.Getenv(s3RequireEnv) == "1" {
-		return false, fmt.Errorf("%s=1 but %s is not set", s3RequireEnv, s3EndpointEnv)
-	}
-	return false, nil
+	_, ok, err := storetest.S3FromEnv()
+	return ok, err
 }
 
 // setupS3 gives a script with a server configured $S3STORE and $S3STORE2,
 // store URLs under prefixes of their own that are emptied when the script ends, and the
 // AWS credentials from the environment.
 func setupS3(env *testscript.Env) error {
-	if ok, _ := s3Configured(); !ok {
+	srv, ok, _ := storetest.S3FromEnv()
+	if !ok {
 		return nil
 	}
 	for _, k := range []string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"} {
 		env.Setenv(k, os.Getenv(k))
 	}
-	region := os.Getenv(s3RegionEnv)
-	if region == "" {
-		region = "us-east-1"
-	}
-	q := url.Values{"endpoint": {os.Getenv(s3EndpointEnv)}, "region": {region}}
 	for _, name := range []string{"S3STORE", "S3STORE2"} {
-		spec := fmt.Sprintf("s3://%s/bs-script-%d-%016x?%s", os.Getenv(s3BucketEnv), os.Getpid(), rand.Uint64(), q.Encode())
+		spec := srv.URL("bs-script")
 		env.Setenv(name, spec)
 		env.Defer(func() {
 			ctx := context.Background()
