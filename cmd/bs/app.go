@@ -16,6 +16,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/bstools/bs/blobstore"
+	"github.com/bstools/bs/filters/agent"
 	"github.com/bstools/bs/filters/rules"
 	"github.com/bstools/bs/filters/transcript"
 )
@@ -303,12 +304,7 @@ func sessionName(path string) string {
 	if path == "-" {
 		return ""
 	}
-	base := strings.TrimSuffix(filepath.Base(path), ".jsonl")
-	dir := filepath.Dir(path)
-	if filepath.Base(dir) == "sessions" {
-		return filepath.Base(filepath.Dir(dir)) + "/" + base
-	}
-	return base
+	return agent.SessionName(path)
 }
 
 // filterFunc transforms one transcript.

@@ -412,7 +412,10 @@ func addTool[In any](s *mcp.Server, a *agent.Agent, name, desc string, many, ses
 		schema.Required = append(schema.Required, "session")
 	}
 	if p := schema.Properties["action"]; p != nil {
-		p.Enum = []any{agent.ActionGetContext, agent.ActionRestore, agent.ActionSetExtractable}
+		p.Enum = nil
+		for _, a := range agent.Actions {
+			p.Enum = append(p.Enum, a)
+		}
 	}
 	if p := schema.Properties["value"]; p != nil {
 		p.Types = []string{"boolean", "integer"}

@@ -190,12 +190,8 @@ func keyNames(key, ptr string) bool {
 	if key == ptr {
 		return true
 	}
-	for tok := range strings.SplitSeq(strings.TrimPrefix(ptr, "/"), "/") {
-		if strings.NewReplacer("~1", "/", "~0", "~").Replace(tok) == key {
-			return true
-		}
-	}
-	return false
+	toks, _ := transcript.SplitPointer(ptr)
+	return slices.Contains(toks, key)
 }
 
 // lineNumbers returns the 1-based number in src of each of lines, by
@@ -366,15 +362,16 @@ func candidates(ctx context.Context, src File, size int64, ns [][]byte) ([]span,
 	slices.Sort(all)
 	var out []span
 	covered := int64(0) // lines found end before here
+	buf := make([]byte, 64<<10)
 	for _, p := range all {
 		if p < covered {
 			continue
 		}
-		start, err := scanBack(src, p)
+		start, err := scanBack(src, buf, p)
 		if err != nil {
 			return nil, err
 		}
-		end, err := scanForward(src, size, p)
+		end, err := scanForward(src, buf, size, p)
 		if err != nil {
 			return nil, err
 		}
@@ -385,9 +382,8 @@ func candidates(ctx context.Context, src File, size int64, ns [][]byte) ([]span,
 }
 
 // scanBack finds the start of the line that holds byte at-1 (0 at the
-// start of the file).
-func scanBack(src File, at int64) (int64, error) {
-	buf := make([]byte, 64<<10)
+// start of the file), reading through buf.
+func scanBack(src File, buf []byte, at int64) (int64, error) {
 	for at > 0 {
 		from := max(0, at-int64(len(buf)))
 		b := buf[:at-from]
@@ -402,9 +398,9 @@ func scanBack(src File, at int64) (int64, error) {
 	return 0, nil
 }
 
-// scanForward finds the line feed at or after at (size when there is none).
-func scanForward(src File, size, at int64) (int64, error) {
-	buf := make([]byte, 64<<10)
+// scanForward finds the line feed at or after at (size when there is
+// none), reading through buf.
+func scanForward(src File, buf []byte, size, at int64) (int64, error) {
 	for at < size {
 		b := buf[:min(int64(len(buf)), size-at)]
 		n, err := src.ReadAt(b, at)
@@ -422,17 +418,32 @@ func scanForward(src File, size, at int64) (int64, error) {
 	return size, nil
 }
 
-// allLines splits the whole file into lines.
+// allLines splits the whole file into lines, reading it once.
 func allLines(src File, size int64) ([]span, error) {
 	var out []span
-	var start int64
-	for start < size {
-		end, err := scanForward(src, size, start)
-		if err != nil {
+	buf := make([]byte, 64<<10)
+	var start, at int64
+	for at < size {
+		n, err := src.ReadAt(buf[:min(int64(len(buf)), size-at)], at)
+		if n == 0 && err != nil && err != io.EOF {
 			return nil, err
 		}
-		out = append(out, span{start, end})
-		start = end + 1
+		if n == 0 {
+			break
+		}
+		for b, off := buf[:n], at; ; {
+			i := bytes.IndexByte(b, '\n')
+			if i < 0 {
+				break
+			}
+			out = append(out, span{start, off + int64(i)})
+			start = off + int64(i) + 1
+			b, off = b[i+1:], start
+		}
+		at += int64(n)
+	}
+	if start < size {
+		out = append(out, span{start, size})
 	}
 	return out, nil
 }
