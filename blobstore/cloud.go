@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -111,21 +110,6 @@ func NewCloud(b *blob.Bucket, opt CloudOptions) (*Cloud, error) {
 		c.refreshAfter = DefaultRefreshAfter
 	}
 	return c, nil
-}
-
-// newCodec makes the zstd encoder and decoder a store shares among its
-// goroutines, configured as Local's.
-func newCodec() (*zstd.Encoder, *zstd.Decoder, error) {
-	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(encoderLevel),
-		zstd.WithEncoderConcurrency(runtime.GOMAXPROCS(0)), zstd.WithEncoderCRC(true))
-	if err != nil {
-		return nil, nil, err
-	}
-	dec, err := zstd.NewReader(nil, zstd.WithDecoderMaxMemory(maxBlobSize), zstd.WithDecoderConcurrency(0))
-	if err != nil {
-		return nil, nil, err
-	}
-	return enc, dec, nil
 }
 
 // Close releases the bucket, if the store owns it.
@@ -284,18 +268,7 @@ func (c *Cloud) Get(ctx context.Context, d Digest) ([]byte, error) {
 // decode returns blob d's data from its stored form: decrypted,
 // decompressed and checked against its digest.
 func (c *Cloud) decode(d Digest, stored []byte) ([]byte, error) {
-	compressed, err := c.crypt.open(d, stored)
-	if err != nil {
-		return nil, err
-	}
-	data, err := c.dec.DecodeAll(compressed, nil)
-	if err != nil {
-		return nil, corrupt(d, "cannot decode: "+err.Error(), err)
-	}
-	if Sum(data) != d {
-		return nil, corrupt(d, "digest mismatch", nil)
-	}
-	return data, nil
+	return decodeStored(c.dec, c.crypt, d, stored)
 }
 
 // readObject returns a blob's stored form and the object's ModTime.

@@ -123,6 +123,15 @@ func OpenLocal(dir string) (*Local, error) {
 	if err := mkdirAllPrivate(root); err != nil {
 		return nil, fmt.Errorf("open blob store: %w", err)
 	}
+	enc, dec, err := newCodec()
+	if err != nil {
+		return nil, fmt.Errorf("open blob store: %w", err)
+	}
+	return &Local{root: root, enc: enc, dec: dec}, nil
+}
+
+// newCodec returns the zstd encoder and decoder every store uses.
+func newCodec() (*zstd.Encoder, *zstd.Decoder, error) {
 	enc, err := zstd.NewWriter(nil,
 		zstd.WithEncoderLevel(encoderLevel),
 		zstd.WithEncoderConcurrency(runtime.GOMAXPROCS(0)),
@@ -132,7 +141,7 @@ func OpenLocal(dir string) (*Local, error) {
 		zstd.WithEncoderCRC(true),
 	)
 	if err != nil {
-		return nil, fmt.Errorf("open blob store: %w", err)
+		return nil, nil, err
 	}
 	dec, err := zstd.NewReader(nil,
 		zstd.WithDecoderMaxMemory(maxBlobSize),
@@ -141,9 +150,27 @@ func OpenLocal(dir string) (*Local, error) {
 		zstd.WithDecoderConcurrency(0),
 	)
 	if err != nil {
-		return nil, fmt.Errorf("open blob store: %w", err)
+		return nil, nil, err
 	}
-	return &Local{root: root, enc: enc, dec: dec}, nil
+	return enc, dec, nil
+}
+
+// decodeStored turns a blob's stored form back into its data: decrypted
+// if it is encrypted, decompressed, and checked against d, so that wrong
+// bytes are never returned.
+func decodeStored(dec *zstd.Decoder, crypt *crypter, d Digest, stored []byte) ([]byte, error) {
+	compressed, err := crypt.open(d, stored)
+	if err != nil {
+		return nil, err
+	}
+	data, err := dec.DecodeAll(compressed, nil)
+	if err != nil {
+		return nil, corrupt(d, "cannot decode: "+err.Error(), err)
+	}
+	if Sum(data) != d {
+		return nil, corrupt(d, "digest mismatch", nil)
+	}
+	return data, nil
 }
 
 // Put implements [Store.Put].
@@ -170,10 +197,7 @@ func (l *Local) Put(ctx context.Context, data []byte) (Digest, error) {
 	fi, err := os.Lstat(name)
 	switch {
 	case err == nil && fi.Mode().IsRegular():
-		keep, err := l.vouch(ctx, d)
-		if err == nil && keep {
-			err = l.confirmExisting(shard, name, fi)
-		}
+		keep, err := l.keepExisting(ctx, d, shard, name, fi)
 		if err != nil {
 			return Digest{}, fmt.Errorf("put blob %s: %w", d, err)
 		}
@@ -202,6 +226,16 @@ func (l *Local) Put(ctx context.Context, data []byte) (Digest, error) {
 		return Digest{}, fmt.Errorf("put blob %s: %w", d, err)
 	}
 	return d, nil
+}
+
+// keepExisting decides what a Put does with the blob file it found in
+// place: keep it (vouched for, and made durable and fresh), or write the
+// data again (keep false).
+func (l *Local) keepExisting(ctx context.Context, d Digest, shard, name string, fi fs.FileInfo) (keep bool, err error) {
+	if keep, err = l.vouch(ctx, d); err != nil || !keep {
+		return keep, err
+	}
+	return true, l.confirmExisting(shard, name, fi)
 }
 
 // vouch decides whether the blob file already in place may stand for d,
@@ -337,17 +371,7 @@ func (l *Local) Get(ctx context.Context, d Digest) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("get blob %s: %w", d, err)
 	}
-	if compressed, err = l.crypt.open(d, compressed); err != nil {
-		return nil, err
-	}
-	data, err := l.dec.DecodeAll(compressed, nil)
-	if err != nil {
-		return nil, corrupt(d, "cannot decode: "+err.Error(), err)
-	}
-	if Sum(data) != d {
-		return nil, corrupt(d, "digest mismatch", nil)
-	}
-	return data, nil
+	return decodeStored(l.dec, l.crypt, d, compressed)
 }
 
 // Has implements [Store.Has].
