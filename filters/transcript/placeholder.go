@@ -34,8 +34,9 @@ func PlaceholderSafe(id string) bool {
 	if id == "" || len(id) > maxPlaceholderTail-len(`[[extracted-]]"`) || strings.ContainsAny(id, "[]") {
 		return false
 	}
-	q := AppendQuote(nil, id)
-	return len(q) == len(id)+2
+	// Quote into a buffer on the stack: extract asks this of every entry.
+	var buf [maxPlaceholderTail]byte
+	return len(AppendQuote(buf[:0], id)) == len(id)+2
 }
 
 // IsRawPlaceholder reports whether a raw JSON string holds a placeholder

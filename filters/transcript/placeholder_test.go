@@ -1,6 +1,9 @@
 package transcript
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // TestIsRawPlaceholder: a string that is a placeholder (extract) or ends
 // with one (trim) holds one; anything else does not.
@@ -45,6 +48,22 @@ func TestHoldsPlaceholder(t *testing.T) {
 		}
 		if got := tr.HoldsPlaceholder(tr.Get(0, "v")); got != want {
 			t.Errorf("HoldsPlaceholder in %s = %v, want %v", src, got, want)
+		}
+	}
+}
+
+func TestPlaceholderSafe(t *testing.T) {
+	for id, want := range map[string]bool{
+		"10009aab": true, "0a1b2c3d-4e5f-6789-abcd-ef0123456789": true, "bs-<&>/é": true,
+		"": false, "a]]b": false, "br[ack": false, `q"uo`: false, `back\slash`: false, "tab\tid": false,
+		strings.Repeat("x", 300): false,
+	} {
+		if got := PlaceholderSafe(id); got != want {
+			t.Errorf("PlaceholderSafe(%q) = %v, want %v", id, got, want)
+		}
+		// What PlaceholderSafe admits, IsRawPlaceholder finds again.
+		if want && !IsRawPlaceholder(AppendQuote(nil, Placeholder(id))) {
+			t.Errorf("IsRawPlaceholder misses the placeholder of %q", id)
 		}
 	}
 }
