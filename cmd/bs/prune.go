@@ -127,13 +127,14 @@ func runPrune(c *cli.Context) error {
 	if cm.storeOpt, err = storeOptions(c); err != nil {
 		return err
 	}
-	if blobstore.IsURL(cm.storeDir) {
-		if olderThan < remotePruneFloor {
-			return usagef(msgPruneRemoteFloor, olderThan, remotePruneFloor, blobstore.DefaultRefreshAfter)
-		}
-	} else if info, err := os.Stat(filepath.Join(cm.storeDir, "blobs", "sha256")); err != nil || !info.IsDir() {
-		// Opening would create an empty store and report success.
-		return fmt.Errorf(msgPruneNoStore, cm.storeDir)
+	if blobstore.IsURL(cm.storeDir) && olderThan < remotePruneFloor {
+		return usagef(msgPruneRemoteFloor, olderThan, remotePruneFloor, blobstore.DefaultRefreshAfter)
+	}
+	// A store that is not there is an error, not a new empty store in
+	// which nothing was found to prune.
+	store, err := openExisting(cm, msgPruneNoStore)
+	if err != nil {
+		return err
 	}
 	files, err := findSessions(roots, true)
 	if err != nil {
@@ -142,10 +143,6 @@ func runPrune(c *cli.Context) error {
 	if len(files) == 0 {
 		// Every blob would look unreferenced.
 		return fmt.Errorf(msgPruneNoTranscripts, strings.Join(roots, ", "))
-	}
-	store, err := cm.openStore()
-	if err != nil {
-		return err
 	}
 	ctx := c.Context
 	stderr := c.App.ErrWriter

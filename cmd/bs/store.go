@@ -140,17 +140,18 @@ func parseStore(c *cli.Context) (*common, error) {
 	if cm.storeOpt, err = storeOptions(c); err != nil {
 		return nil, err
 	}
-	// Reading must not create a store where there was none.
-	cm.storeOpt.MustExist = true
 	return cm, nil
 }
 
-// openExisting opens the store a store subcommand reads, which must
-// already hold a store.
-func openExisting(cm *common) (blobstore.Store, error) {
-	s, err := blobstore.Open(context.Background(), cm.storeDir, cm.storeOpt)
+// openExisting opens --store for a command that reads or prunes it: a
+// store that is not there is the error noStore (naming the store), never
+// a new empty one.
+func openExisting(cm *common, noStore string) (blobstore.Store, error) {
+	opt := cm.storeOpt
+	opt.MustExist = true
+	s, err := blobstore.Open(context.Background(), cm.storeDir, opt)
 	if errors.Is(err, blobstore.ErrNoStore) {
-		return nil, fmt.Errorf(msgNoStore, cm.storeDir)
+		return nil, fmt.Errorf(noStore, cm.storeDir)
 	}
 	if err != nil {
 		return nil, fmt.Errorf(msgStoreOpen, cm.storeDir, err)
@@ -164,7 +165,7 @@ func runStoreStats(c *cli.Context) error {
 		return err
 	}
 	cm.storeOpt.CacheDir = "" // stats are the store's, not the cache's
-	s, err := openExisting(cm)
+	s, err := openExisting(cm, msgNoStore)
 	if err != nil {
 		return err
 	}
@@ -214,7 +215,7 @@ func runStoreVerify(c *cli.Context) error {
 		return err
 	}
 	cm.storeOpt.CacheDir = "" // verify what is stored, not a copy
-	s, err := openExisting(cm)
+	s, err := openExisting(cm, msgNoStore)
 	if err != nil {
 		return err
 	}
