@@ -43,12 +43,12 @@ func (sp *splice) run(ctx context.Context, src File, size int64, w io.Writer, op
 		opt.Format = detect(src, size)
 	}
 	ns := needles(opt)
-	lines, out, res, rerr := sp.restoreLines(ctx, src, size, ns, opt)
+	lines, in, out, res, rerr := sp.restoreLines(ctx, src, size, ns, opt)
 	var nf *restore.NotFoundError
 	if errors.As(rerr, &nf) {
 		// An id may be spelled with escapes ("\u0065sc" for esc), which
 		// the needle misses: try again with every line holding one.
-		lines, out, res, rerr = sp.restoreLines(ctx, src, size, append(ns, []byte(`\u`)), opt)
+		lines, in, out, res, rerr = sp.restoreLines(ctx, src, size, append(ns, []byte(`\u`)), opt)
 	}
 	sp.res, sp.err = res, rerr
 	var blob *restore.BlobError
@@ -66,25 +66,15 @@ func (sp *splice) run(ctx context.Context, src File, size int64, w io.Writer, op
 	if len(newLines) != len(lines) {
 		return errorf("restore gave %d lines for %d", len(newLines), len(lines))
 	}
-	changed := false
-	for i, l := range lines {
+	if bytes.Equal(in, out.Bytes()) {
+		return ErrUnchanged
+	}
+	for i := range lines {
 		body := bytes.TrimSuffix(newLines[i], []byte{'\n'})
 		newLines[i] = body
-		if !changed && int64(len(body)) != l.end-l.start {
-			changed = true
-		} else if !changed {
-			old := make([]byte, l.end-l.start)
-			if _, err := src.ReadAt(old, l.start); err != nil {
-				return err
-			}
-			changed = !bytes.Equal(old, body)
-		}
 		if res != nil && res.Restored && sp.values == nil {
 			sp.values = restoredValues(body, opt, res.KeysRestored)
 		}
-	}
-	if !changed {
-		return ErrUnchanged
 	}
 	var at int64
 	for i, l := range lines {
@@ -100,34 +90,35 @@ func (sp *splice) run(ctx context.Context, src File, size int64, w io.Writer, op
 }
 
 // restoreLines runs restore with opt over the lines of src holding any of
-// the needles ns, and returns them and what restore made of them.
-func (sp *splice) restoreLines(ctx context.Context, src File, size int64, ns [][]byte, opt restore.Options) ([]span, *bytes.Buffer, *restore.Result, error) {
-	lines, err := candidates(ctx, src, size, ns)
+// the needles ns, and returns them, the excerpt they make (each line with
+// a line feed) and what restore made of it.
+func (sp *splice) restoreLines(ctx context.Context, src File, size int64, ns [][]byte, opt restore.Options) (lines []span, excerpt []byte, out *bytes.Buffer, res *restore.Result, err error) {
+	lines, err = candidates(ctx, src, size, ns)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	// The candidate lines, in order, are a small transcript of their own.
 	var in bytes.Buffer
 	for _, l := range lines {
 		if _, err := in.ReadFrom(io.NewSectionReader(src, l.start, l.end-l.start)); err != nil {
-			return nil, nil, nil, err
+			return nil, nil, nil, nil, err
 		}
 		in.WriteByte('\n')
 	}
 	if len(opt.Keys) > 0 {
 		keys, err := expandKeys(in.Bytes(), opt)
 		if err != nil {
-			return lines, nil, nil, err
+			return lines, nil, nil, nil, err
 		}
 		opt.Keys = keys
 	}
-	var out bytes.Buffer
+	out = new(bytes.Buffer)
 	opt.OnBadLine = func(*transcript.BadLineError) error { return nil }
 	if opt.Log != nil && opt.Log.Enabled(ctx, slog.LevelDebug) {
 		// Log records name a line of the file, not of the excerpt.
 		nums, err := lineNumbers(src, lines)
 		if err != nil {
-			return nil, nil, nil, err
+			return nil, nil, nil, nil, err
 		}
 		opt.LineNum = func(n int) int {
 			if n >= 1 && n <= len(nums) {
@@ -136,8 +127,9 @@ func (sp *splice) restoreLines(ctx context.Context, src File, size int64, ns [][
 			return n
 		}
 	}
-	res, _, rerr := restore.Run(ctx, "", &in, &out, opt)
-	return lines, &out, res, rerr
+	excerpt = in.Bytes()
+	res, _, err = restore.Run(ctx, "", bytes.NewReader(excerpt), out, opt)
+	return lines, excerpt, out, res, err
 }
 
 // keyError is a key that names none of the entry's extracted values.
