@@ -341,37 +341,29 @@ func (c *Cloud) Has(ctx context.Context, d Digest) (bool, error) {
 
 // Stat implements [Store.Stat]. Size is the object's size.
 func (c *Cloud) Stat(ctx context.Context, d Digest) (Info, error) {
-	if err := ctx.Err(); err != nil {
-		return Info{}, err
-	}
-	attrs, err := c.attributes(ctx, d)
-	if isNotFound(err) {
-		return Info{}, notFound(d, err)
-	}
-	if err != nil {
-		return Info{}, c.objectErr("stat", d, err)
-	}
-	return Info{Size: attrs.Size, ModTime: attrs.ModTime}, nil
+	info, _, err := c.StatData(ctx, d)
+	return info, err
 }
 
-// DataSize implements [DataSizer] from the object's metadata; it is -1
-// for an object written without it.
-func (c *Cloud) DataSize(ctx context.Context, d Digest) (int64, error) {
+// StatData implements [DataSizer] from one request for the object's
+// attributes: the data size is in its metadata, -1 for an object
+// written without it.
+func (c *Cloud) StatData(ctx context.Context, d Digest) (Info, int64, error) {
 	if err := ctx.Err(); err != nil {
-		return 0, err
+		return Info{}, 0, err
 	}
 	attrs, err := c.attributes(ctx, d)
 	if isNotFound(err) {
-		return 0, notFound(d, err)
+		return Info{}, 0, notFound(d, err)
 	}
 	if err != nil {
-		return 0, c.objectErr("stat", d, err)
+		return Info{}, 0, c.objectErr("stat", d, err)
 	}
 	n, err := strconv.ParseInt(attrs.Metadata[sizeMetaKey], 10, 64)
 	if err != nil || n < 0 {
-		return -1, nil
+		n = -1
 	}
-	return n, nil
+	return Info{Size: attrs.Size, ModTime: attrs.ModTime}, n, nil
 }
 
 // List implements [Store.List], a page of 1000 keys at a time; keys

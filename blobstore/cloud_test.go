@@ -408,7 +408,7 @@ func TestCloudDataSize(t *testing.T) {
 	}
 	data := bytes.Repeat([]byte("compressible "), 1000)
 	d := put(t, s, data)
-	n, err := s.(blobstore.DataSizer).DataSize(context.Background(), d)
+	_, n, err := s.(blobstore.DataSizer).StatData(context.Background(), d)
 	if err != nil || n != int64(len(data)) {
 		t.Fatalf("DataSize = %d, %v; want %d", n, err, len(data))
 	}

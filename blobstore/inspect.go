@@ -15,18 +15,25 @@ import (
 // DataSizer is implemented by stores that can tell a blob's uncompressed
 // size without reading all of it.
 type DataSizer interface {
-	// DataSize returns the size of blob d's data, or -1 when the store
-	// cannot tell without reading the blob (an encrypted local blob, an
-	// object written without the size in its metadata).
-	DataSize(ctx context.Context, d Digest) (int64, error)
+	// StatData is Stat plus the size of blob d's data, or -1 when the
+	// store cannot tell without reading the blob (an encrypted local
+	// blob, an object written without the size in its metadata), in one
+	// request where the store answers both from one.
+	StatData(ctx context.Context, d Digest) (Info, int64, error)
 }
 
-// DataSize implements [DataSizer] from the zstd frame header at the start
-// of the blob file, which records the content size.
-func (l *Local) DataSize(ctx context.Context, d Digest) (int64, error) {
-	if err := ctx.Err(); err != nil {
-		return 0, err
+// StatData implements [DataSizer]: the data size comes from the zstd
+// frame header at the start of the blob file, which records it.
+func (l *Local) StatData(ctx context.Context, d Digest) (Info, int64, error) {
+	info, err := l.Stat(ctx, d)
+	if err != nil {
+		return info, 0, err
 	}
+	n, err := l.dataSize(d)
+	return info, n, err
+}
+
+func (l *Local) dataSize(d Digest) (int64, error) {
 	_, name := l.paths(d)
 	f, err := os.Open(name)
 	if errors.Is(err, os.ErrNotExist) {
@@ -51,12 +58,13 @@ func (l *Local) DataSize(ctx context.Context, d Digest) (int64, error) {
 	return int64(h.FrameContentSize), nil
 }
 
-// DataSize implements [DataSizer] for the remote store, if it does.
-func (c *Cache) DataSize(ctx context.Context, d Digest) (int64, error) {
+// StatData implements [DataSizer] for the remote store, if it does.
+func (c *Cache) StatData(ctx context.Context, d Digest) (Info, int64, error) {
 	if ds, ok := c.Store.(DataSizer); ok {
-		return ds.DataSize(ctx, d)
+		return ds.StatData(ctx, d)
 	}
-	return -1, nil
+	info, err := c.Store.Stat(ctx, d)
+	return info, -1, err
 }
 
 // Summary describes what a store holds.
@@ -101,25 +109,20 @@ func Summarize(ctx context.Context, s Store, workers int) (Summary, error) {
 		return nil
 	}
 	err := forEach(ctx, s, workers, nil, func(ctx context.Context, d Digest) error {
-		info, err := s.Stat(ctx, d)
+		info, n, err := Info{}, int64(-1), error(nil)
+		if ds != nil {
+			info, n, err = ds.StatData(ctx, d)
+		} else {
+			info, err = s.Stat(ctx, d)
+		}
 		if errors.Is(err, ErrNotFound) {
 			return nil // deleted since it was listed
 		}
 		if errors.Is(err, ErrCorrupt) {
-			return unreadable(0)
+			return unreadable(info.Size)
 		}
 		if err != nil {
 			return err
-		}
-		n := int64(-1)
-		if ds != nil {
-			if n, err = ds.DataSize(ctx, d); errors.Is(err, ErrNotFound) {
-				return nil
-			} else if errors.Is(err, ErrCorrupt) {
-				return unreadable(info.Size)
-			} else if err != nil {
-				return err
-			}
 		}
 		mu.Lock()
 		defer mu.Unlock()
