@@ -3,6 +3,7 @@ package stats
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -235,4 +236,31 @@ func TestKinds(t *testing.T) {
 		t.Errorf("largest %+v", r.Largest)
 	}
 	checkSums(t, "kinds", r)
+}
+
+// Past maxTools distinct names, the rest are counted together as
+// "(other tools)", so memory stays bounded whatever the transcript holds,
+// and the tool totals still add up.
+func TestToolsBounded(t *testing.T) {
+	var b strings.Builder
+	const n = maxTools + 10
+	for i := range n {
+		fmt.Fprintf(&b, `{"type":"assistant","uuid":"a%d","message":{"role":"assistant","content":[{"type":"tool_use","id":"t%d","name":"tool%d","input":{}}]}}`+"\n", i, i, i)
+		fmt.Fprintf(&b, `{"type":"user","uuid":"u%d","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t%d","content":"result"}]}}`+"\n", i, i)
+	}
+	r, err := Run(context.Background(), "-", strings.NewReader(b.String()), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls, other := 0, 0
+	for _, tl := range r.Tools {
+		calls += tl.Calls
+		if tl.Name == otherTools {
+			other = tl.Calls
+		}
+	}
+	if len(r.Tools) != maxTools+1 || other != n-maxTools || calls != n {
+		t.Errorf("%d tools, %d calls under %q, %d calls in all; want %d, %d, %d", len(r.Tools), other, otherTools, calls, maxTools+1, n-maxTools, n)
+	}
+	checkSums(t, "tools", r)
 }
