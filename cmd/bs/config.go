@@ -227,8 +227,14 @@ func applyConfig(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	for flag, s := range cfg.settings[c.Command.Name] {
-		if c.IsSet(flag) {
+	return cfg.apply(c, c.Command.Name, nil)
+}
+
+// apply sets, from the file's settings for command section, each flag of
+// c not set on the command line (or, with only, each of those flags).
+func (cfg *config) apply(c *cli.Context, section string, only []string) error {
+	for flag, s := range cfg.settings[section] {
+		if c.IsSet(flag) || only != nil && !slices.Contains(only, flag) {
 			continue
 		}
 		for _, v := range s.values {

@@ -48,25 +48,14 @@ func statsCommand() *cli.Command {
 // applyStatsConfig applies the file's stats settings, then its extract
 // settings to the flags the two share.
 func applyStatsConfig(c *cli.Context) error {
-	if err := applyConfig(c); err != nil {
-		return err
-	}
 	cfg, err := loadConfig(c)
 	if err != nil {
 		return err
 	}
-	for _, flag := range statsPlanFlags {
-		s, ok := cfg.settings["extract"][flag]
-		if !ok || c.IsSet(flag) {
-			continue
-		}
-		for _, v := range s.values {
-			if err := c.Set(flag, v); err != nil {
-				return usagef(msgConfigBad, cfg.path, s.line, s.key, err.Error())
-			}
-		}
+	if err := cfg.apply(c, c.Command.Name, nil); err != nil {
+		return err
 	}
-	return nil
+	return cfg.apply(c, "extract", statsPlanFlags)
 }
 
 func runStats(c *cli.Context) error {
