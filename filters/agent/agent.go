@@ -428,13 +428,8 @@ func (a *Agent) Checkpoint(ctx context.Context, in CheckpointArgs) (*CheckpointR
 	return &CheckpointResult{Session: SessionName(path), Text: text}, nil
 }
 
-// gaugeOf reads the gauge of the session file at path.
-func gaugeOf(path string, format transcript.Dialect) (*GaugeResult, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
+// gaugeOf reads the gauge of the open session file f (from its end).
+func gaugeOf(f *os.File, format transcript.Dialect) (*GaugeResult, error) {
 	r, err := gauge.MeasureFile(f, gauge.Options{Format: format, OnBadLine: func(*transcript.BadLineError) error { return nil }})
 	if err != nil {
 		return nil, err

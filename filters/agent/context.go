@@ -65,7 +65,7 @@ func (a *Agent) GetContext(ctx context.Context, session string) (*ContextResult,
 		Session:   SessionInfo{Name: SessionName(path), Path: path, Format: format.String(), Bytes: size},
 		Extracted: []ExtractedEntry{},
 	}
-	if g, err := gaugeOf(path, format); err == nil {
+	if g, err := gaugeOf(f, format); err == nil {
 		res.Gauge = g
 	} else {
 		a.env.Log.Warn("gauge failed", "session", res.Session.Name, "err", err)
