@@ -160,7 +160,9 @@ func (m *Marks) lines(ctx context.Context, name string, r io.Reader, top, depth 
 			}
 			continue
 		}
-		var groups [2][]blobstore.Digest // evicted chunks, holder parts
+		// A line's chunks (or a holder's parts) hold lines in turn, read
+		// in order as one group.
+		var chunks, parts []blobstore.Digest
 		rerr := restore.References(t, func(ref restore.Ref) {
 			sc.Refs++
 			m.mu.Lock()
@@ -171,23 +173,22 @@ func (m *Marks) lines(ctx context.Context, name string, r io.Reader, top, depth 
 			m.mu.Unlock()
 			switch ref.Kind {
 			case restore.RefEvicted:
-				groups[0] = append(groups[0], ref.Blob)
+				chunks = append(chunks, ref.Blob)
 			case restore.RefArchived:
-				groups[1] = append(groups[1], ref.Blob)
+				parts = append(parts, ref.Blob)
 			}
 		})
 		if rerr != nil {
 			return &DamagedError{Name: name, Line: at, Err: rerr}
 		}
-		for g, blobs := range groups {
-			if len(blobs) == 0 {
+		for _, g := range []struct {
+			kind  restore.RefKind
+			blobs []blobstore.Digest
+		}{{restore.RefEvicted, chunks}, {restore.RefArchived, parts}} {
+			if len(g.blobs) == 0 {
 				continue
 			}
-			kind := restore.RefEvicted
-			if g == 1 {
-				kind = restore.RefArchived
-			}
-			if err := m.nested(ctx, name, at, kind, blobs, depth, sc); err != nil {
+			if err := m.nested(ctx, name, at, g.kind, g.blobs, depth, sc); err != nil {
 				return err
 			}
 		}
