@@ -238,6 +238,13 @@ func (d Dir) Retain(key string, keep int) ([]Entry, error) {
 	if err != nil {
 		return nil, err
 	}
+	return Remove(excess)
+}
+
+// Remove deletes the checkpoint files of entries (as Excess lists them)
+// and returns those it deleted; one already gone is passed over. Call it
+// under Locked.
+func Remove(excess []Entry) ([]Entry, error) {
 	var removed []Entry
 	var errs []error
 	for _, e := range excess {

@@ -262,30 +262,35 @@ func Checkpoints(d checkpoint.Dir, keep int, dryRun bool) ([]Item, error) {
 	var out []Item
 	var errs []error
 	for _, key := range keys {
-		err := func() error {
-			if dryRun {
-				excess, err := d.Excess(key, keep)
-				for _, e := range excess {
-					out = append(out, Item{Name: e.Path, Bytes: fileSize(e.Path)})
-				}
-				return err
+		// Each file's size is taken before it goes.
+		items := func(es []checkpoint.Entry) []Item {
+			var its []Item
+			for _, e := range es {
+				its = append(its, Item{Name: e.Path, Bytes: fileSize(e.Path)})
 			}
-			return d.Locked(key, func() error {
+			return its
+		}
+		var err error
+		if dryRun {
+			var excess []checkpoint.Entry
+			excess, err = d.Excess(key, keep)
+			out = append(out, items(excess)...)
+		} else {
+			err = d.Locked(key, func() error {
 				excess, err := d.Excess(key, keep)
 				if err != nil {
 					return err
 				}
-				sizes := make(map[string]int64, len(excess))
-				for _, e := range excess {
-					sizes[e.Path] = fileSize(e.Path)
-				}
-				removed, err := d.Retain(key, keep)
-				for _, e := range removed {
-					out = append(out, Item{Name: e.Path, Bytes: sizes[e.Path]})
+				its := items(excess)
+				removed, err := checkpoint.Remove(excess)
+				for _, it := range its {
+					if slices.ContainsFunc(removed, func(e checkpoint.Entry) bool { return e.Path == it.Name }) {
+						out = append(out, it)
+					}
 				}
 				return err
 			})
-		}()
+		}
 		if err != nil {
 			errs = append(errs, err)
 		}
