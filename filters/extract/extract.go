@@ -371,7 +371,7 @@ func (x *run) emit(ctx context.Context, it *item, move bool) error {
 	if x.stats.Final < 0 && (it.pending || !it.line.Newline || !move && it.need >= 0) {
 		x.stats.Final = x.stats.BytesOut // the first line a later run may change
 	}
-	orig := it.line.AppendTo(nil)
+	orig := it.line.Bytes()
 	if !move || len(it.chosen) == 0 {
 		x.stats.BytesOut += int64(len(orig))
 		x.sink.Write(orig)
@@ -407,11 +407,10 @@ func (x *run) emit(ctx context.Context, it *item, move bool) error {
 		edits = append(edits, t.InsertMember(0, "__id", transcript.AppendQuote(nil, id)))
 	}
 	edits = append(edits, meta.Edit())
-	body, err := transcript.Splice(nil, it.line.Body, edits)
+	out, err := transcript.SpliceLine(it.line, edits)
 	if err != nil {
 		return fmt.Errorf("line %d: %w", it.line.Num, err)
 	}
-	out := transcript.Line{Body: body, Newline: it.line.Newline}.AppendTo(nil)
 	x.stats.Entries++
 	x.stats.Values += len(it.chosen)
 	x.stats.BytesOut += int64(len(out))

@@ -196,7 +196,7 @@ func (x *run) handle(ctx context.Context, sink *transcript.Sink, line transcript
 		}
 	}
 	if t == nil {
-		sink.Write(line.AppendTo(nil))
+		sink.Write(line.Bytes())
 		return nil
 	}
 	return x.line(ctx, sink, line, t, d)
@@ -300,7 +300,7 @@ func (x *run) line(ctx context.Context, sink *transcript.Sink, line transcript.L
 		fetches, metaEdit, err = x.plan(line, &e)
 		if err != nil {
 			x.fail(err)
-			sink.Write(line.AppendTo(nil))
+			sink.Write(line.Bytes())
 			return nil
 		}
 		if metaEdit != nil {
@@ -328,7 +328,7 @@ func (x *run) line(ctx context.Context, sink *transcript.Sink, line transcript.L
 		edits = append(edits, t.InsertMember(0, "_redacted", []byte("true")))
 	}
 
-	orig := line.AppendTo(nil)
+	orig := line.Bytes()
 	if len(edits) == 0 && len(fetches) == 0 {
 		sink.Write(orig)
 		return nil
@@ -371,15 +371,15 @@ func (x *run) line(ctx context.Context, sink *transcript.Sink, line transcript.L
 			all = append(all, transcript.Edit{Start: spans[i][0], End: spans[i][1], Text: data})
 			sizes[f.ptr] = len(data)
 		}
-		body, err := transcript.Splice(nil, line.Body, all)
+		out, err := transcript.SpliceLine(line, all)
 		if err != nil {
 			return nil, orig, fmt.Errorf("line %d: %w", line.Num, err)
 		}
 		if dropID != nil {
 			// The __id goes too if bs derived it from exactly the bytes
 			// that are now back: then this is the original line.
-			if without, err := transcript.Splice(nil, line.Body, append(all, *dropID)); err == nil && transcript.DeriveID(without) == id {
-				body = without
+			if without, err := transcript.SpliceLine(line, append(all, *dropID)); err == nil && transcript.DeriveID(bytes.TrimSuffix(without, []byte("\n"))) == id {
+				out = without
 			}
 		}
 		if mine {
@@ -390,7 +390,7 @@ func (x *run) line(ctx context.Context, sink *transcript.Sink, line transcript.L
 		if len(fetches) > 0 {
 			x.opt.Log.Debug("restored", "module", "extraction", "entry_id", id, "keys_restored", restored, "sizes_bytes", sizes, "redacted", redacting, "session", x.opt.Session, "line", line.Num)
 		}
-		return transcript.Line{Body: body, Newline: line.Newline}.AppendTo(nil), orig, nil
+		return out, orig, nil
 	})
 	return nil
 }

@@ -32,6 +32,20 @@ func (l Line) AppendTo(dst []byte) []byte {
 	return dst
 }
 
+// Bytes returns the line as it stood in the input, its line feed
+// included. When the line feed already follows Body in memory, as it does
+// for every line Next returns, Bytes shares Body's memory instead of
+// copying it; the caller must not modify the result.
+func (l Line) Bytes() []byte {
+	if !l.Newline {
+		return l.Body
+	}
+	if n := len(l.Body); cap(l.Body) > n && l.Body[:n+1][n] == '\n' {
+		return l.Body[:n+1]
+	}
+	return l.AppendTo(nil)
+}
+
 // Len is the number of bytes the line occupied in the input.
 func (l Line) Len() int {
 	if l.Newline {
@@ -55,10 +69,15 @@ func NewReader(r io.Reader) *Reader {
 }
 
 // Next returns the next line, or io.EOF when the input is exhausted. The
-// line's Body is its own.
+// line's Body is its own, and its line feed follows it in the same
+// allocation, so that [Line.Bytes] need not copy the line again.
 func (r *Reader) Next() (Line, error) {
 	l, err := r.NextView()
-	l.Body = bytes.Clone(l.Body)
+	if l.Newline {
+		l.Body = bytes.Clone(l.Body[:len(l.Body)+1])[:len(l.Body)]
+	} else {
+		l.Body = bytes.Clone(l.Body)
+	}
 	return l, err
 }
 

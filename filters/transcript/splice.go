@@ -16,6 +16,26 @@ type Edit struct {
 // src outside the edited spans is copied unchanged. Edits may come in any
 // order but must not overlap (two inserts at one offset keep their order).
 func Splice(dst, src []byte, edits []Edit) ([]byte, error) {
+	return splice(dst, src, edits, 0)
+}
+
+// SpliceLine returns line with edits applied to its Body, as [Line.Bytes]
+// would give it: its line feed, if it had one, included, in a single
+// allocation of exactly the right size.
+func SpliceLine(line Line, edits []Edit) ([]byte, error) {
+	extra := 0
+	if line.Newline {
+		extra = 1
+	}
+	out, err := splice(nil, line.Body, edits, extra)
+	if err != nil || !line.Newline {
+		return out, err
+	}
+	return append(out, '\n'), nil
+}
+
+// splice is Splice, leaving room for extra more bytes after the result.
+func splice(dst, src []byte, edits []Edit, extra int) ([]byte, error) {
 	sort.SliceStable(edits, func(i, j int) bool { return edits[i].Start < edits[j].Start })
 	pos, size := 0, len(src)
 	for _, e := range edits {
@@ -27,7 +47,7 @@ func Splice(dst, src []byte, edits []Edit) ([]byte, error) {
 	}
 	// One allocation for the result: growing it edit by edit would copy
 	// and clear a line-sized buffer several times.
-	dst = slices.Grow(dst, size)
+	dst = slices.Grow(dst, size+extra)
 	pos = 0
 	for _, e := range edits {
 		dst = append(dst, src[pos:e.Start]...)

@@ -13,6 +13,7 @@ func TestReaderKeepsEveryByte(t *testing.T) {
 	for _, in := range []string{"", "a", "a\n", "a\nb", "a\nb\n", "\n\n", "a\r\nb\r\n", long + "\n" + long} {
 		r := NewReader(strings.NewReader(in))
 		var out []byte
+		var all []Line
 		n := 0
 		for {
 			l, err := r.Next()
@@ -27,9 +28,66 @@ func TestReaderKeepsEveryByte(t *testing.T) {
 				t.Fatalf("line number %d, want %d", l.Num, n)
 			}
 			out = l.AppendTo(out)
+			all = append(all, l)
 		}
 		if string(out) != in {
 			t.Errorf("reading %q gave back %q", trunc(in), trunc(string(out)))
+		}
+		// Bytes gives the same, and each line's bytes stay its own while
+		// later lines are read.
+		out = out[:0]
+		for _, l := range all {
+			out = append(out, l.Bytes()...)
+		}
+		if string(out) != in {
+			t.Errorf("Bytes of %q gave back %q", trunc(in), trunc(string(out)))
+		}
+	}
+}
+
+func TestLineBytesCopiesWhenItMust(t *testing.T) {
+	buf := []byte("ab\ncd!")
+	cases := []struct {
+		line Line
+		want string
+		// shares reports whether the result may share the body's memory.
+		shares bool
+	}{
+		{Line{Body: buf[:2], Newline: true}, "ab\n", true},
+		{Line{Body: buf[3:5], Newline: true}, "cd\n", false}, // '!' follows, not a line feed
+		{Line{Body: buf[3:5:5], Newline: true}, "cd\n", false},
+		{Line{Body: buf[3:5]}, "cd", true},
+	}
+	for _, c := range cases {
+		got := c.line.Bytes()
+		if string(got) != c.want {
+			t.Errorf("Bytes of %q = %q, want %q", c.line.Body, got, c.want)
+		}
+		if shared := len(got) > 0 && &got[0] == &c.line.Body[0]; shared != c.shares {
+			t.Errorf("Bytes of %q shares memory: %v, want %v", c.line.Body, shared, c.shares)
+		}
+	}
+	if string(buf) != "ab\ncd!" {
+		t.Errorf("Bytes wrote into its line: %q", buf)
+	}
+}
+
+func TestSpliceLine(t *testing.T) {
+	edits := func() []Edit {
+		return []Edit{{Start: 4, End: 7, Text: []byte(`"x"`)}, {Start: 0, End: 0, Text: []byte(" ")}}
+	}
+	for _, nl := range []bool{true, false} {
+		l := Line{Body: []byte(`{"a":"bc"}`), Newline: nl}
+		got, err := SpliceLine(l, edits())
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := Splice(nil, l.Body, edits())
+		if nl {
+			want = append(want, '\n')
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("SpliceLine(newline %v) = %q, want %q", nl, got, want)
 		}
 	}
 }
