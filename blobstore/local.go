@@ -1,6 +1,7 @@
 package blobstore
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -130,11 +131,19 @@ func OpenLocal(dir string) (*Local, error) {
 	return &Local{root: root, enc: enc, dec: dec}, nil
 }
 
+// encoderWindow is the zstd window blobs are compressed with.
+const encoderWindow = 1 << 20
+
 // newCodec returns the zstd encoder and decoder every store uses.
 func newCodec() (*zstd.Encoder, *zstd.Decoder, error) {
 	enc, err := zstd.NewWriter(nil,
 		zstd.WithEncoderLevel(encoderLevel),
 		zstd.WithEncoderConcurrency(runtime.GOMAXPROCS(0)),
+		// Each encoder keeps two windows of history; at the default 8 MiB
+		// that was 16 MiB an encoder, a third of bs extract's heap. Blobs
+		// are values and chunks of at most 1 MiB (a longer single line
+		// aside), so a larger window would find almost nothing more.
+		zstd.WithWindowSize(encoderWindow),
 		// Get's digest check catches any damage, but the frame checksum,
 		// which costs next to nothing, makes damage to the file show up
 		// as a zstd error, telling it apart from a wrong but intact file.
@@ -197,7 +206,7 @@ func (l *Local) Put(ctx context.Context, data []byte) (Digest, error) {
 	fi, err := os.Lstat(name)
 	switch {
 	case err == nil && fi.Mode().IsRegular():
-		keep, err := l.keepExisting(ctx, d, shard, name, fi)
+		keep, err := l.keepExisting(ctx, d, data, shard, name, fi)
 		if err != nil {
 			return Digest{}, fmt.Errorf("put blob %s: %w", d, err)
 		}
@@ -231,23 +240,26 @@ func (l *Local) Put(ctx context.Context, data []byte) (Digest, error) {
 // keepExisting decides what a Put does with the blob file it found in
 // place: keep it (vouched for, and made durable and fresh), or write the
 // data again (keep false).
-func (l *Local) keepExisting(ctx context.Context, d Digest, shard, name string, fi fs.FileInfo) (keep bool, err error) {
-	if keep, err = l.vouch(ctx, d); err != nil || !keep {
+func (l *Local) keepExisting(ctx context.Context, d Digest, data []byte, shard, name string, fi fs.FileInfo) (keep bool, err error) {
+	if keep, err = l.vouch(ctx, d, data); err != nil || !keep {
 		return keep, err
 	}
 	return true, l.confirmExisting(shard, name, fi)
 }
 
 // vouch decides whether the blob file already in place may stand for d,
-// so that a placeholder can rely on it: it may when it reads back as d,
+// so that a placeholder can rely on it: it may when it reads back as data,
 // or when it is encrypted and this store holds no identity to check it
 // with (a writer that has only recipients cannot do better). A damaged or
 // vanished blob is to be written again (keep false). A blob encrypted to
 // recipients none of our identities opens is an error: replacing it would
 // lock its owners out, and keeping it would leave us a placeholder we
 // could not restore.
-func (l *Local) vouch(ctx context.Context, d Digest) (keep bool, err error) {
-	_, err = l.Get(ctx, d)
+func (l *Local) vouch(ctx context.Context, d Digest, data []byte) (keep bool, err error) {
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	err = l.readsBackAs(d, data)
 	switch {
 	case err == nil:
 		return true, nil
@@ -357,8 +369,23 @@ func (l *Local) Get(ctx context.Context, d Digest) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	buf := getBuf()
+	defer putBuf(buf)
+	stored, err := l.load(d, buf)
+	if err != nil {
+		return nil, err
+	}
+	return decodeStored(l.dec, l.crypt, d, stored)
+}
+
+// load reads blob d's file as it is stored, into *buf (which it may
+// replace with a larger buffer).
+func (l *Local) load(d Digest, buf *[]byte) ([]byte, error) {
 	_, name := l.paths(d)
-	compressed, err := readFileMax(name, maxCompressedSize)
+	stored, err := readFileMax(name, maxCompressedSize, *buf)
+	if err == nil {
+		*buf = stored
+	}
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, notFound(d, err)
 	}
@@ -371,7 +398,62 @@ func (l *Local) Get(ctx context.Context, d Digest) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("get blob %s: %w", d, err)
 	}
-	return decodeStored(l.dec, l.crypt, d, compressed)
+	return stored, nil
+}
+
+// readsBackAs returns nil when blob d's file decodes to exactly data,
+// which the caller knows to hash to d, and otherwise the error Get would
+// give. Comparing with data spares hashing the blob again, and decoding
+// into pooled buffers spares allocating them: bs extract re-run over a
+// session it has seen does this for every value.
+func (l *Local) readsBackAs(d Digest, data []byte) error {
+	buf, plain := getBuf(), getBuf()
+	defer putBuf(buf)
+	defer putBuf(plain)
+	stored, err := l.load(d, buf)
+	if err != nil {
+		return err
+	}
+	compressed, err := l.crypt.open(d, stored)
+	if err != nil {
+		return err
+	}
+	got, err := l.dec.DecodeAll(compressed, (*plain)[:0])
+	if err != nil {
+		return corrupt(d, "cannot decode: "+err.Error(), err)
+	}
+	*plain = got
+	if !bytes.Equal(got, data) {
+		return corrupt(d, "digest mismatch", nil)
+	}
+	return nil
+}
+
+// bufPool holds buffers for the stored and decoded forms of blobs that are
+// needed only while a blob is read (see readsBackAs and Get).
+var bufPool = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxPooledBuf is the largest buffer kept for reuse, so that one huge blob
+// does not pin its size in memory.
+const maxPooledBuf = 4 << 20
+
+func getBuf() *[]byte { return bufPool.Get().(*[]byte) }
+
+func putBuf(b *[]byte) {
+	if cap(*b) > maxPooledBuf {
+		*b = nil
+	}
+	*b = (*b)[:0]
+	bufPool.Put(b)
+}
+
+// grow returns b resliced to n bytes, or a new slice of n bytes when b is
+// too small.
+func grow(b []byte, n int) []byte {
+	if cap(b) >= n {
+		return b[:n]
+	}
+	return make([]byte, n)
 }
 
 // Has implements [Store.Has].

@@ -319,7 +319,17 @@ func TestLocalPermissions(t *testing.T) {
 				put(t, s, fmt.Appendf(nil, "blob %d", i))
 			}
 			put(t, s, []byte("blob 0")) // dedup path
-			syscall.Umask(old)          // so the walk below is not affected
+			ctx := context.Background()
+			for i := 20; i < 25; i++ { // the batch path
+				data := fmt.Appendf(nil, "blob %d", i)
+				if err := s.PutPending(ctx, blobstore.Sum(data), data); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := s.Commit(ctx); err != nil {
+				t.Fatal(err)
+			}
+			syscall.Umask(old) // so the walk below is not affected
 
 			var blobs int
 			err = filepath.WalkDir(filepath.Join(base, "new"), func(path string, e fs.DirEntry, err error) error {
@@ -344,8 +354,8 @@ func TestLocalPermissions(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if blobs != 20 {
-				t.Errorf("found %d files, want the 20 blobs", blobs)
+			if blobs != 25 {
+				t.Errorf("found %d files, want the 25 blobs", blobs)
 			}
 		})
 	}

@@ -7,8 +7,9 @@ import (
 	"os"
 )
 
-// readFileMax reads a whole blob file of at most limit bytes.
-func readFileMax(name string, limit int64) ([]byte, error) {
+// readFileMax reads a whole blob file of at most limit bytes into buf,
+// which it grows if needed, and returns it.
+func readFileMax(name string, limit int64, buf []byte) ([]byte, error) {
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, err
@@ -24,7 +25,7 @@ func readFileMax(name string, limit int64) ([]byte, error) {
 	if fi.Size() > limit {
 		return nil, errTooLarge
 	}
-	buf := make([]byte, fi.Size())
+	buf = grow(buf, int(fi.Size()))
 	if _, err := io.ReadFull(f, buf); err != nil {
 		return nil, err
 	}

@@ -8,11 +8,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// readFileMax reads a whole blob file of at most limit bytes. It uses bare
+// readFileMax reads a whole blob file of at most limit bytes into buf,
+// which it grows if needed, and returns it. It uses bare
 // system calls: restore reads tens of thousands of small files, and an
 // os.File costs five more calls each (registering with the poller), which
 // was a fifth of restore's time.
-func readFileMax(name string, limit int64) ([]byte, error) {
+func readFileMax(name string, limit int64, buf []byte) ([]byte, error) {
 	fd, err := unix.Open(name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
@@ -30,7 +31,7 @@ func readFileMax(name string, limit int64) ([]byte, error) {
 	}
 	// Blob files are replaced by rename, never rewritten in place, so the
 	// size just read is the size to read.
-	buf := make([]byte, st.Size)
+	buf = grow(buf, int(st.Size))
 	for off := 0; off < len(buf); {
 		n, err := unix.Read(fd, buf[off:])
 		if err == unix.EINTR {
