@@ -8,9 +8,13 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 )
+
+// pendingModeKept records that the umask leaves pendingMode as it is.
+var pendingModeKept atomic.Bool
 
 // writeTemp writes content to a new temp file in dir, mode 0400, unsynced,
 // and returns its name. Bare system calls, as in readFileMax: a batch
@@ -38,9 +42,20 @@ func writeTemp(dir string, content []byte) (string, error) {
 		os.Remove(name)
 		return "", &fs.PathError{Op: op, Path: name, Err: err}
 	}
-	// The umask may have removed bits from pendingMode; set it exactly.
-	if err := unix.Fchmod(fd, pendingMode); err != nil {
-		return fail("chmod", err)
+	// The umask may have removed bits from pendingMode. Until a file is
+	// seen to have been created with exactly that mode, after which the
+	// umask (which bs never changes) is known to leave it alone, check
+	// and set it.
+	if !pendingModeKept.Load() {
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil {
+			return fail("stat", err)
+		}
+		if st.Mode&0o7777 == pendingMode {
+			pendingModeKept.Store(true)
+		} else if err := unix.Fchmod(fd, pendingMode); err != nil {
+			return fail("chmod", err)
+		}
 	}
 	for off := 0; off < len(content); {
 		n, err := unix.Write(fd, content[off:])
