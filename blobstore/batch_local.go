@@ -37,7 +37,7 @@ func (l *Local) PutPending(ctx context.Context, d Digest, data []byte) error {
 	fi, err := os.Lstat(name)
 	switch {
 	case err == nil && fi.Mode().IsRegular():
-		keep, err := l.keepExisting(ctx, d, shard, name, fi)
+		keep, err := l.keepExisting(ctx, d, data, shard, name, fi)
 		if err != nil {
 			return fmt.Errorf("put blob %s: %w", d, err)
 		}

@@ -20,7 +20,9 @@ type Sink struct {
 	w       *bufio.Writer
 	commit  func() error
 	items   chan *sinkItem
-	workers chan struct{} // a slot per running job
+	jobs    chan func() // taken by the worker goroutines
+	workers int         // how many to start
+	started bool        // whether they have been started
 	budget  *byteBudget
 	done    chan struct{}
 
@@ -46,6 +48,8 @@ type sinkItem struct {
 // so memory stays bounded by the longest line plus a constant.
 const maxHeld = 8 << 20
 
+// Write, Go and Close are called from one goroutine.
+//
 // NewSink starts a sink writing to w with up to workers concurrent jobs.
 // commit, if not nil, is called before held output is written.
 func NewSink(w io.Writer, workers int, commit func() error) *Sink {
@@ -56,7 +60,8 @@ func NewSink(w io.Writer, workers int, commit func() error) *Sink {
 		w:       bufio.NewWriterSize(w, 256<<10),
 		commit:  commit,
 		items:   make(chan *sinkItem, 4096),
-		workers: make(chan struct{}, workers),
+		jobs:    make(chan func()),
+		workers: workers,
 		budget:  newByteBudget(maxHeld),
 		done:    make(chan struct{}),
 	}
@@ -76,11 +81,23 @@ func (s *Sink) Write(out []byte) {
 func (s *Sink) Go(ctx context.Context, size int, job func(context.Context) (out, fallback []byte, err error)) {
 	s.budget.acquire(size)
 	it := &sinkItem{ready: make(chan struct{}), size: size}
-	s.workers <- struct{}{}
-	go func() {
-		defer func() { <-s.workers; close(it.ready) }()
+	if !s.started {
+		// Long-lived workers rather than a goroutine per job: a job
+		// (decompressing, hashing) needs a deep stack, and a new goroutine
+		// would grow one by copying for every line.
+		s.started = true
+		for range s.workers {
+			go func() {
+				for job := range s.jobs {
+					job()
+				}
+			}()
+		}
+	}
+	s.jobs <- func() {
+		defer close(it.ready)
 		it.out, it.fallback, it.err = job(ctx)
-	}()
+	}
 	s.items <- it
 }
 
@@ -168,6 +185,7 @@ func (s *Sink) fail(err error) {
 // Close waits for every queued line to be written and returns the first
 // error of a job, a commit or a write.
 func (s *Sink) Close() error {
+	close(s.jobs)
 	close(s.items)
 	<-s.done
 	return s.err
