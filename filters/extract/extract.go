@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"runtime"
 	"time"
 
 	"github.com/bstools/bs/blobstore"
@@ -142,6 +143,8 @@ func runOn(ctx context.Context, name string, r io.Reader, w io.Writer, opt Optio
 		return nil
 	}
 	x.src = transcript.NewSource(name, r, opt.Format, onBad)
+	x.src.Parallel(runtime.GOMAXPROCS(0))
+	defer x.src.Close()
 	out := w
 	if opt.DryRun {
 		x.report = &Report{Values: []Moved{}}

@@ -194,10 +194,11 @@ func (s *Sink) Close() error {
 // byteBudget is a counting semaphore over bytes. A single request larger
 // than the whole budget is let through alone rather than deadlocking.
 type byteBudget struct {
-	mu    sync.Mutex
-	cond  *sync.Cond
-	used  int
-	limit int
+	mu     sync.Mutex
+	cond   *sync.Cond
+	used   int
+	limit  int
+	closed bool
 }
 
 func newByteBudget(limit int) *byteBudget {
@@ -206,18 +207,32 @@ func newByteBudget(limit int) *byteBudget {
 	return b
 }
 
-func (b *byteBudget) acquire(n int) {
+// acquire waits until n more bytes fit. It returns false, at once or when
+// woken, once the budget is closed.
+func (b *byteBudget) acquire(n int) bool {
 	b.mu.Lock()
-	for b.used > 0 && b.used+n > b.limit {
+	defer b.mu.Unlock()
+	for !b.closed && b.used > 0 && b.used+n > b.limit {
 		b.cond.Wait()
 	}
+	if b.closed {
+		return false
+	}
 	b.used += n
-	b.mu.Unlock()
+	return true
 }
 
 func (b *byteBudget) release(n int) {
 	b.mu.Lock()
 	b.used -= n
+	b.cond.Broadcast()
+	b.mu.Unlock()
+}
+
+// close makes every acquire, waiting or to come, return false.
+func (b *byteBudget) close() {
+	b.mu.Lock()
+	b.closed = true
 	b.cond.Broadcast()
 	b.mu.Unlock()
 }

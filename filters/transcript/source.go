@@ -30,6 +30,8 @@ type Source struct {
 	dialect Dialect
 	held    []Line // lines read while detecting the dialect
 	onBad   func(*BadLineError) error
+	workers int       // parsers of a Parallel Source
+	pipe    *pipeline // once started
 }
 
 // NewSource returns a Source over r. A dialect of Unknown means detect it.
@@ -63,6 +65,11 @@ func (s *Source) next(view bool) (Line, *Tree, error) {
 	if len(s.held) > 0 {
 		line = s.held[0]
 		s.held = s.held[1:]
+	} else if s.workers > 1 {
+		if s.pipe == nil {
+			s.startPipeline()
+		}
+		return s.nextParsed()
 	} else {
 		var err error
 		if view {

@@ -1,0 +1,196 @@
+package transcript
+
+import (
+	"bytes"
+	"io"
+	"sync"
+)
+
+// Parsing is most of what a filter spends on a line it leaves alone, and
+// what a line parses to depends on that line alone. So a Source made
+// Parallel reads lines in batches on one goroutine, parses each batch on
+// one of several workers, and hands the lines and trees out in input
+// order, while its caller works on the lines before them.
+
+// batchBytes is about how many bytes of lines one batch holds (a longer
+// line makes a batch of its own); a variable so that tests can make small
+// batches.
+var batchBytes = 256 << 10
+
+// parseBudget bounds the bytes of lines read ahead of the caller. A single
+// line longer than that is still read, alone, so memory stays bounded by
+// the longest line plus a constant.
+const parseBudget = 4 << 20
+
+// lineBatch is a run of consecutive lines and what parsing made of them.
+type lineBatch struct {
+	lines  []Line
+	trees  []Tree  // trees[i] is line i's tree when parsed[i]
+	errs   []error // why line i is not valid JSON, if it is not
+	parsed []bool
+	bytes  int
+	done   chan struct{} // closed once the batch is parsed
+}
+
+// parse parses every line of the batch with p.
+func (b *lineBatch) parse(p *Parser) {
+	n := len(b.lines)
+	b.trees = grow(b.trees, n)
+	b.errs = grow(b.errs, n)
+	b.parsed = grow(b.parsed, n)
+	for i, l := range b.lines {
+		b.errs[i], b.parsed[i] = nil, false
+		if len(bytes.TrimSpace(l.Body)) == 0 {
+			continue
+		}
+		t, err := p.Parse(l.Body)
+		if err != nil {
+			b.errs[i] = err
+			continue
+		}
+		// The parser's nodes are reused by its next Parse: copy them into
+		// the batch's own tree, whose nodes are reused in turn only once
+		// the caller has moved past the batch.
+		b.trees[i].Src = t.Src
+		b.trees[i].Nodes = append(b.trees[i].Nodes[:0], t.Nodes...)
+		b.parsed[i] = true
+	}
+	close(b.done)
+}
+
+// grow returns s with length n, reusing its array when it can.
+func grow[T any](s []T, n int) []T {
+	if cap(s) >= n {
+		return s[:n]
+	}
+	return append(s[:cap(s)], make([]T, n-cap(s))...)
+}
+
+// pipeline is the machinery behind a Parallel Source.
+type pipeline struct {
+	order  chan *lineBatch // batches in input order, as the reader made them
+	free   chan *lineBatch // batches the caller is done with
+	quit   chan struct{}
+	stop   sync.Once
+	budget *byteBudget
+	wg     sync.WaitGroup
+	err    error // the read error that ended the input; set before order closes
+
+	cur *lineBatch // the batch the caller is in
+	i   int        // the next line of cur to hand out
+}
+
+// Parallel makes Next parse lines on workers goroutines ahead of its
+// caller (from the first call after the dialect is known). Lines and trees
+// come out exactly as they would otherwise. Close stops the goroutines
+// when the caller stops before the end of the input. It must be called
+// before the first call to Next; workers below 2 leave the Source as it is.
+func (s *Source) Parallel(workers int) {
+	s.workers = workers
+}
+
+// Close stops the goroutines of a Parallel Source. It is safe to call more
+// than once and on any Source.
+func (s *Source) Close() {
+	if s.pipe == nil {
+		return
+	}
+	p := s.pipe
+	p.stop.Do(func() { close(p.quit); p.budget.close() })
+	p.wg.Wait()
+}
+
+// startPipeline starts the reader and the parsers.
+func (s *Source) startPipeline() {
+	p := &pipeline{
+		order:  make(chan *lineBatch, 2*s.workers),
+		free:   make(chan *lineBatch, 2*s.workers+2),
+		quit:   make(chan struct{}),
+		budget: newByteBudget(parseBudget),
+	}
+	s.pipe = p
+	work := make(chan *lineBatch, s.workers)
+	for range s.workers {
+		p.wg.Go(func() {
+			var parser Parser
+			for b := range work {
+				b.parse(&parser)
+			}
+		})
+	}
+	p.wg.Go(func() {
+		defer close(p.order)
+		defer close(work)
+		for eof := false; !eof; {
+			var b *lineBatch
+			select {
+			case b = <-p.free:
+				b.lines, b.bytes = b.lines[:0], 0
+			default:
+				b = &lineBatch{}
+			}
+			b.done = make(chan struct{})
+			for b.bytes < batchBytes {
+				line, err := s.r.Next()
+				if err != nil {
+					if err != io.EOF {
+						p.err = err
+					}
+					eof = true
+					break
+				}
+				b.lines = append(b.lines, line)
+				b.bytes += line.Len()
+			}
+			if len(b.lines) == 0 || !p.budget.acquire(b.bytes) {
+				return
+			}
+			select {
+			case work <- b:
+			case <-p.quit:
+				return
+			}
+			select {
+			case p.order <- b:
+			case <-p.quit:
+				return
+			}
+		}
+	})
+}
+
+// nextParsed is Next for a Parallel Source.
+func (s *Source) nextParsed() (Line, *Tree, error) {
+	p := s.pipe
+	for p.cur == nil || p.i == len(p.cur.lines) {
+		if p.cur != nil {
+			p.budget.release(p.cur.bytes)
+			select {
+			case p.free <- p.cur:
+			default:
+			}
+			p.cur = nil
+		}
+		b, ok := <-p.order
+		if !ok {
+			if p.err != nil {
+				return Line{}, nil, p.err
+			}
+			return Line{}, nil, io.EOF
+		}
+		<-b.done
+		p.cur, p.i = b, 0
+	}
+	b, i := p.cur, p.i
+	p.i++
+	line := b.lines[i]
+	switch {
+	case b.parsed[i]:
+		return line, &b.trees[i], nil
+	case b.errs[i] != nil:
+		if err := s.onBad(&BadLineError{Name: s.Name, Line: line.Num, Err: b.errs[i]}); err != nil {
+			return Line{}, nil, err
+		}
+	}
+	return line, nil, nil
+}

@@ -1,0 +1,126 @@
+package transcript
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// sourceRecord is everything a Source hands out, as text, so that a
+// serial and a Parallel reading can be compared.
+func sourceRecord(t *testing.T, in []byte, workers int, onBad func(*BadLineError) error) (string, error) {
+	t.Helper()
+	src := NewSource("in", bytes.NewReader(in), Unknown, onBad)
+	src.Parallel(workers)
+	defer src.Close()
+	var b strings.Builder
+	for {
+		line, tree, err := src.Next()
+		if err == io.EOF {
+			return b.String(), nil
+		}
+		if err != nil {
+			return b.String(), err
+		}
+		fmt.Fprintf(&b, "%d %q %v", line.Num, line.Bytes(), tree != nil)
+		if tree != nil {
+			if !bytes.Equal(tree.Src, line.Body) {
+				t.Fatalf("line %d: the tree is of other bytes", line.Num)
+			}
+			fmt.Fprintf(&b, " %v", tree.Nodes)
+		}
+		b.WriteString(" " + src.Dialect().String() + "\n")
+	}
+}
+
+func TestParallelSourceAsSerial(t *testing.T) {
+	old := batchBytes
+	defer func() { batchBytes = old }()
+	long := `{"type":"message","message":{"role":"toolResult","content":"` + strings.Repeat("x", 600<<10) + `"}}`
+	inputs := map[string]string{
+		"empty":           "",
+		"one":             `{"a":1}`,
+		"no final LF":     `{"type":"session","version":3,"id":"s"}` + "\n" + `{"a":1}`,
+		"blank and bad":   "{\"a\":1}\n\n   \n{bad\n{\"a\":1}{\"b\":2}\n{\"s\":\"\xff\"}\n[1,2]\n",
+		"long lines":      long + "\n" + `{"a":1}` + "\n" + long + "\n" + long,
+		"many short ones": strings.Repeat(`{"type":"message","id":"x","message":{"role":"user","content":"hi"}}`+"\n", 5000),
+	}
+	if files, _ := filepath.Glob(filepath.Join(corpusDir, "*", "*.jsonl")); len(files) > 0 {
+		for _, f := range files[:min(len(files), 6)] {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			inputs[f] = string(data)
+		}
+	}
+	for _, size := range []int{1, 100, 256 << 10} {
+		batchBytes = size
+		for name, in := range inputs {
+			var badSerial, badParallel []int
+			want, err := sourceRecord(t, []byte(in), 1, func(e *BadLineError) error { badSerial = append(badSerial, e.Line); return nil })
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := sourceRecord(t, []byte(in), 3, func(e *BadLineError) error { badParallel = append(badParallel, e.Line); return nil })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != want {
+				t.Errorf("%s, batches of %d bytes: a Parallel Source gave other lines or trees than a serial one", name, size)
+			}
+			if !slices.Equal(badSerial, badParallel) {
+				t.Errorf("%s, batches of %d bytes: bad lines %v, serially %v", name, size, badParallel, badSerial)
+			}
+		}
+	}
+}
+
+// TestParallelSourceStops checks that an error from onBad stops a Parallel
+// Source as it stops a serial one, and that Close then leaves no goroutine
+// behind, also when the caller stops in the middle of the input.
+func TestParallelSourceStops(t *testing.T) {
+	old := batchBytes
+	defer func() { batchBytes = old }()
+	batchBytes = 64
+	before := runtime.NumGoroutine()
+	in := strings.Repeat(`{"a":1}`+"\n", 1000) + "{bad\n" + strings.Repeat(`{"a":1}`+"\n", 100000)
+	stop := errors.New("strict")
+	src := NewSource("in", strings.NewReader(in), Generic, func(*BadLineError) error { return stop })
+	src.Parallel(2)
+	n := 0
+	var err error
+	for err == nil {
+		_, _, err = src.Next()
+		n++
+	}
+	if !errors.Is(err, stop) || n != 1001 {
+		t.Errorf("stopped after %d lines with %v, want 1001 with the onBad error", n, err)
+	}
+	src.Close()
+	src.Close() // a second Close is harmless
+
+	// A caller that gives up early.
+	src = NewSource("in", strings.NewReader(in), Generic, func(*BadLineError) error { return nil })
+	src.Parallel(2)
+	if _, _, err := src.Next(); err != nil {
+		t.Fatal(err)
+	}
+	src.Close()
+
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		t.Errorf("%d goroutines left running after Close", n-before)
+	}
+}
