@@ -95,8 +95,9 @@ func (w *indexWriter) moved(session string) func(extract.Moved, []byte) {
 }
 
 func (w *indexWriter) evicted(session string) func(roll.Evicted) {
+	moved := w.moved(session)
 	return func(e roll.Evicted) {
-		w.add(index.Row{Session: session, EntryID: e.EntryID, Blob: e.Blob, Kind: "entry", Tool: e.Tool, Time: e.Time, Text: e.Text})
+		moved(extract.Moved{EntryID: e.EntryID, Blob: e.Blob, Kind: "entry", Tool: e.Tool, Time: e.Time}, e.Text)
 	}
 }
 
