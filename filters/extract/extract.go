@@ -28,7 +28,7 @@ type Options struct {
 	DryRun           bool // report what would move on Report, change nothing
 	Format           transcript.Dialect
 	Store            blobstore.Store // required unless DryRun
-	Workers          int             // concurrent blob writes
+	Workers          int             // concurrent blob writes; also bounds the cores parsing takes
 	Log              *slog.Logger
 	Session          string // for log records; "" means the transcript's own id
 
@@ -143,7 +143,8 @@ func runOn(ctx context.Context, name string, r io.Reader, w io.Writer, opt Optio
 		return nil
 	}
 	x.src = transcript.NewSource(name, r, opt.Format, onBad)
-	x.src.Parallel(runtime.GOMAXPROCS(0))
+	// -j N bounds the cores used: parsing takes as many as it may.
+	x.src.Parallel(min(opt.Workers, runtime.GOMAXPROCS(0)))
 	defer x.src.Close()
 	out := w
 	if opt.DryRun {
