@@ -34,7 +34,7 @@ func extractCommand() *cli.Command {
 			&cli.DurationFlag{Name: "keep-after-restore", Value: d.KeepAfterRestore, Usage: "protect a restored entry for this long"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "print a JSON report of what would move and change nothing"},
 			&cli.BoolFlag{Name: "no-index", Usage: "do not add the moved values to the search index"},
-			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: runtime.NumCPU(), DefaultText: "the number of CPUs; 16 for a remote store", Usage: "compress and write blobs on `N` workers (the output is the same for every N)"},
+			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: runtime.NumCPU(), DefaultText: "the number of CPUs; 16 for a remote store", Usage: "compress and write blobs on `N` workers, on at most N cores (the output is the same for every N)"},
 		}, append(indexFlags(), commonFlags()...)...),
 		Action: runExtract,
 	}
@@ -65,6 +65,13 @@ func runExtract(c *cli.Context) error {
 	opt.Now, opt.Format, opt.Log, opt.OnBadLine = cm.now, cm.format, cm.log, cm.onBadLine
 	if opt.Workers = c.Int("jobs"); opt.Workers < 1 {
 		return usagef(msgJobs)
+	}
+	if c.IsSet("jobs") {
+		// As for ripgrep, -j N is how many cores the run may take, the
+		// reading and parsing of lines included: -j 1 is one core. (The
+		// workers of a remote store mostly wait, so more of them than
+		// cores still helps.)
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(min(opt.Workers, runtime.NumCPU())))
 	}
 	if !opt.DryRun {
 		if opt.Store, err = cm.openStore(); err != nil {
