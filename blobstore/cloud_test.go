@@ -35,7 +35,13 @@ var (
 // testKeys returns a key pair shared by the tests of this run.
 func testKeys(t *testing.T) keys {
 	keysOnce.Do(func() {
-		theKeys = newKeys(t, os.TempDir())
+		// The keys outlive any one test: TestMain removes their directory.
+		dir, err := os.MkdirTemp("", "bs-test-keys-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		keysDir = dir
+		theKeys = newKeys(t, dir)
 	})
 	return theKeys
 }

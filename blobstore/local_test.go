@@ -41,7 +41,11 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if keysDir != "" {
+		os.RemoveAll(keysDir)
+	}
+	os.Exit(code)
 }
 
 // helperPut is the other process of putFromOtherProcess: it opens the store

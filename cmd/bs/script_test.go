@@ -34,6 +34,9 @@ func TestScript(t *testing.T) {
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
 		UpdateScripts:       *update,
+		// testscript would leave an empty directory of its own in $TMPDIR
+		// after every run.
+		WorkdirRoot: t.TempDir(),
 		Setup: func(env *testscript.Env) error {
 			work := env.WorkDir
 			env.Setenv("HOME", filepath.Join(work, "home"))
