@@ -73,7 +73,6 @@ type pipeline struct {
 	quit   chan struct{}
 	stop   sync.Once
 	budget *byteBudget
-	wg     sync.WaitGroup
 	err    error // the read error that ended the input; set before order closes
 
 	cur *lineBatch // the batch the caller is in
@@ -89,15 +88,17 @@ func (s *Source) Parallel(workers int) {
 	s.workers = workers
 }
 
-// Close stops the goroutines of a Parallel Source. It is safe to call more
-// than once and on any Source.
+// Close stops the goroutines of a Parallel Source. It does not wait for
+// them: the reader may be blocked on a live pipe (tail -f | bs extract),
+// and a run that stopped on an error must not hang until the next line
+// arrives; it ends when its read returns. Close is safe to call more than
+// once and on any Source.
 func (s *Source) Close() {
 	if s.pipe == nil {
 		return
 	}
 	p := s.pipe
 	p.stop.Do(func() { close(p.quit); p.budget.close() })
-	p.wg.Wait()
 }
 
 // startPipeline starts the reader and the parsers.
@@ -109,16 +110,17 @@ func (s *Source) startPipeline() {
 		budget: newByteBudget(parseBudget),
 	}
 	s.pipe = p
+	limit := batchBytes // read once: the reader may outlive Close
 	work := make(chan *lineBatch, s.workers)
 	for range s.workers {
-		p.wg.Go(func() {
+		go func() {
 			var parser Parser
 			for b := range work {
 				b.parse(&parser)
 			}
-		})
+		}()
 	}
-	p.wg.Go(func() {
+	go func() {
 		defer close(p.order)
 		defer close(work)
 		for eof := false; !eof; {
@@ -130,7 +132,7 @@ func (s *Source) startPipeline() {
 				b = &lineBatch{}
 			}
 			b.done = make(chan struct{})
-			for b.bytes < batchBytes {
+			for b.bytes < limit {
 				line, err := s.r.Next()
 				if err != nil {
 					if err != io.EOF {
@@ -141,6 +143,11 @@ func (s *Source) startPipeline() {
 				}
 				b.lines = append(b.lines, line)
 				b.bytes += line.Len()
+				if s.r.Buffered() == 0 {
+					// More may take waiting for (a live pipe): hand on
+					// what there is, so each line still goes out promptly.
+					break
+				}
 			}
 			if len(b.lines) == 0 || !p.budget.acquire(b.bytes) {
 				return
@@ -156,7 +163,7 @@ func (s *Source) startPipeline() {
 				return
 			}
 		}
-	})
+	}()
 }
 
 // nextParsed is Next for a Parallel Source.

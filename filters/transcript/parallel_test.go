@@ -124,3 +124,32 @@ func TestParallelSourceStops(t *testing.T) {
 		t.Errorf("%d goroutines left running after Close", n-before)
 	}
 }
+
+// TestParallelSourceCloseOnLivePipe checks that a run stopping on an
+// error does not wait for more input: the reader may be blocked on a pipe
+// that stays open (tail -f | bs extract --strict).
+func TestParallelSourceCloseOnLivePipe(t *testing.T) {
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	go pw.Write([]byte(`{"a":1}` + "\n{bad\n")) // then nothing more, and no EOF
+	stop := errors.New("strict")
+	src := NewSource("in", pr, Generic, func(*BadLineError) error { return stop })
+	src.Parallel(2)
+	done := make(chan error, 1)
+	go func() {
+		var err error
+		for err == nil {
+			_, _, err = src.Next()
+		}
+		src.Close()
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, stop) {
+			t.Errorf("stopped with %v, want the onBad error", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Next or Close waited for input that never came")
+	}
+}

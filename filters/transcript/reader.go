@@ -68,6 +68,10 @@ func NewReader(r io.Reader) *Reader {
 	return &Reader{r: bufio.NewReaderSize(r, 256<<10)}
 }
 
+// Buffered is how many bytes of input have been read ahead and not yet
+// returned as lines: when it is 0, the next line may mean waiting for input.
+func (r *Reader) Buffered() int { return r.r.Buffered() }
+
 // Next returns the next line, or io.EOF when the input is exhausted. The
 // line's Body is its own, and its line feed follows it in the same
 // allocation, so that [Line.Bytes] need not copy the line again.
