@@ -71,7 +71,7 @@ func runExtract(c *cli.Context) error {
 		// reading and parsing of lines included: -j 1 is one core. (The
 		// workers of a remote store mostly wait, so more of them than
 		// cores still helps.)
-		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(min(opt.Workers, runtime.NumCPU())))
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(min(opt.Workers, runtime.GOMAXPROCS(0))))
 	}
 	if !opt.DryRun {
 		if opt.Store, err = cm.openStore(); err != nil {

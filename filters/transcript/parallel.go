@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"sync"
+	"unsafe"
 )
 
 // Parsing is most of what a filter spends on a line it leaves alone, and
@@ -17,10 +18,15 @@ import (
 // batches.
 var batchBytes = 256 << 10
 
-// parseBudget bounds the bytes of lines read ahead of the caller. A single
-// line longer than that is still read, alone, so memory stays bounded by
-// the longest line plus a constant.
+// parseBudget bounds the bytes of lines read ahead of the caller, and of
+// the trees parsed from them (charged once the caller takes a batch, which
+// holds the reader back until it moves on). A single line longer than
+// that is still read, alone, so memory stays bounded by a few times the
+// longest line (and its tree) plus a constant.
 const parseBudget = 4 << 20
+
+// nodeSize is what a parsed value costs in a tree.
+const nodeSize = int(unsafe.Sizeof(Node{}))
 
 // lineBatch is a run of consecutive lines and what parsing made of them.
 type lineBatch struct {
@@ -28,16 +34,43 @@ type lineBatch struct {
 	trees  []Tree  // trees[i] is line i's tree when parsed[i]
 	errs   []error // why line i is not valid JSON, if it is not
 	parsed []bool
-	bytes  int
+	bytes  int           // of the lines
+	nodes  int           // bytes of the trees' nodes, once parsed
 	done   chan struct{} // closed once the batch is parsed
 }
 
-// parse parses every line of the batch with p.
+// release drops the batch's references to its lines, so that a batch
+// waiting to be reused holds no line alive.
+func (b *lineBatch) release() {
+	clear(b.lines)
+	for i := range b.trees {
+		b.trees[i] = Tree{Nodes: reusable(b.trees[i].Nodes)}
+	}
+	b.lines = b.lines[:0]
+}
+
+// maxKeptNodes is the most nodes a reused tree keeps room for: a huge
+// line's tree is not held on to for the lines after it.
+const maxKeptNodes = 64 << 10
+
+// reusable returns nodes emptied for reuse: cleared, since their names
+// point into the line they came from, or nil when they are many.
+func reusable(nodes []Node) []Node {
+	if cap(nodes) > maxKeptNodes {
+		return nil
+	}
+	clear(nodes)
+	return nodes[:0]
+}
+
+// parse parses every line of the batch with p; the caller closes done.
 func (b *lineBatch) parse(p *Parser) {
 	n := len(b.lines)
 	b.trees = grow(b.trees, n)
 	b.errs = grow(b.errs, n)
 	b.parsed = grow(b.parsed, n)
+	b.nodes = 0
+	defer p.forget() // the parser would otherwise keep the last line alive
 	for i, l := range b.lines {
 		b.errs[i], b.parsed[i] = nil, false
 		if len(bytes.TrimSpace(l.Body)) == 0 {
@@ -48,14 +81,16 @@ func (b *lineBatch) parse(p *Parser) {
 			b.errs[i] = err
 			continue
 		}
-		// The parser's nodes are reused by its next Parse: copy them into
-		// the batch's own tree, whose nodes are reused in turn only once
-		// the caller has moved past the batch.
+		// The parser reuses its nodes for the next line: give it the
+		// batch's spare array for that and keep the one just filled
+		// (no copy, and no second tree of a long line in memory). The
+		// batch's arrays are reused in turn once the caller has moved
+		// past the batch.
 		b.trees[i].Src = t.Src
-		b.trees[i].Nodes = append(b.trees[i].Nodes[:0], t.Nodes...)
+		b.trees[i].Nodes, p.tree.Nodes = t.Nodes, b.trees[i].Nodes[:0]
+		b.nodes += len(t.Nodes) * nodeSize
 		b.parsed[i] = true
 	}
-	close(b.done)
 }
 
 // grow returns s with length n, reusing its array when it can.
@@ -70,6 +105,7 @@ func grow[T any](s []T, n int) []T {
 type pipeline struct {
 	order  chan *lineBatch // batches in input order, as the reader made them
 	free   chan *lineBatch // batches the caller is done with
+	slots  chan struct{}   // one per batch in existence: few trees at once
 	quit   chan struct{}
 	stop   sync.Once
 	budget *byteBudget
@@ -85,8 +121,14 @@ type pipeline struct {
 // when the caller stops before the end of the input. It must be called
 // before the first call to Next; workers below 2 leave the Source as it is.
 func (s *Source) Parallel(workers int) {
-	s.workers = workers
+	// Each worker may hold a tree, and a tree of many small values is
+	// many times its line: beyond a few workers the caller, which takes
+	// the lines in order, is the bottleneck anyway.
+	s.workers = min(workers, maxParsers)
 }
+
+// maxParsers caps the workers of a Parallel Source.
+const maxParsers = 4
 
 // Close stops the goroutines of a Parallel Source. It does not wait for
 // them: the reader may be blocked on a live pipe (tail -f | bs extract),
@@ -104,8 +146,9 @@ func (s *Source) Close() {
 // startPipeline starts the reader and the parsers.
 func (s *Source) startPipeline() {
 	p := &pipeline{
-		order:  make(chan *lineBatch, 2*s.workers),
-		free:   make(chan *lineBatch, 2*s.workers+2),
+		order:  make(chan *lineBatch, s.workers+1),
+		free:   make(chan *lineBatch, s.workers+1),
+		slots:  make(chan struct{}, s.workers+1),
 		quit:   make(chan struct{}),
 		budget: newByteBudget(parseBudget),
 	}
@@ -117,6 +160,8 @@ func (s *Source) startPipeline() {
 			var parser Parser
 			for b := range work {
 				b.parse(&parser)
+				p.budget.force(b.nodes) // the trees are memory too
+				close(b.done)
 			}
 		}()
 	}
@@ -124,10 +169,15 @@ func (s *Source) startPipeline() {
 		defer close(p.order)
 		defer close(work)
 		for eof := false; !eof; {
+			select {
+			case p.slots <- struct{}{}: // given back as the caller moves past a batch
+			case <-p.quit:
+				return
+			}
 			var b *lineBatch
 			select {
 			case b = <-p.free:
-				b.lines, b.bytes = b.lines[:0], 0
+				b.bytes = 0
 			default:
 				b = &lineBatch{}
 			}
@@ -143,9 +193,10 @@ func (s *Source) startPipeline() {
 				}
 				b.lines = append(b.lines, line)
 				b.bytes += line.Len()
-				if s.r.Buffered() == 0 {
-					// More may take waiting for (a live pipe): hand on
-					// what there is, so each line still goes out promptly.
+				if !s.r.LineBuffered() {
+					// The next line may take waiting for (a live pipe,
+					// a line still being written): hand on what there
+					// is, so each whole line goes out promptly.
 					break
 				}
 			}
@@ -171,7 +222,9 @@ func (s *Source) nextParsed() (Line, *Tree, error) {
 	p := s.pipe
 	for p.cur == nil || p.i == len(p.cur.lines) {
 		if p.cur != nil {
-			p.budget.release(p.cur.bytes)
+			p.budget.release(p.cur.bytes + p.cur.nodes)
+			p.cur.release()
+			<-p.slots
 			select {
 			case p.free <- p.cur:
 			default:

@@ -153,3 +153,79 @@ func TestParallelSourceCloseOnLivePipe(t *testing.T) {
 		t.Fatal("Next or Close waited for input that never came")
 	}
 }
+
+// TestParallelSourcePartialLine checks that a whole line is handed out
+// while the next one is still being written on a live pipe.
+func TestParallelSourcePartialLine(t *testing.T) {
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	go pw.Write([]byte(`{"a":1}` + "\n" + `{"b":`)) // the second line unfinished
+	src := NewSource("in", pr, Generic, func(*BadLineError) error { return nil })
+	src.Parallel(2)
+	defer src.Close()
+	got := make(chan string, 1)
+	go func() {
+		line, _, err := src.Next()
+		if err != nil {
+			got <- err.Error()
+			return
+		}
+		got <- string(line.Body)
+	}()
+	select {
+	case g := <-got:
+		if g != `{"a":1}` {
+			t.Errorf("first line %q", g)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a whole line was held back while the next one was unfinished")
+	}
+}
+
+// TestParallelSourceMemory checks that reading ahead keeps memory bounded
+// by a few long lines: lines a batch is done with are not held, and trees
+// count (lines of many small values make trees many times their size).
+func TestParallelSourceMemory(t *testing.T) {
+	measure := func(data []byte, workers int) uint64 {
+		runtime.GC()
+		var before runtime.MemStats
+		runtime.ReadMemStats(&before)
+		src := NewSource("in", bytes.NewReader(data), Generic, func(*BadLineError) error { return nil })
+		src.Parallel(workers)
+		defer src.Close()
+		var peak uint64
+		for n := 0; ; n++ {
+			_, _, err := src.Next()
+			if err != nil {
+				break
+			}
+			if n%3 == 2 {
+				runtime.GC()
+				var m runtime.MemStats
+				runtime.ReadMemStats(&m)
+				peak = max(peak, m.HeapAlloc-min(m.HeapAlloc, before.HeapAlloc))
+			}
+		}
+		return peak
+	}
+	lines := func(line string, n int) []byte {
+		return []byte(strings.Repeat(line+"\n", n))
+	}
+	const w = 2
+	// Long strings: the tree is small, the line is what counts.
+	text := lines(`{"type":"message","text":"`+strings.Repeat("x", 4<<20)+`"}`, 24)
+	serial, parallel := measure(text, 1), measure(text, w)
+	t.Logf("4 MiB lines: live heap beyond the input: serial %d MiB, %d workers %d MiB", serial>>20, w, parallel>>20)
+	if limit := uint64((w+2)*(4<<20) + parseBudget + serial); parallel > limit {
+		t.Errorf("%d workers held %d MiB of 4 MiB lines, over %d MiB", w, parallel>>20, limit>>20)
+	}
+	// Many small values, lines of 128 KiB with trees of 5.6 MiB: w+1
+	// batches of up to two lines, and w trees growing (briefly twice
+	// their size while append copies them).
+	values := lines("["+strings.Repeat("0,", 64<<10)+"0]", 60)
+	serial, parallel = measure(values, 1), measure(values, w)
+	t.Logf("lines of 64k values: serial %d MiB, %d workers %d MiB", serial>>20, w, parallel>>20)
+	if parallel > uint64(2*(w+1)+2*w)*serial+parseBudget {
+		t.Errorf("%d workers held %d MiB of trees, serially %d MiB", w, parallel>>20, serial>>20)
+	}
+}

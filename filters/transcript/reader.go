@@ -68,9 +68,17 @@ func NewReader(r io.Reader) *Reader {
 	return &Reader{r: bufio.NewReaderSize(r, 256<<10)}
 }
 
-// Buffered is how many bytes of input have been read ahead and not yet
-// returned as lines: when it is 0, the next line may mean waiting for input.
-func (r *Reader) Buffered() int { return r.r.Buffered() }
+// LineBuffered reports whether a whole next line has already been read
+// ahead: when it has not, the next call may wait for input (on a live
+// pipe, for as long as the writer takes to finish the line).
+func (r *Reader) LineBuffered() bool {
+	n := r.r.Buffered()
+	if n == 0 {
+		return false
+	}
+	ahead, _ := r.r.Peek(n)
+	return bytes.IndexByte(ahead, '\n') >= 0
+}
 
 // Next returns the next line, or io.EOF when the input is exhausted. The
 // line's Body is its own, and its line feed follows it in the same

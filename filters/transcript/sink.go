@@ -222,6 +222,14 @@ func (b *byteBudget) acquire(n int) bool {
 	return true
 }
 
+// force takes n bytes at once, even past the limit: for memory already
+// spent, so that later acquires wait for it to be released.
+func (b *byteBudget) force(n int) {
+	b.mu.Lock()
+	b.used += n
+	b.mu.Unlock()
+}
+
 func (b *byteBudget) release(n int) {
 	b.mu.Lock()
 	b.used -= n

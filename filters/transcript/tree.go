@@ -68,6 +68,15 @@ func (p *Parser) Parse(line []byte) (*Tree, error) {
 	return &p.tree, nil
 }
 
+// forget drops the parser's references to the last line it parsed, so
+// that a parser kept for later does not keep that line alive.
+func (p *Parser) forget() {
+	p.tree.Src, p.tree.Nodes = nil, reusable(p.tree.Nodes)
+	if p.dec != nil {
+		p.dec.Reset(bytes.NewBuffer(nil))
+	}
+}
+
 func (p *Parser) value(parent int, name []byte, keyStart int) (int, error) {
 	d := p.dec
 	idx := len(p.tree.Nodes)
