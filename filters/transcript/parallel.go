@@ -108,7 +108,7 @@ type pipeline struct {
 	slots  chan struct{}   // one per batch in existence: few trees at once
 	quit   chan struct{}
 	stop   sync.Once
-	budget *byteBudget
+	budget *Budget
 	err    error // the read error that ended the input; set before order closes
 
 	cur *lineBatch // the batch the caller is in
@@ -140,7 +140,7 @@ func (s *Source) Close() {
 		return
 	}
 	p := s.pipe
-	p.stop.Do(func() { close(p.quit); p.budget.close() })
+	p.stop.Do(func() { close(p.quit); p.budget.Close() })
 }
 
 // startPipeline starts the reader and the parsers.
@@ -150,7 +150,7 @@ func (s *Source) startPipeline() {
 		free:   make(chan *lineBatch, s.workers+1),
 		slots:  make(chan struct{}, s.workers+1),
 		quit:   make(chan struct{}),
-		budget: newByteBudget(parseBudget),
+		budget: NewBudget(parseBudget),
 	}
 	s.pipe = p
 	limit := batchBytes // read once: the reader may outlive Close
@@ -160,7 +160,7 @@ func (s *Source) startPipeline() {
 			var parser Parser
 			for b := range work {
 				b.parse(&parser)
-				p.budget.force(b.nodes) // the trees are memory too
+				p.budget.Force(b.nodes) // the trees are memory too
 				close(b.done)
 			}
 		}()
@@ -200,7 +200,7 @@ func (s *Source) startPipeline() {
 					break
 				}
 			}
-			if len(b.lines) == 0 || !p.budget.acquire(b.bytes) {
+			if len(b.lines) == 0 || !p.budget.Acquire(b.bytes) {
 				return
 			}
 			select {
@@ -222,7 +222,7 @@ func (s *Source) nextParsed() (Line, *Tree, error) {
 	p := s.pipe
 	for p.cur == nil || p.i == len(p.cur.lines) {
 		if p.cur != nil {
-			p.budget.release(p.cur.bytes + p.cur.nodes)
+			p.budget.Release(p.cur.bytes + p.cur.nodes)
 			p.cur.release()
 			<-p.slots
 			select {

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"io"
-	"sync"
 	"time"
 )
 
@@ -23,7 +22,7 @@ type Sink struct {
 	jobs    chan func() // taken by the worker goroutines
 	workers int         // how many to start
 	started bool        // whether they have been started
-	budget  *byteBudget
+	budget  *Budget
 	done    chan struct{}
 
 	// Owned by the writer goroutine.
@@ -62,7 +61,7 @@ func NewSink(w io.Writer, workers int, commit func() error) *Sink {
 		items:   make(chan *sinkItem, 4096),
 		jobs:    make(chan func()),
 		workers: workers,
-		budget:  newByteBudget(maxHeld),
+		budget:  NewBudget(maxHeld),
 		done:    make(chan struct{}),
 	}
 	go s.run()
@@ -71,7 +70,7 @@ func NewSink(w io.Writer, workers int, commit func() error) *Sink {
 
 // Write queues a line that needs no work.
 func (s *Sink) Write(out []byte) {
-	s.budget.acquire(len(out))
+	s.budget.Acquire(len(out))
 	s.items <- &sinkItem{out: out, size: len(out)}
 }
 
@@ -79,7 +78,7 @@ func (s *Sink) Write(out []byte) {
 // fallback to write if the job or a later commit fails, and its error.
 // size is what the line holds in memory meanwhile.
 func (s *Sink) Go(ctx context.Context, size int, job func(context.Context) (out, fallback []byte, err error)) {
-	s.budget.acquire(size)
+	s.budget.Acquire(size)
 	it := &sinkItem{ready: make(chan struct{}), size: size}
 	if !s.started {
 		// Long-lived workers rather than a goroutine per job: a job
@@ -167,7 +166,7 @@ func (s *Sink) flush() {
 		if _, err := s.w.Write(out); err != nil {
 			s.fail(err)
 		}
-		s.budget.release(it.size)
+		s.budget.Release(it.size)
 	}
 	s.held = s.held[:0]
 	s.heldBytes = 0
@@ -189,58 +188,4 @@ func (s *Sink) Close() error {
 	close(s.items)
 	<-s.done
 	return s.err
-}
-
-// byteBudget is a counting semaphore over bytes. A single request larger
-// than the whole budget is let through alone rather than deadlocking.
-type byteBudget struct {
-	mu     sync.Mutex
-	cond   *sync.Cond
-	used   int
-	limit  int
-	closed bool
-}
-
-func newByteBudget(limit int) *byteBudget {
-	b := &byteBudget{limit: limit}
-	b.cond = sync.NewCond(&b.mu)
-	return b
-}
-
-// acquire waits until n more bytes fit. It returns false, at once or when
-// woken, once the budget is closed.
-func (b *byteBudget) acquire(n int) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for !b.closed && b.used > 0 && b.used+n > b.limit {
-		b.cond.Wait()
-	}
-	if b.closed {
-		return false
-	}
-	b.used += n
-	return true
-}
-
-// force takes n bytes at once, even past the limit: for memory already
-// spent, so that later acquires wait for it to be released.
-func (b *byteBudget) force(n int) {
-	b.mu.Lock()
-	b.used += n
-	b.mu.Unlock()
-}
-
-func (b *byteBudget) release(n int) {
-	b.mu.Lock()
-	b.used -= n
-	b.cond.Broadcast()
-	b.mu.Unlock()
-}
-
-// close makes every acquire, waiting or to come, return false.
-func (b *byteBudget) close() {
-	b.mu.Lock()
-	b.closed = true
-	b.cond.Broadcast()
-	b.mu.Unlock()
 }

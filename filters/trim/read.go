@@ -107,7 +107,7 @@ func classifyLines(ctx context.Context, sp *spool, d transcript.Dialect, each fu
 	order := make(chan *batch, 64)
 	free := make(chan []byte, 8)
 	quit := make(chan struct{})
-	bud := newBudget(scanBudget)
+	bud := transcript.NewBudget(scanBudget)
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
@@ -122,7 +122,7 @@ func classifyLines(ctx context.Context, sp *spool, d transcript.Dialect, each fu
 		defer close(order)
 		defer close(work)
 		readErr = readBatches(sp, free, func(buf []byte) bool {
-			if !bud.acquire(len(buf)) {
+			if !bud.Acquire(len(buf)) {
 				return false
 			}
 			b := &batch{buf: buf, done: make(chan struct{})}
@@ -152,10 +152,10 @@ func classifyLines(ctx context.Context, sp *spool, d transcript.Dialect, each fu
 			}
 			if err != nil {
 				close(quit)
-				bud.close()
+				bud.Close()
 			}
 		}
-		bud.release(len(b.buf))
+		bud.Release(len(b.buf))
 		if cap(b.buf) == batchSize {
 			select {
 			case free <- b.buf[:0]:
@@ -218,48 +218,4 @@ func readBatches(sp *spool, free chan []byte, emit func([]byte) bool) error {
 		}
 	}
 	return nil
-}
-
-// budget is a counting semaphore over bytes. A request larger than the
-// whole budget is let through alone rather than deadlocking.
-type budget struct {
-	mu     sync.Mutex
-	cond   *sync.Cond
-	used   int
-	limit  int
-	closed bool
-}
-
-func newBudget(limit int) *budget {
-	b := &budget{limit: limit}
-	b.cond = sync.NewCond(&b.mu)
-	return b
-}
-
-// acquire waits for n bytes; false once the budget is closed.
-func (b *budget) acquire(n int) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for !b.closed && b.used > 0 && b.used+n > b.limit {
-		b.cond.Wait()
-	}
-	if b.closed {
-		return false
-	}
-	b.used += n
-	return true
-}
-
-func (b *budget) release(n int) {
-	b.mu.Lock()
-	b.used -= n
-	b.cond.Broadcast()
-	b.mu.Unlock()
-}
-
-func (b *budget) close() {
-	b.mu.Lock()
-	b.closed = true
-	b.cond.Broadcast()
-	b.mu.Unlock()
 }

@@ -276,7 +276,7 @@ func write(ctx context.Context, name string, w io.Writer, sp *spool, p *planner,
 	work := make(chan *editItem, workers)
 	order := make(chan *editItem, 256)
 	quit := make(chan struct{})
-	bud := newBudget(editBudget)
+	bud := transcript.NewBudget(editBudget)
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
@@ -332,15 +332,15 @@ func write(ctx context.Context, name string, w io.Writer, sp *spool, p *planner,
 			if ferr == nil {
 				if ferr = forward(it); ferr != nil {
 					close(quit)
-					bud.close()
+					bud.Close()
 				}
 			}
-			bud.release(len(it.line))
+			bud.Release(len(it.line))
 		}
 	}()
 	// send queues an item; false once forwarding has stopped.
 	send := func(it *editItem) bool {
-		if !bud.acquire(len(it.line)) {
+		if !bud.Acquire(len(it.line)) {
 			return false
 		}
 		if it.done != nil {
