@@ -16,14 +16,12 @@ import (
 // of blobs durable) has succeeded for everything it references: no
 // placeholder reaches the output before its blob is durable.
 type Sink struct {
-	w       *bufio.Writer
-	commit  func() error
-	items   chan *sinkItem
-	jobs    chan func() // taken by the worker goroutines
-	workers int         // how many to start
-	started bool        // whether they have been started
-	budget  *Budget
-	done    chan struct{}
+	w      *bufio.Writer
+	commit func() error
+	items  chan *sinkItem
+	jobs   chan func() // taken by the worker goroutines
+	budget *Budget
+	done   chan struct{}
 
 	// Owned by the writer goroutine.
 	held      []*sinkItem
@@ -56,13 +54,22 @@ func NewSink(w io.Writer, workers int, commit func() error) *Sink {
 		workers = 1
 	}
 	s := &Sink{
-		w:       bufio.NewWriterSize(w, 256<<10),
-		commit:  commit,
-		items:   make(chan *sinkItem, 4096),
-		jobs:    make(chan func()),
-		workers: workers,
-		budget:  NewBudget(maxHeld),
-		done:    make(chan struct{}),
+		w:      bufio.NewWriterSize(w, 256<<10),
+		commit: commit,
+		items:  make(chan *sinkItem, 4096),
+		jobs:   make(chan func()),
+		budget: NewBudget(maxHeld),
+		done:   make(chan struct{}),
+	}
+	// Long-lived workers rather than a goroutine per job: a job
+	// (decompressing, hashing) needs a deep stack, and a new goroutine
+	// would grow one by copying for every line. Close ends them.
+	for range workers {
+		go func() {
+			for job := range s.jobs {
+				job()
+			}
+		}()
 	}
 	go s.run()
 	return s
@@ -80,19 +87,6 @@ func (s *Sink) Write(out []byte) {
 func (s *Sink) Go(ctx context.Context, size int, job func(context.Context) (out, fallback []byte, err error)) {
 	s.budget.Acquire(size)
 	it := &sinkItem{ready: make(chan struct{}), size: size}
-	if !s.started {
-		// Long-lived workers rather than a goroutine per job: a job
-		// (decompressing, hashing) needs a deep stack, and a new goroutine
-		// would grow one by copying for every line.
-		s.started = true
-		for range s.workers {
-			go func() {
-				for job := range s.jobs {
-					job()
-				}
-			}()
-		}
-	}
 	s.jobs <- func() {
 		defer close(it.ready)
 		it.out, it.fallback, it.err = job(ctx)
