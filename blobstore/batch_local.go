@@ -34,24 +34,12 @@ func (l *Local) PutPending(ctx context.Context, d Digest, data []byte) error {
 		return nil
 	}
 	shard, name := l.paths(d)
-	fi, err := os.Lstat(name)
-	switch {
-	case err == nil && fi.Mode().IsRegular():
-		keep, err := l.keepExisting(ctx, d, data, shard, name, fi)
-		if err != nil {
-			return fmt.Errorf("put blob %s: %w", d, err)
-		}
-		if keep {
-			return nil
-		}
-	case err == nil:
-		return fmt.Errorf("put blob %s: %s is not a regular file", d, name)
-	case !errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("put blob %s: %w", d, err)
-	}
-	compressed, err := l.crypt.seal(l.enc.EncodeAll(data, nil))
+	compressed, err := l.storedForm(ctx, d, data, shard, name)
 	if err != nil {
 		return fmt.Errorf("put blob %s: %w", d, err)
+	}
+	if compressed == nil {
+		return nil // stored already
 	}
 	if err := l.ensureShardUnsynced(d[0], shard); err != nil {
 		return fmt.Errorf("put blob %s: %w", d, err)

@@ -168,16 +168,27 @@ func newCodec() (*zstd.Encoder, *zstd.Decoder, error) {
 // if it is encrypted, decompressed, and checked against d, so that wrong
 // bytes are never returned.
 func decodeStored(dec *zstd.Decoder, crypt *crypter, d Digest, stored []byte) ([]byte, error) {
+	data, err := decode(dec, crypt, d, stored, nil)
+	if err != nil {
+		return nil, err
+	}
+	if Sum(data) != d {
+		return nil, corrupt(d, "digest mismatch", nil)
+	}
+	return data, nil
+}
+
+// decode decrypts and decompresses blob d's stored form, appending the
+// data to dst, without checking it: the caller does (decodeStored by its
+// digest, readsBackAs against the data it has).
+func decode(dec *zstd.Decoder, crypt *crypter, d Digest, stored, dst []byte) ([]byte, error) {
 	compressed, err := crypt.open(d, stored)
 	if err != nil {
 		return nil, err
 	}
-	data, err := dec.DecodeAll(compressed, nil)
+	data, err := dec.DecodeAll(compressed, dst)
 	if err != nil {
 		return nil, corrupt(d, "cannot decode: "+err.Error(), err)
-	}
-	if Sum(data) != d {
-		return nil, corrupt(d, "digest mismatch", nil)
 	}
 	return data, nil
 }
@@ -202,26 +213,12 @@ func (l *Local) Put(ctx context.Context, data []byte) (Digest, error) {
 	}
 	d := Sum(data)
 	shard, name := l.paths(d)
-
-	fi, err := os.Lstat(name)
-	switch {
-	case err == nil && fi.Mode().IsRegular():
-		keep, err := l.keepExisting(ctx, d, data, shard, name, fi)
-		if err != nil {
-			return Digest{}, fmt.Errorf("put blob %s: %w", d, err)
-		}
-		if keep {
-			return d, nil
-		}
-	case err == nil:
-		return Digest{}, fmt.Errorf("put blob %s: %s is not a regular file", d, name)
-	case !errors.Is(err, fs.ErrNotExist):
-		return Digest{}, fmt.Errorf("put blob %s: %w", d, err)
-	}
-
-	compressed, err := l.crypt.seal(l.enc.EncodeAll(data, nil))
+	compressed, err := l.storedForm(ctx, d, data, shard, name)
 	if err != nil {
 		return Digest{}, fmt.Errorf("put blob %s: %w", d, err)
+	}
+	if compressed == nil {
+		return d, nil // stored already
 	}
 	// Compressing a large blob takes a while; don't start the I/O if the
 	// caller has given up meanwhile.
@@ -235,6 +232,25 @@ func (l *Local) Put(ctx context.Context, data []byte) (Digest, error) {
 		return Digest{}, fmt.Errorf("put blob %s: %w", d, err)
 	}
 	return d, nil
+}
+
+// storedForm returns what a Put of data (blob d, file name in shard)
+// writes: its compressed and, for an encrypting store, sealed form; or nil
+// when the blob file already in place serves (see keepExisting).
+func (l *Local) storedForm(ctx context.Context, d Digest, data []byte, shard, name string) ([]byte, error) {
+	fi, err := os.Lstat(name)
+	switch {
+	case err == nil && fi.Mode().IsRegular():
+		keep, err := l.keepExisting(ctx, d, data, shard, name, fi)
+		if err != nil || keep {
+			return nil, err
+		}
+	case err == nil:
+		return nil, fmt.Errorf("%s is not a regular file", name)
+	case !errors.Is(err, fs.ErrNotExist):
+		return nil, err
+	}
+	return l.crypt.seal(l.enc.EncodeAll(data, nil))
 }
 
 // keepExisting decides what a Put does with the blob file it found in
@@ -414,13 +430,9 @@ func (l *Local) readsBackAs(d Digest, data []byte) error {
 	if err != nil {
 		return err
 	}
-	compressed, err := l.crypt.open(d, stored)
+	got, err := decode(l.dec, l.crypt, d, stored, (*plain)[:0])
 	if err != nil {
 		return err
-	}
-	got, err := l.dec.DecodeAll(compressed, (*plain)[:0])
-	if err != nil {
-		return corrupt(d, "cannot decode: "+err.Error(), err)
 	}
 	*plain = got
 	if !bytes.Equal(got, data) {
