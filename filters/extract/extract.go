@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"runtime"
 	"time"
 
 	"github.com/bstools/bs/blobstore"
@@ -143,8 +142,7 @@ func runOn(ctx context.Context, name string, r io.Reader, w io.Writer, opt Optio
 		return nil
 	}
 	x.src = transcript.NewSource(name, r, opt.Format, onBad)
-	// -j N bounds the cores used: parsing takes as many as it may.
-	x.src.Parallel(min(opt.Workers, runtime.GOMAXPROCS(0)))
+	x.src.Parallel(opt.Workers) // -j N bounds the parsers too
 	defer x.src.Close()
 	out := w
 	if opt.DryRun {

@@ -3,6 +3,7 @@ package transcript
 import (
 	"bytes"
 	"io"
+	"runtime"
 	"sync"
 	"unsafe"
 )
@@ -19,8 +20,8 @@ import (
 var batchBytes = 256 << 10
 
 // parseBudget bounds the bytes of lines read ahead of the caller, and of
-// the trees parsed from them (charged once the caller takes a batch, which
-// holds the reader back until it moves on). A single line longer than
+// the trees parsed from them (charged as each batch is parsed, which holds
+// the reader back until the caller moves on). A single line longer than
 // that is still read, alone, so memory stays bounded by a few times the
 // longest line (and its tree) plus a constant.
 const parseBudget = 4 << 20
@@ -30,13 +31,12 @@ const nodeSize = int(unsafe.Sizeof(Node{}))
 
 // lineBatch is a run of consecutive lines and what parsing made of them.
 type lineBatch struct {
-	lines  []Line
-	trees  []Tree  // trees[i] is line i's tree when parsed[i]
-	errs   []error // why line i is not valid JSON, if it is not
-	parsed []bool
-	bytes  int           // of the lines
-	nodes  int           // bytes of the trees' nodes, once parsed
-	done   chan struct{} // closed once the batch is parsed
+	lines []Line
+	trees []Tree        // line i's tree; no nodes for a blank or bad line
+	errs  []error       // why line i is not valid JSON, if it is not
+	bytes int           // of the lines
+	nodes int           // bytes of the trees' nodes, once parsed
+	done  chan struct{} // closed once the batch is parsed
 }
 
 // release drops the batch's references to its lines, so that a batch
@@ -68,11 +68,11 @@ func (b *lineBatch) parse(p *Parser) {
 	n := len(b.lines)
 	b.trees = grow(b.trees, n)
 	b.errs = grow(b.errs, n)
-	b.parsed = grow(b.parsed, n)
 	b.nodes = 0
 	defer p.forget() // the parser would otherwise keep the last line alive
 	for i, l := range b.lines {
-		b.errs[i], b.parsed[i] = nil, false
+		b.errs[i] = nil
+		b.trees[i].Nodes = b.trees[i].Nodes[:0]
 		if len(bytes.TrimSpace(l.Body)) == 0 {
 			continue
 		}
@@ -89,7 +89,6 @@ func (b *lineBatch) parse(p *Parser) {
 		b.trees[i].Src = t.Src
 		b.trees[i].Nodes, p.tree.Nodes = t.Nodes, b.trees[i].Nodes[:0]
 		b.nodes += len(t.Nodes) * nodeSize
-		b.parsed[i] = true
 	}
 }
 
@@ -115,16 +114,17 @@ type pipeline struct {
 	i   int        // the next line of cur to hand out
 }
 
-// Parallel makes Next parse lines on workers goroutines ahead of its
-// caller (from the first call after the dialect is known). Lines and trees
-// come out exactly as they would otherwise. Close stops the goroutines
-// when the caller stops before the end of the input. It must be called
-// before the first call to Next; workers below 2 leave the Source as it is.
+// Parallel makes Next parse lines on up to workers goroutines (no more
+// than there are cores, and at most 4) ahead of its caller, from the first
+// call after the dialect is known. Lines and trees come out exactly as
+// they would otherwise. Close stops the goroutines when the caller stops
+// before the end of the input. It must be called before the first call to
+// Next; fewer than 2 workers leave the Source as it is.
 func (s *Source) Parallel(workers int) {
-	// Each worker may hold a tree, and a tree of many small values is
-	// many times its line: beyond a few workers the caller, which takes
-	// the lines in order, is the bottleneck anyway.
-	s.workers = min(workers, maxParsers)
+	// No more parsers than cores. Each may hold a tree, and a tree of many
+	// small values is many times its line: beyond a few the caller, which
+	// takes the lines in order, is the bottleneck anyway.
+	s.workers = min(workers, runtime.GOMAXPROCS(0), maxParsers)
 }
 
 // maxParsers caps the workers of a Parallel Source.
@@ -245,7 +245,7 @@ func (s *Source) nextParsed() (Line, *Tree, error) {
 	p.i++
 	line := b.lines[i]
 	switch {
-	case b.parsed[i]:
+	case len(b.trees[i].Nodes) > 0: // a parsed line has at least its root
 		return line, &b.trees[i], nil
 	case b.errs[i] != nil:
 		if err := s.onBad(&BadLineError{Name: s.Name, Line: line.Num, Err: b.errs[i]}); err != nil {

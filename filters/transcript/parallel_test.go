@@ -42,6 +42,7 @@ func sourceRecord(t *testing.T, in []byte, workers int, onBad func(*BadLineError
 }
 
 func TestParallelSourceAsSerial(t *testing.T) {
+	cores(t, 4)
 	old := batchBytes
 	defer func() { batchBytes = old }()
 	long := `{"type":"message","message":{"role":"toolResult","content":"` + strings.Repeat("x", 600<<10) + `"}}`
@@ -88,6 +89,7 @@ func TestParallelSourceAsSerial(t *testing.T) {
 // Source as it stops a serial one, and that Close then leaves no goroutine
 // behind, also when the caller stops in the middle of the input.
 func TestParallelSourceStops(t *testing.T) {
+	cores(t, 4)
 	old := batchBytes
 	defer func() { batchBytes = old }()
 	batchBytes = 64
@@ -129,6 +131,7 @@ func TestParallelSourceStops(t *testing.T) {
 // error does not wait for more input: the reader may be blocked on a pipe
 // that stays open (tail -f | bs extract --strict).
 func TestParallelSourceCloseOnLivePipe(t *testing.T) {
+	cores(t, 4)
 	pr, pw := io.Pipe()
 	defer pw.Close()
 	go pw.Write([]byte(`{"a":1}` + "\n{bad\n")) // then nothing more, and no EOF
@@ -157,6 +160,7 @@ func TestParallelSourceCloseOnLivePipe(t *testing.T) {
 // TestParallelSourcePartialLine checks that a whole line is handed out
 // while the next one is still being written on a live pipe.
 func TestParallelSourcePartialLine(t *testing.T) {
+	cores(t, 4)
 	pr, pw := io.Pipe()
 	defer pw.Close()
 	go pw.Write([]byte(`{"a":1}` + "\n" + `{"b":`)) // the second line unfinished
@@ -186,6 +190,7 @@ func TestParallelSourcePartialLine(t *testing.T) {
 // by a few long lines: lines a batch is done with are not held, and trees
 // count (lines of many small values make trees many times their size).
 func TestParallelSourceMemory(t *testing.T) {
+	cores(t, 4)
 	measure := func(data []byte, workers int) uint64 {
 		runtime.GC()
 		var before runtime.MemStats
@@ -228,4 +233,11 @@ func TestParallelSourceMemory(t *testing.T) {
 	if parallel > uint64(2*(w+1)+2*w)*serial+parseBudget {
 		t.Errorf("%d workers held %d MiB of trees, serially %d MiB", w, parallel>>20, serial>>20)
 	}
+}
+
+// cores lets the test use n parsers whatever the machine: Parallel takes
+// no more than GOMAXPROCS.
+func cores(t *testing.T, n int) {
+	old := runtime.GOMAXPROCS(max(n, runtime.GOMAXPROCS(0)))
+	t.Cleanup(func() { runtime.GOMAXPROCS(old) })
 }
