@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -338,6 +339,40 @@ type failingStore struct{ blobstore.Store }
 func (failingStore) Put(context.Context, []byte) (blobstore.Digest, error) {
 	return blobstore.Digest{}, fmt.Errorf("disk full")
 }
+
+// TestCommitFailurePassesThrough: with a store that batches its syncs
+// (as the local one does), a failed commit also leaves the input as it was
+// and puts no evicted entry in the index: the chunks may not be durable.
+func TestCommitFailurePassesThrough(t *testing.T) {
+	in := synthetic(70)
+	opt := roll.Defaults()
+	st := &failingCommit{Store: new(blobstore.Mem)}
+	opt.Store = st
+	indexed := 0
+	opt.OnEvicted = func(roll.Evicted) { indexed++ }
+	var out bytes.Buffer
+	if _, err := roll.Run(context.Background(), "x", bytes.NewReader(in), &out, opt); err == nil {
+		t.Fatal("no error")
+	}
+	if !bytes.Equal(out.Bytes(), in) {
+		t.Fatal("output differs from the input after a failed commit")
+	}
+	if st.pending.Load() == 0 || indexed != 0 {
+		t.Errorf("%d chunks went to the batch and %d entries to the index; want some and none", st.pending.Load(), indexed)
+	}
+}
+
+type failingCommit struct {
+	blobstore.Store
+	pending atomic.Int32 // chunks are stored on several goroutines
+}
+
+func (s *failingCommit) PutPending(context.Context, blobstore.Digest, []byte) error {
+	s.pending.Add(1)
+	return nil
+}
+
+func (*failingCommit) Commit(context.Context) error { return fmt.Errorf("sync failed") }
 
 // FuzzRollRoundTrip: whatever the input, a roll that fires is undone byte
 // for byte by restore --all, and never panics.
