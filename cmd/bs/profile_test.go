@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,11 +16,13 @@ import (
 //	  go test ./cmd/bs -run '^$' -bench Profile -benchtime 5x -cpuprofile cpu.out
 //	go tool pprof -top -cum cmd/bs.test cpu.out   # or -http :8080
 //
-// The file is standard input; @STORE@ in the arguments stands for a new,
+// The file is standard input and standard output is /dev/null, as for
+// 'bs CMD < FILE > /dev/null'; @STORE@ in the arguments stands for a new,
 // empty store each iteration, and @IN@ for the file's path (for commands
-// that take a file, such as roll). Without BS_PROFILE_IN it is skipped.
-// Unlike timing the binary it leaves out process start and a cold heap,
-// which is what the engine's own costs need.
+// that take a file: 'trim --lossy @IN@', 'roll --store DIR @IN@', where a
+// store named outright is warm after the first iteration). Without
+// BS_PROFILE_IN it is skipped. Unlike timing the binary it leaves out
+// process start and a cold heap, which is what the engine's own costs need.
 func BenchmarkProfile(b *testing.B) {
 	in := os.Getenv("BS_PROFILE_IN")
 	if in == "" {
@@ -31,6 +32,11 @@ func BenchmarkProfile(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer null.Close()
 	dir := b.TempDir()
 	b.SetBytes(int64(len(data)))
 	for i := 0; b.Loop(); i++ {
@@ -40,7 +46,7 @@ func BenchmarkProfile(b *testing.B) {
 			args = append(args, strings.ReplaceAll(a, "@IN@", in))
 		}
 		var errb bytes.Buffer
-		if code := run(args, bytes.NewReader(data), io.Discard, &errb); code != 0 {
+		if code := run(args, bytes.NewReader(data), null, &errb); code != 0 {
 			b.Fatalf("%v: exit %d: %s", args, code, errb.String())
 		}
 	}
