@@ -193,7 +193,8 @@ func (c *Cloud) Put(ctx context.Context, data []byte) (Digest, error) {
 		return d, nil
 	}
 	// Stored already, by us or another writer. Read it (one request) and
-	// check it as Get does: a damaged object is replaced by this one.
+	// check it against data, as Local does: a damaged object is replaced
+	// by this one.
 	old, mtime, err := c.readObject(ctx, d)
 	switch {
 	case errors.Is(err, ErrNotFound):
@@ -203,7 +204,7 @@ func (c *Cloud) Put(ctx context.Context, data []byte) (Digest, error) {
 	case err != nil:
 		return Digest{}, err
 	default:
-		switch _, err := c.decode(d, old); {
+		switch _, err := holds(c.dec, c.crypt, d, old, data, nil); {
 		case err == nil, errors.Is(err, ErrNoIdentity):
 			// Intact, or encrypted to keys this writer does not hold: a
 			// writer with only recipients cannot vouch for it, so it is
@@ -262,12 +263,6 @@ func (c *Cloud) Get(ctx context.Context, d Digest) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return c.decode(d, stored)
-}
-
-// decode returns blob d's data from its stored form: decrypted,
-// decompressed and checked against its digest.
-func (c *Cloud) decode(d Digest, stored []byte) ([]byte, error) {
 	return decodeStored(c.dec, c.crypt, d, stored)
 }
 

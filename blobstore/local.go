@@ -430,15 +430,23 @@ func (l *Local) readsBackAs(d Digest, data []byte) error {
 	if err != nil {
 		return err
 	}
-	got, err := decode(l.dec, l.crypt, d, stored, (*plain)[:0])
+	*plain, err = holds(l.dec, l.crypt, d, stored, data, (*plain)[:0])
+	return err
+}
+
+// holds returns nil when stored is a stored form of data, which the
+// caller knows to hash to d, and otherwise the error Get would give: a
+// re-Put's check, which compares rather than hashing the blob again. The
+// data decoded, appended to dst, is returned for reuse as a buffer.
+func holds(dec *zstd.Decoder, crypt *crypter, d Digest, stored, data, dst []byte) ([]byte, error) {
+	got, err := decode(dec, crypt, d, stored, dst)
 	if err != nil {
-		return err
+		return dst, err
 	}
-	*plain = got
 	if !bytes.Equal(got, data) {
-		return corrupt(d, "digest mismatch", nil)
+		return got, corrupt(d, "digest mismatch", nil)
 	}
-	return nil
+	return got, nil
 }
 
 // bufPool holds buffers for the stored and decoded forms of blobs that are
