@@ -14,6 +14,7 @@ import (
 
 	"github.com/bstools/bs/blobstore"
 	"github.com/bstools/bs/filters/checkpoint"
+	"github.com/bstools/bs/filters/internal/par"
 )
 
 // Item is a blob or a file that went, or would go under a dry run.
@@ -96,7 +97,7 @@ func Sweep(ctx context.Context, store blobstore.Store, marks *Marks, opt SweepOp
 	var done atomic.Int64
 	var mu sync.Mutex
 	var errs []error
-	err = parallel(ctx, workers, len(unmarked), func(i int) error {
+	err = par.Each(ctx, len(unmarked), workers, func(i int) error {
 		defer func() {
 			if n := int(done.Add(1)); n%1024 == 0 {
 				progress("sweep", n, len(unmarked))
@@ -149,38 +150,6 @@ func Sweep(ctx context.Context, store blobstore.Store, marks *Marks, opt SweepOp
 		errs = append([]error{err}, errs...)
 	}
 	return res, errors.Join(errs...)
-}
-
-// parallel runs fn(0..n-1) on workers goroutines; the first error stops
-// the handing out of work and is returned.
-func parallel(ctx context.Context, workers, n int, fn func(i int) error) error {
-	var next atomic.Int64
-	var first error
-	var once sync.Once
-	var stop atomic.Bool
-	var wg sync.WaitGroup
-	for range min(workers, max(n, 1)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for !stop.Load() {
-				i := int(next.Add(1)) - 1
-				if i >= n {
-					return
-				}
-				err := ctx.Err()
-				if err == nil {
-					err = fn(i)
-				}
-				if err != nil {
-					once.Do(func() { first = err })
-					stop.Store(true)
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	return first
 }
 
 // Holders deletes the holder files (<id>.jsonl, as bs archive --holders

@@ -19,6 +19,7 @@ import (
 
 	"github.com/bstools/bs/blobstore"
 	"github.com/bstools/bs/filters/gauge"
+	"github.com/bstools/bs/filters/internal/par"
 	"github.com/bstools/bs/filters/transcript"
 )
 
@@ -490,7 +491,7 @@ func write(ctx context.Context, w io.Writer, sp *spool, lines []line, d transcri
 	workers := runtime.GOMAXPROCS(0)
 	batch, _ := opt.Store.(blobstore.Batcher)
 	digests := make([]string, len(chunks))
-	err := inOrder(ctx, len(chunks), workers, func(c int) (string, error) {
+	err := par.InOrder(ctx, len(chunks), workers, func(c int) (string, error) {
 		_, chunk, err := readChunk(c)
 		if err != nil {
 			return "", err
@@ -516,7 +517,7 @@ func write(ctx context.Context, w io.Writer, sp *spool, lines []line, d transcri
 	// index: a failed roll leaves no rows for entries still in place. The
 	// rows' text is made on every core too, and handed on in order.
 	if opt.OnEvicted != nil {
-		err := inOrder(ctx, len(chunks), workers, func(c int) ([]Evicted, error) {
+		err := par.InOrder(ctx, len(chunks), workers, func(c int) ([]Evicted, error) {
 			off, chunk, err := readChunk(c)
 			if err != nil {
 				return nil, err

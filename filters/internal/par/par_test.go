@@ -1,4 +1,4 @@
-package roll
+package par
 
 import (
 	"context"
@@ -13,7 +13,7 @@ func TestInOrder(t *testing.T) {
 	for _, workers := range []int{0, 1, 3, 8} {
 		var got []int
 		var live, peak atomic.Int32
-		err := inOrder(ctx, 100, workers, func(i int) (int, error) {
+		err := InOrder(ctx, 100, workers, func(i int) (int, error) {
 			n := live.Add(1)
 			for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
 			}
@@ -48,7 +48,7 @@ func TestInOrderStopsAtFirstError(t *testing.T) {
 	boom := errors.New("boom")
 	var started atomic.Int32
 	var emitted []int
-	err := inOrder(context.Background(), 1000, 2, func(i int) (int, error) {
+	err := InOrder(context.Background(), 1000, 2, func(i int) (int, error) {
 		started.Add(1)
 		if i == 10 {
 			return 0, boom
@@ -68,7 +68,7 @@ func TestInOrderStopsAtFirstError(t *testing.T) {
 		t.Errorf("%d jobs started after a failure at job 10", n)
 	}
 	// An error from emit stops it too.
-	err = inOrder(context.Background(), 1000, 2, func(i int) (int, error) { return i, nil }, func(i, _ int) error {
+	err = InOrder(context.Background(), 1000, 2, func(i int) (int, error) { return i, nil }, func(i, _ int) error {
 		if i == 5 {
 			return boom
 		}
@@ -76,5 +76,24 @@ func TestInOrderStopsAtFirstError(t *testing.T) {
 	})
 	if !errors.Is(err, boom) {
 		t.Fatalf("error %v, want boom from emit", err)
+	}
+}
+
+func TestEach(t *testing.T) {
+	var sum atomic.Int64
+	if err := Each(context.Background(), 100, 3, func(i int) error { sum.Add(int64(i)); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if sum.Load() != 4950 {
+		t.Errorf("sum of the indexes %d, want 4950: a call missing or repeated", sum.Load())
+	}
+	boom := errors.New("boom")
+	if err := Each(context.Background(), 100, 3, func(i int) error {
+		if i == 7 {
+			return boom
+		}
+		return nil
+	}); !errors.Is(err, boom) {
+		t.Errorf("error %v, want boom", err)
 	}
 }

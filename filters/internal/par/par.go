@@ -1,17 +1,19 @@
-package roll
+// Package par runs jobs over an index range on several goroutines, for
+// the filters that work on independent pieces (chunks, blobs).
+package par
 
 import (
 	"context"
 	"sync"
 )
 
-// inOrder runs job(i) for every i in [0, n) on up to workers goroutines
+// InOrder runs job(i) for every i in [0, n) on up to workers goroutines
 // and hands each result to emit, in order of i, on the calling goroutine.
 // At most 2*workers results wait for emit at once, so memory stays
 // bounded by what that many jobs hold. The first error, of a job, of emit
 // or of ctx, stops the starting of jobs and is returned once every job
 // started has finished.
-func inOrder[T any](ctx context.Context, n, workers int, job func(int) (T, error), emit func(int, T) error) error {
+func InOrder[T any](ctx context.Context, n, workers int, job func(int) (T, error), emit func(int, T) error) error {
 	workers = max(workers, 1)
 	type slot struct {
 		i    int
@@ -62,4 +64,12 @@ func inOrder[T any](ctx context.Context, n, workers int, job func(int) (T, error
 	}
 	wg.Wait()
 	return err
+}
+
+// Each runs fn(i) for every i in [0, n) on up to workers goroutines. The
+// first error (of fn, or of ctx) stops the starting of calls and is
+// returned once every call started has finished.
+func Each(ctx context.Context, n, workers int, fn func(int) error) error {
+	return InOrder(ctx, n, workers, func(i int) (struct{}, error) { return struct{}{}, fn(i) },
+		func(int, struct{}) error { return nil })
 }
