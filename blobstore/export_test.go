@@ -40,3 +40,7 @@ func BucketOf(s Store) *blob.Bucket {
 
 // Key is the object key of blob d in a Cloud store.
 func Key(d Digest) string { return key(d) }
+
+// NewCodec is the zstd encoder and decoder every store uses, for
+// BenchmarkFloor.
+var NewCodec = newCodec
