@@ -3,9 +3,12 @@ package transcript
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
+	"math/rand/v2"
 	"strings"
 	"testing"
+	"unicode/utf16"
 )
 
 func TestReaderKeepsEveryByte(t *testing.T) {
@@ -306,5 +309,53 @@ func TestStrPrefix(t *testing.T) {
 		if full := tr.Str(0); !strings.HasPrefix(full, tr.StrPrefix(0, tc.max)) {
 			t.Errorf("StrPrefix(%s) is not a prefix of %q", tc.json, full)
 		}
+	}
+}
+
+// TestStringCharsMatchesDecoding: on random strings of ASCII, escapes,
+// multi-byte characters and escaped surrogate pairs, encoded plainly or
+// with \u escapes, StringChars is the number of characters the JSON string
+// decodes to, and AtLeastChars agrees with it at every n around it.
+func TestStringCharsMatchesDecoding(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 7))
+	pieces := []string{"a", "Z", " ", "\"", "\\", "\n", "\t", "/", "é", "日", "😀", "\u2028", "\x01", "~"}
+	for range 3000 {
+		var sb strings.Builder
+		for range r.IntN(40) {
+			sb.WriteString(pieces[r.IntN(len(pieces))])
+		}
+		s := sb.String()
+		raw := []byte{'"'}
+		for _, c := range s {
+			switch {
+			case r.IntN(4) == 0 && c > 0xFFFF:
+				hi, lo := utf16.EncodeRune(c)
+				raw = fmt.Appendf(raw, `\u%04x\u%04X`, hi, lo)
+			case r.IntN(4) == 0 && c <= 0xFFFF:
+				raw = fmt.Appendf(raw, `\u%04x`, c)
+			default:
+				q, _ := json.Marshal(string(c))
+				raw = append(raw, q[1:len(q)-1]...)
+			}
+		}
+		raw = append(raw, '"')
+		want := len([]rune(s))
+		if got := StringChars(raw); got != want {
+			t.Fatalf("StringChars(%s) = %d, want %d", raw, got, want)
+		}
+		for n := max(0, want-9); n <= want+9; n++ {
+			if got := AtLeastChars(raw, n); got != (want >= n) {
+				t.Fatalf("AtLeastChars(%s, %d) = %v, want %v", raw, n, got, want >= n)
+			}
+		}
+	}
+}
+
+func BenchmarkStringChars(b *testing.B) {
+	text := strings.Repeat(`grep result line with \"quotes\" and a tab\t and more words\n`, 200)
+	raw := []byte(`"` + text + `"`)
+	b.SetBytes(int64(len(raw)))
+	for b.Loop() {
+		StringChars(raw)
 	}
 }
