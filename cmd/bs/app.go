@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -58,6 +59,14 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // does either.
 func exitCode(ctx context.Context, u ui, cmd string, err error) int {
 	if err == nil {
+		// A filter that a signal stopped while it waited for input on a
+		// pipe sees the input end and finishes without an error, but its
+		// output may be cut short: say so, as when it stops mid-file.
+		// bs watch, whose work is to run until stopped, ends cleanly.
+		if ctx.Err() != nil && cmd != "watch" {
+			u.errorf(cmd, msgInterrupted)
+			return exitInterrupted
+		}
 		return exitOK
 	}
 	var (
@@ -92,6 +101,27 @@ func exitCode(ctx context.Context, u ui, cmd string, err error) int {
 		u.hintf(hintNoIdentity)
 	}
 	return exitFailure
+}
+
+// misplacedFlag returns the first of args that names one of c's flags
+// (-x, --x or --x=v), or "". urfave/cli reads flags only up to the first
+// argument that is not one, so a flag written after a query or a name
+// would otherwise be taken for a word of it.
+func misplacedFlag(c *cli.Context, args []string) string {
+	for _, a := range args {
+		name, ok := strings.CutPrefix(a, "-")
+		if !ok {
+			continue
+		}
+		name = strings.TrimPrefix(name, "-")
+		name, _, _ = strings.Cut(name, "=")
+		for _, f := range c.Command.Flags {
+			if slices.Contains(f.Names(), name) {
+				return a
+			}
+		}
+	}
+	return ""
 }
 
 // currentCommand names the subcommand being run, for messages: the first
@@ -135,6 +165,10 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			&cli.StringFlag{Name: "config", EnvVars: []string{"BS_CONFIG"}, Usage: "the configuration file (default: $XDG_CONFIG_HOME/bs/config.yaml; see 'bs config')"},
 		},
 		ExitErrHandler: func(*cli.Context, error) {}, // exit codes are mapped in run, not inside urfave
+		// A repeatable flag takes each value whole: a jq rule, a
+		// learning or a glob may hold commas. Lists that are documented
+		// as comma-separated (BS_ENCRYPT_TO) are split where they are read.
+		DisableSliceFlagSeparator: true,
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
 			return &usageError{msg: err.Error()}
 		},
@@ -213,6 +247,11 @@ func parseCommon(c *cli.Context) (*common, error) {
 	errw := c.App.ErrWriter
 	cm := &common{ui: ui{errw}, cmd: c.Command.Name, strict: c.Bool("strict"), inPlace: c.Bool("in-place"),
 		files: c.Args().Slice(), stdin: c.App.Reader, stdout: c.App.Writer}
+	for _, f := range cm.files {
+		if strings.HasPrefix(f, "-") && f != "-" {
+			return nil, usagef(msgFlagAfterFile, f)
+		}
+	}
 	var err error
 	if cm.format, err = transcript.ParseDialect(c.String("format")); err != nil {
 		return nil, usagef("%v", err)

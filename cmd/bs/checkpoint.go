@@ -184,6 +184,9 @@ func isCheckpointFile(name string) bool {
 // the latest (or the given ID) of the session key.
 func loadCheckpoint(c *cli.Context) (*checkpoint.Checkpoint, string, error) {
 	args := c.Args().Slice()
+	if f := misplacedFlag(c, args); f != "" {
+		return nil, "", usagef(msgFlagAfterArgs, f)
+	}
 	if len(args) > 2 {
 		return nil, "", usagef(msgCheckpointArgs)
 	}
@@ -267,6 +270,9 @@ func runCheckpointList(c *cli.Context) error {
 			}
 		}
 		return nil
+	}
+	if f := misplacedFlag(c, c.Args().Slice()); f != "" {
+		return usagef(msgFlagAfterArgs, f)
 	}
 	key, err := checkpointKey(c, c.Args().First())
 	if err != nil {

@@ -45,6 +45,8 @@ const (
 	msgUnknownCommand = "unknown command %q (see 'bs --help')"
 	msgStoreOpen      = "cannot open the blob store at %s: %v"
 	msgInPlaceStdin   = "-i/--in-place needs file arguments"
+	msgFlagAfterFile  = "%s: flags go before file names (bs COMMAND [FLAGS] FILE...); a file whose name starts with - is ./-name"
+	msgFlagAfterArgs  = "%s: flags go before the other arguments (see the usage line)"
 
 	// In-place rewrites.
 	msgInPlaceNegative   = "--lock-timeout, --quiet-period, --idle and --min-savings must not be negative"

@@ -45,6 +45,9 @@ func searchCommand() *cli.Command {
 }
 
 func runSearch(c *cli.Context) error {
+	if f := misplacedFlag(c, c.Args().Slice()); f != "" {
+		return usagef(msgFlagAfterArgs, f)
+	}
 	query := strings.Join(c.Args().Slice(), " ")
 	if strings.TrimSpace(query) == "" {
 		return usagef(msgSearchArgs)

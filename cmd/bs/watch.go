@@ -69,6 +69,9 @@ func runWatch(c *cli.Context) error {
 		return usagef(msgWatchArgs)
 	}
 	roots, filter := args[:dash], args[dash+1:]
+	if f := misplacedFlag(c, roots); f != "" {
+		return usagef(msgFlagAfterArgs, f)
+	}
 	if !slices.ContainsFunc(filterCommands(), func(name string) bool { return name == filter[0] }) {
 		return usagef(msgWatchFilter, filter[0], strings.Join(filterCommands(), ", "))
 	}
