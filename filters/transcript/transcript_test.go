@@ -119,6 +119,32 @@ func TestParseRejects(t *testing.T) {
 	}
 }
 
+// TestParseTakesLoneSurrogateEscapes: a \u escape of half a surrogate
+// pair, as Node's JSON.stringify writes for a string cut inside an emoji,
+// is valid JSON: the line parses and the half decodes as U+FFFD. Raw bytes
+// that are not UTF-8, an encoded surrogate among them, are still refused.
+func TestParseTakesLoneSurrogateEscapes(t *testing.T) {
+	var p Parser
+	for in, want := range map[string]string{
+		`{"a":"cut \ud83d"}`:         "cut \uFFFD",
+		`{"a":"\ude00 and \ud83d!"}`: "\uFFFD and \uFFFD!",
+		`{"a":"\ud83d\ude00"}`:       "😀",
+	} {
+		tr, err := p.Parse([]byte(in))
+		if err != nil {
+			t.Fatalf("Parse(%s): %v", in, err)
+		}
+		if got := tr.Str(tr.Get(0, "a")); got != want {
+			t.Errorf("Str of %s = %q, want %q", in, got, want)
+		}
+	}
+	for _, in := range []string{"{\"a\":\"\xed\xa0\xbd\"}", "{\"a\":\"\xff\"}", "{\"\xff\":1}"} {
+		if _, err := p.Parse([]byte(in)); err == nil {
+			t.Errorf("Parse(%q) succeeded, want an error", in)
+		}
+	}
+}
+
 func TestTreeSpansAndPointers(t *testing.T) {
 	in := []byte(` {"a" : [1, {"b/c~d":"x\"y"}, true], "e":{}, "f":null} `)
 	var p Parser

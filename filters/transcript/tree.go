@@ -42,17 +42,31 @@ type Parser struct {
 	tree Tree
 }
 
+// ErrInvalidUTF8 reports a line whose bytes are not UTF-8.
+var ErrInvalidUTF8 = errors.New("invalid UTF-8")
+
 // Parse validates line as exactly one JSON value and returns its tree. The
 // tree is valid until the next call to Parse. Invalid UTF-8, duplicate
 // object names, trailing values and truncated input are errors: such lines
 // are passed through untouched by every filter, since a splice into them
 // could not be proven safe.
+//
+// A \u escape of a lone surrogate is not an error: the JSON grammar
+// allows it, the line is still UTF-8 (the escape is ASCII), and Node's
+// JSON.stringify writes one for a string cut inside an emoji, so real
+// transcripts hold them (FORMATS.md §6). Str decodes it as U+FFFD.
 func (p *Parser) Parse(line []byte) (*Tree, error) {
+	// jsontext, told to allow invalid UTF-8 so that it lets such escapes
+	// through, would let raw invalid bytes through too: those are checked
+	// here, at memory speed.
+	if !utf8.Valid(line) {
+		return nil, ErrInvalidUTF8
+	}
 	// A bytes.Buffer lets the decoder read line in place, without a copy.
 	if p.dec == nil {
-		p.dec = jsontext.NewDecoder(bytes.NewBuffer(line))
+		p.dec = jsontext.NewDecoder(bytes.NewBuffer(line), jsontext.AllowInvalidUTF8(true))
 	} else {
-		p.dec.Reset(bytes.NewBuffer(line))
+		p.dec.Reset(bytes.NewBuffer(line), jsontext.AllowInvalidUTF8(true))
 	}
 	p.tree.Src = line
 	p.tree.Nodes = p.tree.Nodes[:0]
@@ -302,8 +316,10 @@ func unquote(raw []byte) string {
 	if len(raw) >= 2 && bytes.IndexByte(raw, '\\') < 0 {
 		return string(raw[1 : len(raw)-1])
 	}
+	// On a string Parse accepted, the only error is a lone surrogate
+	// escape, which AppendUnquote has decoded as U+FFFD and gone past.
 	v, err := jsontext.AppendUnquote(nil, raw)
-	if err != nil {
+	if err != nil && len(v) == 0 {
 		return ""
 	}
 	return string(v)
