@@ -209,10 +209,38 @@ func withUsageErrors(cmds ...*cli.Command) []*cli.Command {
 			return &usageError{msg: err.Error()}
 		}
 		if c.Before == nil {
-			c.Before = applyConfig
+			c.Before = func(c *cli.Context) error {
+				if err := applyConfig(c); err != nil {
+					return err
+				}
+				if checkingArgs(c.Context) {
+					return checkArgs(c)
+				}
+				return nil
+			}
 		}
 	}
 	return cmds
+}
+
+// checkArgsKey marks a context in which a command only checks its flags.
+type checkArgsKey struct{}
+
+// errArgsChecked ends a run that only checked its flags.
+var errArgsChecked = errors.New("arguments checked")
+
+func checkingArgs(ctx context.Context) bool { return ctx != nil && ctx.Value(checkArgsKey{}) != nil }
+
+// checkArgs is what a command checks of its arguments before it runs,
+// for bs watch to check the filter it is given once rather than fail on
+// every file: flags (urfave/cli has parsed them by now) and jq rules.
+func checkArgs(c *cli.Context) error {
+	if c.IsSet("rule") {
+		if _, err := rules.Compile(c.StringSlice("rule")); err != nil {
+			return err
+		}
+	}
+	return errArgsChecked
 }
 
 // commonFlags are accepted by every filter.

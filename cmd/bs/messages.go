@@ -64,6 +64,7 @@ const (
 
 	// bs watch.
 	msgWatchArgs     = "want: bs watch [FLAGS] DIR|GLOB... -- FILTER [FLAGS]"
+	msgWatchNoRoot   = "%s does not exist (yet): watching for it"
 	msgWatchFilter   = "bs watch cannot run %q in place: want one of %s"
 	msgWatchFlags    = "want --interval > 0 and --retention-interval, --retention >= 0"
 	msgWatchGlob     = "bad pattern %q: %v"

@@ -72,6 +72,12 @@ func runWatch(c *cli.Context) error {
 	if f := misplacedFlag(c, roots); f != "" {
 		return usagef(msgFlagAfterArgs, f)
 	}
+	// The filter's flags and rules are checked once, here: a mistake is a
+	// usage error or a bad rule now, not a warning on every file.
+	check := context.WithValue(c.Context, checkArgsKey{}, true)
+	if err := newApp(nil, io.Discard, io.Discard).RunContext(check, append([]string{"bs"}, filter...)); err != nil && !errors.Is(err, errArgsChecked) {
+		return err
+	}
 	if !slices.ContainsFunc(filterCommands(), func(name string) bool { return name == filter[0] }) {
 		return usagef(msgWatchFilter, filter[0], strings.Join(filterCommands(), ", "))
 	}
@@ -91,6 +97,11 @@ func runWatch(c *cli.Context) error {
 	}
 	w.run = func(ctx context.Context, args []string) error {
 		return newApp(nil, io.Discard, w.stderr).RunContext(ctx, append([]string{"bs"}, args...))
+	}
+	for _, r := range roots {
+		if _, err := os.Stat(r); errors.Is(err, fs.ErrNotExist) && !hasGlob(r) {
+			cm.ui.warnf(msgWatchNoRoot, r)
+		}
 	}
 	ctx := c.Context
 	for {
@@ -388,3 +399,7 @@ func isTerminal(w io.Writer) bool {
 	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
 	return err == nil
 }
+
+// hasGlob reports whether a root is a pattern (filepath.Match's
+// metacharacters) rather than a name.
+func hasGlob(root string) bool { return strings.ContainsAny(root, `*?[\`) }
