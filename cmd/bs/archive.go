@@ -125,7 +125,7 @@ func runArchive(c *cli.Context) error {
 	return cm.each(c.Context, func(ctx context.Context, name string, r io.Reader, w io.Writer) error {
 		o := opt
 		if ix != nil {
-			o.OnIndex = ix.archived(sessionFor(name))
+			o.OnIndex = ix.archived(cm.indexSession(name))
 		}
 		o.OnSummaryFailed = func(id string, err error) { cm.ui.warnf(msgArchiveSummarize, name, id, err) }
 		st, err := archive.Run(ctx, name, r, w, o)

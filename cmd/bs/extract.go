@@ -99,7 +99,7 @@ func runExtract(c *cli.Context) error {
 		o := opt
 		o.Session = sessionName(name)
 		if ix != nil {
-			o.OnMoved = ix.moved(sessionFor(name))
+			o.OnMoved = ix.moved(cm.indexSession(name))
 		}
 		res := resumableFrom(ctx)
 		if res != nil && res.from > 0 {

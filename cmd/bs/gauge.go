@@ -49,6 +49,9 @@ func runGauge(c *cli.Context) error {
 		return usagef(msgContextWindow)
 	}
 	asJSON, tee, failAbove := c.Bool("json"), c.Bool("tee"), c.Float64("fail-above")
+	if failAbove < 0 {
+		return usagef(msgFailAbove)
+	}
 	out := cm.stdout
 	if tee {
 		out = c.App.ErrWriter

@@ -216,6 +216,21 @@ func ingest(ctx context.Context, ix *index.Index, file string, u ui) error {
 	return os.Remove(file)
 }
 
+// indexSession names, for the search index, the transcript that will hold
+// the placeholders of a filter's run over input name: the file itself
+// when it is rewritten in place, the file standard output goes to when
+// that is one, and otherwise "-" (unknown: a hit then says TRANSCRIPT).
+// The input file of a run to standard output never holds them.
+func (cm *common) indexSession(name string) string {
+	if cm.inPlace {
+		return sessionFor(name)
+	}
+	if p := outputPath(cm.stdout); p != "" {
+		return p
+	}
+	return "-"
+}
+
 // sessionFor names a transcript in the index: its absolute path when it
 // is a file, so a hit can say exactly how to restore it.
 func sessionFor(name string) string {

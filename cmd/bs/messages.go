@@ -80,12 +80,15 @@ const (
 	msgExtractNegative = "--keep-recent and --min-length must not be negative"
 	msgBadTypes        = "bad --types: %v"
 	msgGaugeInPlace    = "gauge does not change transcripts; -i/--in-place does not apply"
+	msgFailAbove       = "--fail-above must not be negative (0, the default, is off)"
 	msgContextWindow   = "--context-window must be positive"
 	msgBadTokenizer    = "bad --tokenizer: %v"
 	msgIndexArgs       = "give the transcripts to index: bs index FILE..."
 	msgIndexRolled     = "%s: rolled range: %v"
 	msgRollFlags       = "want 0 < --target <= --trigger, --min-keep >= 0 and --context-window >= 0"
 	msgSearchArgs      = "give a query: bs search WORDS..."
+	msgSearchKind      = "unknown --kind %q: want one of %s"
+	msgSearchLimit     = "--limit must be at least 1"
 	msgIndexArchived   = "%s: archived turn %s: %v"
 
 	// bs checkpoint
@@ -145,6 +148,7 @@ const (
 const (
 	msgCacheSize    = "bad --cache-size %q: want a positive number of bytes, with K, M or G"
 	msgStoreArgs    = "bs store stats and bs store verify take no arguments; name the store with --store"
+	msgStoreCommand = "unknown store command %q: want stats or verify"
 	msgVerifyFailed = "%d corrupt and %d undecryptable blobs in %s"
 	hintNoIdentity  = "the blob is encrypted: give the age identity it was encrypted to with --identity FILE (or BS_IDENTITY)"
 )

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -44,6 +45,10 @@ func searchCommand() *cli.Command {
 	}
 }
 
+// searchKinds are the kinds a row can have: what extract and trim moved,
+// and "entry" for what roll evicted and archive holds.
+var searchKinds = []string{"tool_call", "tool_result", "thinking", "text", "image", "entry"}
+
 func runSearch(c *cli.Context) error {
 	if f := misplacedFlag(c, c.Args().Slice()); f != "" {
 		return usagef(msgFlagAfterArgs, f)
@@ -51,6 +56,12 @@ func runSearch(c *cli.Context) error {
 	query := strings.Join(c.Args().Slice(), " ")
 	if strings.TrimSpace(query) == "" {
 		return usagef(msgSearchArgs)
+	}
+	if k := c.String("kind"); k != "" && !slices.Contains(searchKinds, k) {
+		return usagef(msgSearchKind, k, strings.Join(searchKinds, ", "))
+	}
+	if c.Int("limit") < 1 {
+		return usagef(msgSearchLimit)
 	}
 	ix, err := openIndex(c.Context, indexPath(c), ui{c.App.ErrWriter})
 	if err != nil {

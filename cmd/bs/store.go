@@ -105,6 +105,12 @@ func storeCommand() *cli.Command {
 			"blob; a blob whose file or metadata is damaged is counted as unreadable and the others are still counted. bs store verify reads every blob back and re-hashes it, bypassing --cache, prints each corrupt " +
 			"blob (and each it cannot decrypt) on standard output and exits 1 if there was any; on a terminal it " +
 			"shows its progress on standard error.",
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return usagef(msgStoreCommand, c.Args().First())
+			}
+			return cli.ShowSubcommandHelp(c)
+		},
 		Subcommands: withUsageErrors(
 			&cli.Command{
 				Name:   "stats",

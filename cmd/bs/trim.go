@@ -95,7 +95,7 @@ func runTrim(c *cli.Context) error {
 		o := opt
 		o.Session = sessionName(name)
 		if ix != nil {
-			moved := ix.moved(sessionFor(name))
+			moved := ix.moved(cm.indexSession(name))
 			o.OnMoved = func(m trim.Moved, text []byte) {
 				moved(extract.Moved{Line: m.Line, EntryID: m.EntryID, Pointer: m.Pointer, Kind: "tool_result", Bytes: m.Bytes, Blob: m.Blob, Tool: m.Tool}, text)
 			}

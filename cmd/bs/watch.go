@@ -15,7 +15,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/lockedfile"
 	"github.com/urfave/cli/v2"
-	"golang.org/x/sys/unix"
+	"golang.org/x/term"
 )
 
 func watchCommand() *cli.Command {
@@ -396,8 +396,7 @@ func isTerminal(w io.Writer) bool {
 	if !ok {
 		return false
 	}
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
+	return term.IsTerminal(int(f.Fd()))
 }
 
 // hasGlob reports whether a root is a pattern (filepath.Match's

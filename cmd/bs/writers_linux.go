@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -62,4 +63,29 @@ func writable(fdinfo string) bool {
 		}
 	}
 	return false
+}
+
+// outputPath returns the path of the regular file w writes to, when w is
+// one (standard output redirected to a file), or "": the search index
+// names that file as the transcript that holds the placeholders, which
+// the input named on the command line does not.
+func outputPath(w io.Writer) string {
+	f, ok := w.(*os.File)
+	if !ok {
+		return ""
+	}
+	var st unix.Stat_t
+	if unix.Fstat(int(f.Fd()), &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return ""
+	}
+	path, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(int(f.Fd())))
+	if err != nil || !filepath.IsAbs(path) {
+		return ""
+	}
+	// The name may have moved on (renamed, or deleted: " (deleted)").
+	var named unix.Stat_t
+	if unix.Stat(path, &named) != nil || named.Dev != st.Dev || named.Ino != st.Ino {
+		return ""
+	}
+	return path
 }
