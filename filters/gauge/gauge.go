@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/bstools/bs/filters/transcript"
@@ -221,16 +222,20 @@ func Measure(name string, r io.Reader, tee io.Writer, opt Options) (Result, erro
 
 // A line can reset the gauge, or name the model or window, only through a
 // member whose key is one of resetKeys or whose string value starts with
-// one of resetValues (see classify). Both sit at a colon outside any
-// string: a key right before it, a value right after it (JSON allows
-// white space on either side). mayReset stops only at colons, which are
-// several times rarer than quotes (40 quotes against 4 colons a KB in the
-// benchmark session, 2 to 3 times rarer in the corpus), so most lines are
-// passed over at the speed of bytes.IndexByte. A colon inside a string
-// can only add a false positive, which costs a parse.
+// one of resetValues (see classify; "model" is among the keys so that
+// every line naming a model is taken in order, and the last one named
+// wins). Both sit at a colon outside any string: a key right before it, a
+// value right after it (JSON allows white space on either side). mayReset
+// stops only at colons, which are several times rarer than quotes (40
+// quotes against 4 colons a KB in the benchmark session, 2 to 3 times
+// rarer in the corpus), so most lines are passed over at the speed of
+// bytes.IndexByte. A colon inside a string can only add a false positive,
+// which costs a parse. Keys and values are compared as they decode, so a
+// \u escape in one (which no runtime writes, but JSON allows) is no way
+// around it.
 var (
-	resetKeys   = [][]byte{[]byte(`"usage"`), []byte(`"` + transcript.RolledField + `"`)}
-	resetValues = [][]byte{[]byte(`token_count"`), []byte(`compact`), []byte(`model_change"`), []byte(`turn_context"`), []byte(`session"`)}
+	resetKeys   = []string{`usage"`, transcript.RolledField + `"`, `model"`}
+	resetValues = []string{`token_count"`, `compact`, `model_change"`, `turn_context"`, `session"`}
 )
 
 // mayReset reports whether line may hold a usage, a compaction, a roll
@@ -248,28 +253,90 @@ func mayReset(line []byte) bool {
 			k--
 		}
 		if k > 0 && line[k-1] == '"' {
-			for _, m := range resetKeys {
-				if bytes.HasSuffix(line[:k], m) {
-					return true
-				}
+			if key := keyBefore(line, k); key >= 0 && hasMarker(line[key:k], resetKeys) {
+				return true
 			}
 		}
 		v := i
 		for v < len(line) && isSpace(line[v]) {
 			v++
 		}
-		if v < len(line) && line[v] == '"' {
-			switch rest := line[v+1:]; {
-			case len(rest) == 0:
-			case rest[0] == 't', rest[0] == 'c', rest[0] == 'm', rest[0] == 's':
-				for _, m := range resetValues {
-					if bytes.HasPrefix(rest, m) {
-						return true
-					}
-				}
-			}
+		if v < len(line) && line[v] == '"' && hasMarker(line[v+1:], resetValues) {
+			return true
 		}
 	}
+}
+
+// keyBefore returns where the name ends at line[:k] (a quote at k-1)
+// begins, just after its opening quote, or -1 when that quote is escaped
+// (the colon is inside a string) or the name is longer than any marker
+// can be written.
+func keyBefore(line []byte, k int) int {
+	if escaped(line, k-1) {
+		return -1
+	}
+	for q := k - 2; q >= 0 && q >= k-maxMarkerJSON; q-- {
+		if line[q] == '"' && !escaped(line, q) {
+			return q + 1
+		}
+	}
+	return -1
+}
+
+// maxMarkerJSON is the most bytes a marker and its quotes can take, every
+// character written as a \u escape.
+const maxMarkerJSON = 6*len("turn_context") + 2
+
+// escaped reports whether the byte at i follows an odd run of
+// backslashes.
+func escaped(line []byte, i int) bool {
+	n := 0
+	for i > 0 && line[i-1] == '\\' {
+		n++
+		i--
+	}
+	return n%2 == 1
+}
+
+// hasMarker reports whether b, the inside of a JSON string from its
+// start, begins with one of markers as it decodes. A marker's closing
+// quote must be the string's own end.
+func hasMarker(b []byte, markers []string) bool {
+	if len(b) == 0 {
+		return false
+	}
+	if c := b[0]; c != '\\' && c != 'u' && c != 't' && c != 'c' && c != 'm' && c != 's' && c != '_' {
+		return false // no marker starts so, plainly or escaped
+	}
+	for _, m := range markers {
+		if decodesTo(b, m) {
+			return true
+		}
+	}
+	return false
+}
+
+// decodesTo reports whether the JSON string bytes b begin with m once
+// \u escapes are decoded (m is ASCII letters and _, and perhaps a closing
+// quote, which must be written as is).
+func decodesTo(b []byte, m string) bool {
+	for i := 0; i < len(m); i++ {
+		switch {
+		case len(b) == 0:
+			return false
+		case b[0] == m[i] && (m[i] != '\\'):
+			b = b[1:]
+		case m[i] != '"' && len(b) >= 6 && b[0] == '\\' && b[1] == 'u':
+			r, err := strconv.ParseUint(string(b[2:6]), 16, 16)
+			if err != nil || r != uint64(m[i]) {
+				return false
+			}
+			b = b[6:]
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // isSpace reports whether c is JSON white space.
