@@ -640,40 +640,63 @@ func lastModel(f *os.File, size int64, d transcript.Dialect, opt Options) (strin
 }
 
 // backwardLines calls fn with each line of f[0:size), last line first,
-// until fn returns false. A line longer than the chunk is assembled whole.
+// until fn returns false. A line longer than the chunk is assembled whole,
+// once: its pieces are kept as they are read and joined when its start is
+// found, so a line of many chunks costs its length, not its length times
+// the number of chunks. The line given to fn is valid only during the
+// call.
 func backwardLines(f io.ReaderAt, size int64, fn func([]byte) bool) error {
-	var carry []byte // the start of the line that continues into the next chunk
+	var rest [][]byte // the end of a line that starts before pos, last piece first
 	pos := size
-	buf := make([]byte, tailChunk)
 	for pos > 0 {
-		n := int64(tailChunk)
-		if pos < n {
-			n = pos
-		}
+		n := min(int64(tailChunk), pos)
 		pos -= n
-		chunk := buf[:n]
+		chunk := make([]byte, n) // pieces of it may be kept in rest
 		if _, err := f.ReadAt(chunk, pos); err != nil && err != io.EOF {
 			return err
 		}
-		data := append(chunk, carry...)
+		i := bytes.LastIndexByte(chunk, '\n')
+		if i < 0 {
+			rest = append(rest, chunk)
+			continue
+		}
+		if !fn(joinLine(chunk[i+1:], rest)) {
+			return nil
+		}
+		data := chunk[:i]
 		for {
-			i := bytes.LastIndexByte(data, '\n')
-			if i < 0 {
+			j := bytes.LastIndexByte(data, '\n')
+			if j < 0 {
 				break
 			}
-			line := data[i+1:]
-			if !fn(line) {
+			if !fn(data[j+1:]) {
 				return nil
 			}
-			data = data[:i]
+			data = data[:j]
 		}
-		carry = append([]byte(nil), data...)
-		buf = make([]byte, tailChunk) // data may alias buf
+		rest = append(rest[:0], data)
 	}
-	if len(carry) > 0 {
-		fn(carry)
+	if line := joinLine(nil, rest); len(line) > 0 {
+		fn(line)
 	}
 	return nil
+}
+
+// joinLine returns head followed by the pieces of rest, which are in
+// reverse order; head itself when rest is empty.
+func joinLine(head []byte, rest [][]byte) []byte {
+	if len(rest) == 0 {
+		return head
+	}
+	n := len(head)
+	for _, p := range rest {
+		n += len(p)
+	}
+	line := append(make([]byte, 0, n), head...)
+	for i := len(rest) - 1; i >= 0; i-- {
+		line = append(line, rest[i]...)
+	}
+	return line
 }
 
 // WindowFor returns the context window of a model named in a transcript,

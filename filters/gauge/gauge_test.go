@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -222,5 +224,57 @@ func TestCalibrate(t *testing.T) {
 	}
 	if c.Pairs != 2 || c.WorstError != -0.5 || c.WorstLine != 6 || c.MeanAbsError != 0.25 || c.RealTokens != 300 || c.EstimateTokens != 200 {
 		t.Errorf("got %+v", c)
+	}
+}
+
+// TestBackwardLines: lines come out last first, exactly as splitting the
+// file at line feeds gives them, whatever their length against the chunk
+// (empty lines, lines across one boundary, lines of many chunks), with or
+// without a final line feed, and the walk stops when fn says so.
+func TestBackwardLines(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 5))
+	for round := range 40 {
+		var lines []string
+		for range r.IntN(30) {
+			switch n := r.IntN(10); {
+			case n == 0:
+				lines = append(lines, "")
+			case n < 7:
+				lines = append(lines, strings.Repeat(string(rune('a'+r.IntN(26))), r.IntN(3000)))
+			default:
+				lines = append(lines, strings.Repeat("L", tailChunk/2+r.IntN(5*tailChunk)))
+			}
+		}
+		data := strings.Join(lines, "\n")
+		if round%2 == 0 {
+			data += "\n"
+		}
+		want := strings.Split(data, "\n")
+		if data == "" {
+			want = nil
+		} else if want[0] == "" && len(want) == 1 {
+			want = nil
+		}
+		slices.Reverse(want)
+		if len(want) > 0 && want[len(want)-1] == "" {
+			want = want[:len(want)-1] // an empty first line is not reported
+		}
+		var got []string
+		if err := backwardLines(strings.NewReader(data), int64(len(data)), func(l []byte) bool {
+			got = append(got, string(l))
+			return true
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("round %d: %d lines back, want %d", round, len(got), len(want))
+		}
+		if len(want) > 2 {
+			n := 0
+			backwardLines(strings.NewReader(data), int64(len(data)), func([]byte) bool { n++; return n < 2 })
+			if n != 2 {
+				t.Fatalf("round %d: walked %d lines after fn said stop at 2", round, n)
+			}
+		}
 	}
 }
