@@ -524,8 +524,8 @@ func MeasureFile(f *os.File, opt Options) (Result, error) {
 // at four bytes a token, 2.4 MB for 60% of a million tokens, so 16 MiB
 // leaves room for images, whose bytes far outnumber their tokens. Every
 // gauge of a transcript that was never rolled reads this far back, so the
-// bound is a third of what `bs gauge FILE` costs beyond starting up (about
-// 2 ms of 6).
+// bound is a good part of what `bs gauge FILE` costs beyond starting up
+// (about 2 ms of 5).
 const rollLookback = 16 << 20
 
 // rollNoteBefore returns the offset of the start of the last line holding
