@@ -104,6 +104,7 @@ func runExtract(c *cli.Context) error {
 		res := resumableFrom(ctx)
 		if res != nil && res.from > 0 {
 			o.Format = res.format
+			o.LinesBefore = res.lines
 			cm.log.Info("resuming", "file", name, "from_offset", res.from)
 		}
 		st, err := extract.Run(ctx, name, r, w, o)

@@ -132,7 +132,10 @@ func (ip inPlace) rewriteFile(ctx context.Context, path string, body func(src *o
 	res := resumableFrom(ctx)
 	if res != nil {
 		from, res.format = resumePoint(res, path, src, info)
-		res.from, res.final, res.ok = from, 0, false
+		res.from, res.final, res.ok, res.lines = from, 0, false, 0
+		if from > 0 {
+			res.lines = linesBefore(src, from)
+		}
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+tempMarker+"*")
 	if err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -31,6 +32,7 @@ import (
 type resumable struct {
 	key    string             // the filter and its options: a watermark is only valid for these
 	from   int64              // where the input the filter sees starts in the file
+	lines  int                // the lines before from, for line numbers
 	format transcript.Dialect // the dialect, when the run starts past the header
 	final  int64              // set by the filter: its watermark, in its output
 	ok     bool               // set by the filter: final is valid
@@ -108,6 +110,25 @@ func saveWatermark(r *resumable, path string, f *os.File, offset int64, format t
 	if os.WriteFile(tmp, b, 0o600) == nil {
 		os.Rename(tmp, p)
 	}
+}
+
+// linesBefore counts the lines of f before offset, so that a resumed run
+// numbers its lines as a whole one would. It reads the prefix the run
+// copies without parsing: at memory speed, a small part of what parsing
+// it would cost.
+func linesBefore(f *os.File, offset int64) int {
+	buf := make([]byte, 256<<10)
+	n := 0
+	for off := int64(0); off < offset; {
+		chunk := buf[:min(int64(len(buf)), offset-off)]
+		k, err := f.ReadAt(chunk, off)
+		n += bytes.Count(chunk[:k], []byte("\n"))
+		if err != nil {
+			break
+		}
+		off += int64(k)
+	}
+	return n
 }
 
 // forgetWatermark drops a file's watermark (the run did not resume and

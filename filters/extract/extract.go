@@ -30,6 +30,7 @@ type Options struct {
 	Workers          int             // concurrent blob writes; also bounds the cores parsing takes
 	Log              *slog.Logger
 	Session          string // for log records; "" means the transcript's own id
+	LinesBefore      int    // lines of the file before r (a run that resumes past them): numbers count them
 
 	// OnBadLine is told about each invalid line; returning an error stops
 	// the run (--strict).
@@ -142,6 +143,7 @@ func runOn(ctx context.Context, name string, r io.Reader, w io.Writer, opt Optio
 		return nil
 	}
 	x.src = transcript.NewSource(name, r, opt.Format, onBad)
+	x.src.NumberFrom(opt.LinesBefore + 1)
 	x.src.Parallel(opt.Workers) // -j N bounds the parsers too
 	defer x.src.Close()
 	out := w

@@ -41,6 +41,11 @@ func NewSource(name string, r io.Reader, d Dialect, onBad func(*BadLineError) er
 	return &Source{Name: name, r: NewReader(r), dialect: d, onBad: onBad}
 }
 
+// NumberFrom makes n the number of the first line read, for a Source over
+// the rest of a file whose first n-1 lines came before it. Call it before
+// the first call to Next.
+func (s *Source) NumberFrom(n int) { s.r.num = n - 1 }
+
 // Dialect returns the detected or forced dialect (Unknown before the first
 // call to Next).
 func (s *Source) Dialect() Dialect { return s.dialect }
