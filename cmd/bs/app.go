@@ -245,13 +245,20 @@ func checkArgs(c *cli.Context) error {
 
 // commonFlags are accepted by every filter.
 func commonFlags() []cli.Flag {
-	return append(append(storeFlags(),
+	return append(append(append(storeFlags(), readFlags()...),
+		&cli.BoolFlag{Name: "in-place", Aliases: []string{"i"}, Usage: "rewrite the named files safely instead of writing standard output"},
+	), inPlaceFlags()...)
+}
+
+// readFlags are the common flags of a command that only reads
+// transcripts (gauge): no store, nothing to rewrite in place.
+func readFlags() []cli.Flag {
+	return []cli.Flag{
 		&cli.StringFlag{Name: "format", Value: "auto", Usage: "transcript dialect: " + transcript.DialectNames},
 		&cli.StringFlag{Name: "now", Usage: "the time to act at, RFC 3339 (default: the clock)", EnvVars: []string{"BS_NOW"}},
 		&cli.BoolFlag{Name: "strict", Usage: "treat a line that is not valid JSON as an error (exit 4) instead of passing it through"},
 		&cli.StringFlag{Name: "log-level", Value: "warn", Usage: "log records on stderr at this level and above: debug, info, warn, error"},
-		&cli.BoolFlag{Name: "in-place", Aliases: []string{"i"}, Usage: "rewrite the named files safely instead of writing standard output"},
-	), inPlaceFlags()...)
+	}
 }
 
 // common holds the parsed common flags.

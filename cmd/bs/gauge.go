@@ -28,7 +28,7 @@ func gaugeCommand() *cli.Command {
 			&cli.Float64Flag{Name: "fail-above", Usage: "exit 1 when the ratio is above `RATIO` (e.g. 0.8)"},
 			&cli.BoolFlag{Name: "calibrate", Usage: "compare the estimator with the usage deltas between assistant turns and print its error"},
 			tokenizerFlag(),
-		}, commonFlags()...),
+		}, readFlags()...),
 		Action: runGauge,
 	}
 }
@@ -37,9 +37,6 @@ func runGauge(c *cli.Context) error {
 	cm, err := parseCommon(c)
 	if err != nil {
 		return err
-	}
-	if cm.inPlace {
-		return usagef(msgGaugeInPlace)
 	}
 	opt := gauge.Options{Window: c.Int("context-window"), Format: cm.format, OnBadLine: cm.onBadLine}
 	if opt.Estimator, err = estimatorFlag(c); err != nil {

@@ -79,7 +79,6 @@ const (
 	// Flags and arguments of the filters.
 	msgExtractNegative = "--keep-recent and --min-length must not be negative"
 	msgBadTypes        = "bad --types: %v"
-	msgGaugeInPlace    = "gauge does not change transcripts; -i/--in-place does not apply"
 	msgFailAbove       = "--fail-above must not be negative (0, the default, is off)"
 	msgContextWindow   = "--context-window must be positive"
 	msgBadTokenizer    = "bad --tokenizer: %v"
