@@ -208,16 +208,18 @@ func withUsageErrors(cmds ...*cli.Command) []*cli.Command {
 		c.OnUsageError = func(_ *cli.Context, err error, _ bool) error {
 			return &usageError{msg: err.Error()}
 		}
-		if c.Before == nil {
-			c.Before = func(c *cli.Context) error {
-				if err := applyConfig(c); err != nil {
-					return err
-				}
-				if checkingArgs(c.Context) {
-					return checkArgs(c)
-				}
-				return nil
+		before := c.Before
+		if before == nil {
+			before = applyConfig
+		}
+		c.Before = func(c *cli.Context) error {
+			if err := before(c); err != nil {
+				return err
 			}
+			if checkingArgs(c.Context) {
+				return checkArgs(c)
+			}
+			return nil
 		}
 	}
 	return cmds
@@ -233,8 +235,27 @@ func checkingArgs(ctx context.Context) bool { return ctx != nil && ctx.Value(che
 
 // checkArgs is what a command checks of its arguments before it runs,
 // for bs watch to check the filter it is given once rather than fail on
-// every file: flags (urfave/cli has parsed them by now) and jq rules.
+// every file: its flags (urfave/cli has parsed them by now), the common
+// ones' values, extract's --types, --keep-recent and --min-length, and the
+// jq rules. A value only a command's own action checks is still found per
+// file.
 func checkArgs(c *cli.Context) error {
+	if _, err := parseCommon(c); err != nil {
+		var usage *usageError
+		// -i without a file is what watch gives a filter before it adds
+		// the file; anything else the common flags refuse is an error.
+		if !errors.As(err, &usage) || usage.msg != msgInPlaceStdin {
+			return err
+		}
+	}
+	if c.IsSet("types") {
+		if _, err := transcript.ParseKinds(c.String("types")); err != nil {
+			return usagef(msgBadTypes, err)
+		}
+	}
+	if c.Int("keep-recent") < 0 || c.Int("min-length") < 0 {
+		return usagef(msgExtractNegative)
+	}
 	if c.IsSet("rule") {
 		if _, err := rules.Compile(c.StringSlice("rule")); err != nil {
 			return err

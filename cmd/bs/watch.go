@@ -72,14 +72,20 @@ func runWatch(c *cli.Context) error {
 	if f := misplacedFlag(c, roots); f != "" {
 		return usagef(msgFlagAfterArgs, f)
 	}
-	// The filter's flags and rules are checked once, here: a mistake is a
-	// usage error or a bad rule now, not a warning on every file.
-	check := context.WithValue(c.Context, checkArgsKey{}, true)
-	if err := newApp(nil, io.Discard, io.Discard).RunContext(check, append([]string{"bs"}, filter...)); err != nil && !errors.Is(err, errArgsChecked) {
-		return err
-	}
 	if !slices.ContainsFunc(filterCommands(), func(name string) bool { return name == filter[0] }) {
 		return usagef(msgWatchFilter, filter[0], strings.Join(filterCommands(), ", "))
+	}
+	// The filter runs as bs itself would run it, with the same --config.
+	bs := []string{"bs"}
+	if cfg := c.String("config"); cfg != "" {
+		bs = append(bs, "--config", cfg)
+	}
+	// The filter's flags and rules are checked once, here: a mistake is a
+	// usage error or a bad rule now, not a warning on every file. The check
+	// stops before the filter's work; an empty input makes sure of it.
+	check := context.WithValue(c.Context, checkArgsKey{}, true)
+	if err := newApp(strings.NewReader(""), io.Discard, io.Discard).RunContext(check, append(slices.Clone(bs), filter...)); err != nil && !errors.Is(err, errArgsChecked) {
+		return err
 	}
 	interval := c.Duration("interval")
 	if interval <= 0 || c.Duration("retention-interval") < 0 || c.Duration("retention") < 0 {
@@ -96,7 +102,7 @@ func runWatch(c *cli.Context) error {
 		w.statePath = filepath.Join(stateDir(), "watch.json")
 	}
 	w.run = func(ctx context.Context, args []string) error {
-		return newApp(nil, io.Discard, w.stderr).RunContext(ctx, append([]string{"bs"}, args...))
+		return newApp(strings.NewReader(""), io.Discard, w.stderr).RunContext(ctx, append(slices.Clone(bs), args...))
 	}
 	for _, r := range roots {
 		if _, err := os.Stat(r); errors.Is(err, fs.ErrNotExist) && !hasGlob(r) {
