@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -117,6 +118,10 @@ type searchHit struct {
 func restoreCommandFor(r index.Row) string {
 	file := r.Session
 	if !filepath.IsAbs(file) {
+		file = "TRANSCRIPT"
+	} else if _, err := os.Stat(file); err != nil {
+		// Gone, or renamed (bs extract s > s.tmp && mv s.tmp s): a path
+		// that names nothing would only mislead.
 		file = "TRANSCRIPT"
 	}
 	if r.Kind == "entry" {

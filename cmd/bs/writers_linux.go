@@ -87,5 +87,16 @@ func outputPath(w io.Writer) string {
 	if unix.Stat(path, &named) != nil || named.Dev != st.Dev || named.Ino != st.Ino {
 		return ""
 	}
+	// The kernel gives the real path; a name given on the command line
+	// is made absolute from the working directory as the shell sees it
+	// (through a symbolic link, perhaps). Name the file the same way, so
+	// that bs index and bs mcp --session find the same session.
+	if wd, err := os.Getwd(); err == nil {
+		if real, err := filepath.EvalSymlinks(wd); err == nil && real != wd {
+			if rel, ok := strings.CutPrefix(path, real+string(filepath.Separator)); ok {
+				return filepath.Join(wd, rel)
+			}
+		}
+	}
 	return path
 }
