@@ -236,9 +236,8 @@ func checkingArgs(ctx context.Context) bool { return ctx != nil && ctx.Value(che
 // checkArgs is what a command checks of its arguments before it runs,
 // for bs watch to check the filter it is given once rather than fail on
 // every file: its flags (urfave/cli has parsed them by now), the common
-// ones' values, extract's --types, --keep-recent and --min-length, and the
-// jq rules. A value only a command's own action checks is still found per
-// file.
+// ones' values, and extract's own options as runExtract reads them. A
+// value only another command's action checks is still found per file.
 func checkArgs(c *cli.Context) error {
 	if _, err := parseCommon(c); err != nil {
 		var usage *usageError
@@ -248,16 +247,9 @@ func checkArgs(c *cli.Context) error {
 			return err
 		}
 	}
-	if c.IsSet("types") {
-		if _, err := transcript.ParseKinds(c.String("types")); err != nil {
-			return usagef(msgBadTypes, err)
-		}
-	}
-	if c.Int("keep-recent") < 0 || c.Int("min-length") < 0 {
-		return usagef(msgExtractNegative)
-	}
-	if c.IsSet("rule") {
-		if _, err := rules.Compile(c.StringSlice("rule")); err != nil {
+	if c.Command.Name == "extract" {
+		// Watch runs it in place.
+		if _, err := extractOptions(c, true); err != nil {
 			return err
 		}
 	}

@@ -40,32 +40,43 @@ func extractCommand() *cli.Command {
 	}
 }
 
-func runExtract(c *cli.Context) error {
-	cm, err := parseCommon(c)
-	if err != nil {
-		return err
-	}
+// extractOptions reads and checks extract's own flags: what runExtract
+// runs with, and what bs watch checks once before its first pass.
+func extractOptions(c *cli.Context, inPlace bool) (extract.Options, error) {
 	opt := extract.Defaults()
 	opt.KeepRecent = c.Int("keep-recent")
 	opt.MinLength = c.Int("min-length")
 	opt.KeepAfterRestore = c.Duration("keep-after-restore")
 	opt.DryRun = c.Bool("dry-run")
 	if opt.KeepRecent < 0 || opt.MinLength < 0 {
-		return usagef(msgExtractNegative)
+		return opt, usagef(msgExtractNegative)
 	}
+	var err error
 	if opt.Types, err = transcript.ParseKinds(c.String("types")); err != nil {
-		return usagef(msgBadTypes, err)
+		return opt, usagef(msgBadTypes, err)
 	}
-	if opt.DryRun && cm.inPlace {
-		return usagef(msgDryRunInPlace)
+	if opt.DryRun && inPlace {
+		return opt, usagef(msgDryRunInPlace)
 	}
 	if opt.Rules, err = rules.Compile(c.StringSlice("rule")); err != nil {
+		return opt, err
+	}
+	if opt.Workers = c.Int("jobs"); opt.Workers < 1 {
+		return opt, usagef(msgJobs)
+	}
+	return opt, nil
+}
+
+func runExtract(c *cli.Context) error {
+	cm, err := parseCommon(c)
+	if err != nil {
+		return err
+	}
+	opt, err := extractOptions(c, cm.inPlace)
+	if err != nil {
 		return err
 	}
 	opt.Now, opt.Format, opt.Log, opt.OnBadLine = cm.now, cm.format, cm.log, cm.onBadLine
-	if opt.Workers = c.Int("jobs"); opt.Workers < 1 {
-		return usagef(msgJobs)
-	}
 	if c.IsSet("jobs") {
 		// As for ripgrep, -j N is how many cores the run may take, the
 		// reading and parsing of lines included: -j 1 is one core. (The
