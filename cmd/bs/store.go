@@ -5,12 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
-	"golang.org/x/term"
 
 	"github.com/bstools/bs/blobstore"
 )
@@ -240,9 +238,8 @@ func runStoreVerify(c *cli.Context) error {
 			fmt.Fprintln(w, p.Err)
 		}
 	}
-	tty := false
-	if f, ok := c.App.ErrWriter.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		tty = true
+	tty := isTerminal(c.App.ErrWriter)
+	if tty {
 		opt.Progress = func(done, total int64) {
 			fmt.Fprintf(c.App.ErrWriter, "\rbs: store verify: %d/%d blobs", done, total)
 		}
