@@ -318,13 +318,14 @@ func hasMarker(b []byte, markers []string) bool {
 
 // decodesTo reports whether the JSON string bytes b begin with m once
 // \u escapes are decoded (m is ASCII letters and _, and perhaps a closing
-// quote, which must be written as is).
+// quote, which must be written as is: an escaped one is inside the
+// string).
 func decodesTo(b []byte, m string) bool {
 	for i := 0; i < len(m); i++ {
 		switch {
 		case len(b) == 0:
 			return false
-		case b[0] == m[i] && (m[i] != '\\'):
+		case b[0] == m[i]:
 			b = b[1:]
 		case m[i] != '"' && len(b) >= 6 && b[0] == '\\' && b[1] == 'u':
 			r, err := strconv.ParseUint(string(b[2:6]), 16, 16)

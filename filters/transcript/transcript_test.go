@@ -297,10 +297,10 @@ func FuzzSplice(f *testing.F) {
 	})
 }
 
-func TestRuneCount(t *testing.T) {
+func TestStringCharsWithoutEscapes(t *testing.T) {
 	for _, s := range []string{"", "a", "abcdefgh", "abcdefghi", "café au lait, s'il vous plaît", "😀😀😀😀😀😀😀😀😀", "日本語のテキストです。", strings.Repeat("é", 33) + "x"} {
-		if got, want := runeCount([]byte(s)), len([]rune(s)); got != want {
-			t.Errorf("runeCount(%q) = %d, want %d", s, got, want)
+		if got, want := StringChars([]byte(`"`+s+`"`)), len([]rune(s)); got != want {
+			t.Errorf("StringChars of %q = %d, want %d", s, got, want)
 		}
 	}
 }

@@ -400,29 +400,6 @@ func continuations(w uint64) int {
 	return bits.OnesCount64(w &^ (w << 1) & hi)
 }
 
-// runeCount counts the characters of valid UTF-8 (the parser rejects
-// anything else) eight bytes at a time: every byte but a continuation byte
-// (10xxxxxx) starts a character.
-func runeCount(b []byte) int {
-	const hi = 0x8080808080808080
-	n := len(b)
-	i := 0
-	for ; i+8 <= len(b); i += 8 {
-		w := binary.LittleEndian.Uint64(b[i:])
-		if w&hi == 0 {
-			continue // all ASCII
-		}
-		// Bit 7 set and bit 6 clear marks a continuation byte.
-		n -= bits.OnesCount64(w &^ (w << 1) & hi)
-	}
-	for ; i < len(b); i++ {
-		if b[i]&0xC0 == 0x80 {
-			n--
-		}
-	}
-	return n
-}
-
 func isHighSurrogate(hex []byte) bool {
 	v, err := strconv.ParseUint(string(hex), 16, 16)
 	return err == nil && v >= 0xD800 && v < 0xDC00
