@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/bstools/bs/filters/transcript"
 )
@@ -34,13 +35,29 @@ func TestEntryTextJSONMeansTheDecodedText(t *testing.T) {
 		[]byte(`{"a":"x\"y\\z\n\u00e9\ud83d\ude00","data":"skipped","b":["",{"c":"\u0041\t"}],"n":1}`),
 		[]byte(`{"signature":"s","text":"only this"}`),
 		[]byte(`[]`),
+		[]byte(`{"data" : "skipped" , "d\u0061ta":"skipped too","x":{"data":["kept"]},"y":[1,true,null,"z"]}`),
+		[]byte(`"a top-level string"`),
+		[]byte(`{"e\u0301":"\/\b\f\r\u00E9"}`),
 		[]byte(`{bad`),
+		[]byte(`{"a":"b`),
+		[]byte(`{"a":"\x"}`),
+		[]byte("{\"a\":\"\x01\"}"),
+		[]byte("{\"a\":\"\xff\"}"),
 	}
+	lines = append(lines, corpusLines(t)...)
+	for _, l := range lines {
+		checkEntryText(t, l)
+	}
+}
+
+// corpusLines are the corpus's lines under 1 MiB (none when it is absent).
+func corpusLines(tb testing.TB) [][]byte {
+	var lines [][]byte
 	files, _ := filepath.Glob(filepath.Join("../../../shared/corpus", "*", "*.jsonl"))
 	for _, f := range files {
 		fh, err := os.Open(f)
 		if err != nil {
-			t.Fatal(err)
+			tb.Fatal(err)
 		}
 		sc := bufio.NewScanner(fh)
 		sc.Buffer(nil, 64<<20)
@@ -51,17 +68,48 @@ func TestEntryTextJSONMeansTheDecodedText(t *testing.T) {
 		}
 		fh.Close()
 	}
+	return lines
+}
+
+// checkEntryText checks that EntryTextJSON of a line is a JSON string,
+// and one that means the decoded text when the line is JSON.
+func checkEntryText(t *testing.T, l []byte) {
+	t.Helper()
+	raw := EntryTextJSON(l)
+	var got string
+	if err := json.Unmarshal(raw, &got); err != nil || !utf8.Valid(raw) {
+		t.Fatalf("EntryTextJSON of %.80q is %.80q, not a JSON string (%v)", l, raw, err)
+	}
+	var p transcript.Parser
+	if _, err := p.Parse(l); err != nil {
+		return // not JSON: any text will do
+	}
+	if want := decodedText(l); got != want {
+		t.Fatalf("EntryTextJSON of %.80q means %.80q, want %.80q", l, got, want)
+	}
+	if EntryText(l) != got {
+		t.Fatalf("EntryText and EntryTextJSON of %.80q differ", l)
+	}
+}
+
+func FuzzEntryTextJSON(f *testing.F) {
+	f.Add([]byte(`{"a":"x\"y\\z\n\u00e9","data":"s","b":["",{"c":"\u0041\t"}],"n":1}`))
+	f.Add([]byte(`{"signature" :"s", "text": "t"}`))
+	f.Add([]byte(`["a", "b\u12"]`))
+	f.Fuzz(func(t *testing.T, l []byte) { checkEntryText(t, l) })
+}
+
+// BenchmarkEntryTextJSON runs over the corpus lines a roll would index.
+func BenchmarkEntryTextJSON(b *testing.B) {
+	lines := corpusLines(b)
+	n := 0
 	for _, l := range lines {
-		raw := EntryTextJSON(l)
-		var got string
-		if err := json.Unmarshal(raw, &got); err != nil {
-			t.Fatalf("EntryTextJSON of %.80q is not a JSON string: %v", l, err)
-		}
-		if want := decodedText(l); got != want {
-			t.Fatalf("EntryTextJSON of %.80q means %.80q, want %.80q", l, got, want)
-		}
-		if EntryText(l) != got {
-			t.Fatalf("EntryText and EntryTextJSON of %.80q differ", l)
+		n += len(l)
+	}
+	b.SetBytes(int64(n))
+	for b.Loop() {
+		for _, l := range lines {
+			EntryTextJSON(l)
 		}
 	}
 }
