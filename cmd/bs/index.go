@@ -42,7 +42,12 @@ type indexWriter struct {
 }
 
 func openIndexWriter(ctx context.Context, c *cli.Context, u ui) *indexWriter {
-	w := &indexWriter{ui: u, path: indexPath(c)}
+	return newIndexWriter(indexPath(c), u)
+}
+
+// newIndexWriter queues rows for the index at path.
+func newIndexWriter(path string, u ui) *indexWriter {
+	w := &indexWriter{ui: u, path: path}
 	dir := pendingDir(w.path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		w.fail(err)
@@ -94,10 +99,50 @@ func (w *indexWriter) moved(session string) func(extract.Moved, []byte) {
 	}
 }
 
-func (w *indexWriter) evicted(session string) func(roll.Evicted) {
-	moved := w.moved(session)
-	return func(e roll.Evicted) {
-		moved(extract.Moved{EntryID: e.EntryID, Blob: e.Blob, Kind: "entry", Tool: e.Tool, Time: e.Time}, e.Text)
+// rollIndex is the roll.Index of one roll's rows in the queue.
+type rollIndex struct {
+	w     *indexWriter
+	moved func(extract.Moved, []byte)
+	mark  int64 // the queue's length before the roll's rows
+}
+
+func (w *indexWriter) forRoll(session string) roll.Index {
+	return &rollIndex{w: w, moved: w.moved(session), mark: w.size()}
+}
+
+func (ix *rollIndex) Add(e roll.Evicted) {
+	ix.moved(extract.Moved{EntryID: e.EntryID, Blob: e.Blob, Kind: "entry", Tool: e.Tool, Time: e.Time}, e.Text)
+}
+
+func (ix *rollIndex) Discard() { ix.w.truncate(ix.mark) }
+
+// size is the length of the queue file, with what is still buffered.
+func (w *indexWriter) size() int64 {
+	if w == nil || w.f == nil {
+		return 0
+	}
+	off, err := w.f.Seek(0, io.SeekCurrent)
+	if err != nil {
+		w.abandon(err)
+		return 0
+	}
+	return off + int64(w.w.Buffered())
+}
+
+// truncate takes back the rows written after the queue was n bytes long.
+func (w *indexWriter) truncate(n int64) {
+	if w == nil || w.f == nil {
+		return
+	}
+	err := w.w.Flush()
+	if err == nil {
+		err = w.f.Truncate(n)
+	}
+	if err == nil {
+		_, err = w.f.Seek(n, io.SeekStart)
+	}
+	if err != nil {
+		w.abandon(err)
 	}
 }
 

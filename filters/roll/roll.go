@@ -38,8 +38,16 @@ type Options struct {
 	Session   string
 	Estimator gauge.Estimator
 	OnBadLine func(*transcript.BadLineError) error
-	// OnEvicted is told about each evicted entry (for the search index).
-	OnEvicted func(Evicted)
+	Index     Index // receives the evicted entries, if not nil
+}
+
+// Index is the search index's side of a roll. It is given each evicted
+// entry as soon as the chunk that holds it is stored; when the roll then
+// fails, Discard takes back every entry it was given, since they are all
+// still in place.
+type Index interface {
+	Add(Evicted)
+	Discard()
 }
 
 // Defaults returns the contract's defaults.
@@ -491,59 +499,45 @@ func write(ctx context.Context, w io.Writer, sp *spool, lines []line, d transcri
 	workers := runtime.GOMAXPROCS(0)
 	batch, _ := opt.Store.(blobstore.Batcher)
 	digests := make([]string, len(chunks))
-	err := par.InOrder(ctx, len(chunks), workers, func(c int) (string, error) {
-		_, chunk, err := readChunk(c)
+	type stored struct {
+		digest string
+		rows   []Evicted
+	}
+	err := par.InOrder(ctx, len(chunks), workers, func(c int) (stored, error) {
+		off, chunk, err := readChunk(c)
 		if err != nil {
-			return "", err
+			return stored{}, err
 		}
+		var d blobstore.Digest
 		if batch != nil {
-			d := blobstore.Sum(chunk)
-			return d.String(), batch.PutPending(ctx, d, chunk)
+			d = blobstore.Sum(chunk)
+			err = batch.PutPending(ctx, d, chunk)
+		} else {
+			d, err = opt.Store.Put(ctx, chunk)
 		}
-		d, err := opt.Store.Put(ctx, chunk)
-		return d.String(), err
-	}, func(c int, d string) error {
-		digests[c] = d
+		if err != nil || opt.Index == nil {
+			return stored{digest: d.String()}, err
+		}
+		// The rows' text is made here, on every core, while the chunk is
+		// at hand.
+		return stored{d.String(), evictedRows(lines[chunks[c][0]:chunks[c][1]], chunk, off, d.String())}, nil
+	}, func(c int, s stored) error {
+		digests[c] = s.digest
+		for _, r := range s.rows {
+			opt.Index.Add(r)
+		}
 		return nil
 	})
 	if err == nil && batch != nil {
 		err = batch.Commit(ctx) // one sync for every chunk
 	}
 	if err != nil {
-		// Nothing is written yet: pass the input through unchanged.
-		return st, errors.Join(fmt.Errorf("storing the evicted range: %w", err), copyAll(w, sp))
-	}
-	// Only once every chunk is stored do the evicted entries go to the
-	// index: a failed roll leaves no rows for entries still in place. The
-	// rows' text is made on every core too, and handed on in order.
-	if opt.OnEvicted != nil {
-		err := par.InOrder(ctx, len(chunks), workers, func(c int) ([]Evicted, error) {
-			off, chunk, err := readChunk(c)
-			if err != nil {
-				return nil, err
-			}
-			var rows []Evicted
-			for _, l := range lines[chunks[c][0]:chunks[c][1]] {
-				if !l.msg {
-					continue
-				}
-				body := bytes.TrimSuffix(chunk[l.off-off:l.off-off+int64(l.n)], []byte("\n"))
-				id := l.id
-				if id == "" {
-					id = transcript.DeriveID(body) // rows need distinct keys
-				}
-				rows = append(rows, Evicted{EntryID: id, Time: l.time, Tool: l.tool, Blob: digests[c], Text: EntryTextJSON(body)})
-			}
-			return rows, nil
-		}, func(_ int, rows []Evicted) error {
-			for _, r := range rows {
-				opt.OnEvicted(r)
-			}
-			return nil
-		})
-		if err != nil {
-			opt.Log.Warn("evicted entries not indexed", "error", err.Error())
+		// Nothing is written yet: pass the input through unchanged, and
+		// leave no rows for entries still in place.
+		if opt.Index != nil {
+			opt.Index.Discard()
 		}
+		return st, errors.Join(fmt.Errorf("storing the evicted range: %w", err), copyAll(w, sp))
 	}
 	list, _ := json.Marshal(digests)
 	// skip counts the lines after the marker that restore --all drops: the
@@ -589,6 +583,24 @@ func write(ctx context.Context, w io.Writer, sp *spool, lines []line, d transcri
 	st.EvictedTokens = p.evictedEst
 	st.Short = p.short
 	return st, bw.err
+}
+
+// evictedRows are the index rows of the messages among lines, which the
+// chunk stored under digest holds from offset off.
+func evictedRows(lines []line, chunk []byte, off int64, digest string) []Evicted {
+	var rows []Evicted
+	for _, l := range lines {
+		if !l.msg {
+			continue
+		}
+		body := bytes.TrimSuffix(chunk[l.off-off:l.off-off+int64(l.n)], []byte("\n"))
+		id := l.id
+		if id == "" {
+			id = transcript.DeriveID(body) // rows need distinct keys
+		}
+		rows = append(rows, Evicted{EntryID: id, Time: l.time, Tool: l.tool, Blob: digest, Text: EntryTextJSON(body)})
+	}
+	return rows
 }
 
 // chunkSize is the most bytes of evicted lines one blob holds (a single

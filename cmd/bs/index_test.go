@@ -1,0 +1,40 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/bstools/bs/filters/roll"
+)
+
+// TestRollIndexDiscard: the rows of a roll that failed leave the queue,
+// and only those: an earlier roll's rows in the same run stay.
+func TestRollIndexDiscard(t *testing.T) {
+	var warnings bytes.Buffer
+	w := newIndexWriter(filepath.Join(t.TempDir(), "index.db"), ui{&warnings})
+	first := w.forRoll("/s/a.jsonl")
+	first.Add(roll.Evicted{EntryID: "a1", Blob: "sha256:aa", Text: []byte(`"kept"`)})
+	failed := w.forRoll("/s/b.jsonl")
+	failed.Add(roll.Evicted{EntryID: "b1", Blob: "sha256:bb", Text: []byte(`"taken back"`)})
+	failed.Add(roll.Evicted{EntryID: "b2", Blob: "sha256:bb", Text: []byte(`"taken back too"`)})
+	failed.Discard()
+	last := w.forRoll("/s/c.jsonl")
+	last.Add(roll.Evicted{EntryID: "c1", Blob: "sha256:cc", Text: []byte(`"kept too"`)})
+	w.close()
+	files, _ := filepath.Glob(filepath.Join(pendingDir(w.path), "rows-*.jsonl"))
+	if len(files) != 1 {
+		t.Fatalf("queue files %v, want one", files)
+	}
+	got, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"Session":"/s/a.jsonl","EntryID":"a1","Pointer":"","Blob":"sha256:aa","Kind":"entry","Tool":"","Time":"","Text":"kept"}
+{"Session":"/s/c.jsonl","EntryID":"c1","Pointer":"","Blob":"sha256:cc","Kind":"entry","Tool":"","Time":"","Text":"kept too"}
+`
+	if string(got) != want || warnings.Len() > 0 {
+		t.Errorf("queue:\n%s\nwant:\n%s\nwarnings: %s", got, want, warnings.String())
+	}
+}
