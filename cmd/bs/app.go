@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"syscall"
@@ -149,15 +150,46 @@ func currentCommand(args []string) string {
 	return ""
 }
 
+// buildVersion names the build for --version: the module's version when
+// it was installed as one (go install ...@v1.2.3), else the commit it was
+// built from, marked when the tree had changes, and the Go release.
+func buildVersion() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	v := info.Main.Version
+	if v == "" || v == "(devel)" {
+		v = "devel"
+		var rev, modified string
+		for _, s := range info.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value[:min(12, len(s.Value))]
+			case "vcs.modified":
+				if s.Value == "true" {
+					modified = "+modified"
+				}
+			}
+		}
+		if rev != "" {
+			v += " " + rev + modified
+		}
+	}
+	return v + " (" + info.GoVersion + ")"
+}
+
 func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 	return &cli.App{
-		Name:  "bs",
-		Usage: "keep agent session transcripts lean without losing a byte",
+		Name:    "bs",
+		Usage:   "keep agent session transcripts lean without losing a byte",
+		Version: buildVersion(),
 		Description: "bs is a set of composable filters over LLM-agent session transcripts " +
 			"(OpenClaw/pi, Claude Code, Codex, BrainSurgeon flat and generic chat JSONL). " +
 			"Each reads JSONL on standard input or from files and writes JSONL on standard output. " +
 			"Values it removes go to a zstd-compressed, content-addressed blob store and can be put back byte for byte.\n\n" +
-			"EXIT STATUS: 0 ok, 1 failure, 2 usage error, 3 bad jq rule, 4 bad input under --strict, 130 interrupted.",
+			"EXIT STATUS: 0 ok, 1 failure, 2 usage error, 3 bad jq rule, 4 bad input under --strict, 130 interrupted.\n\n" +
+			"'bs --version' (or -v) names the build.",
 		Reader:    stdin,
 		Writer:    stdout,
 		ErrWriter: stderr,
