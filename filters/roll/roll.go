@@ -187,6 +187,9 @@ func copyAll(w io.Writer, sp *spool) error {
 func scan(ctx context.Context, name string, sp *spool, opt Options) ([]line, transcript.Dialect, *gauge.State, string, error) {
 	src := transcript.NewSource(name, sp.section(0, sp.size), opt.Format, opt.OnBadLine)
 	src.Parallel(runtime.GOMAXPROCS(0))
+	// Estimating a line's tokens is as much work as parsing it: it is
+	// done beside the parsing, on every core.
+	src.Annotate(func(t *transcript.Tree, d transcript.Dialect) any { return gauge.Classify(t, d, opt.Estimator) })
 	defer src.Close()
 	var lines []line
 	var state gauge.State
@@ -209,7 +212,7 @@ func scan(ctx context.Context, name string, sp *spool, opt Options) ([]line, tra
 			state.Add(gauge.Line{}) // still a line of a roll note's scope
 		} else {
 			d := src.Dialect()
-			li.acct = gauge.Classify(t, d, opt.Estimator)
+			li.acct = src.Annotation().(gauge.Line)
 			state.Add(li.acct)
 			e := transcript.View(t, d)
 			if sid == "" {

@@ -34,6 +34,7 @@ type lineBatch struct {
 	lines []Line
 	trees []Tree        // line i's tree; no nodes for a blank or bad line
 	errs  []error       // why line i is not valid JSON, if it is not
+	notes []any         // what Annotate's function made of line i
 	bytes int           // of the lines
 	nodes int           // bytes of the trees' nodes, once parsed
 	done  chan struct{} // closed once the batch is parsed
@@ -43,6 +44,7 @@ type lineBatch struct {
 // waiting to be reused holds no line alive.
 func (b *lineBatch) release() {
 	clear(b.lines)
+	clear(b.notes)
 	for i := range b.trees {
 		b.trees[i] = Tree{Nodes: reusable(b.trees[i].Nodes)}
 	}
@@ -63,15 +65,17 @@ func reusable(nodes []Node) []Node {
 	return nodes[:0]
 }
 
-// parse parses every line of the batch with p; the caller closes done.
-func (b *lineBatch) parse(p *Parser) {
+// parse parses every line of the batch with p, and runs annotate, if not
+// nil, on each tree; the caller closes done.
+func (b *lineBatch) parse(p *Parser, annotate func(*Tree, Dialect) any, d Dialect) {
 	n := len(b.lines)
 	b.trees = grow(b.trees, n)
 	b.errs = grow(b.errs, n)
+	b.notes = grow(b.notes, n)
 	b.nodes = 0
 	defer p.forget() // the parser would otherwise keep the last line alive
 	for i, l := range b.lines {
-		b.errs[i] = nil
+		b.errs[i], b.notes[i] = nil, nil
 		b.trees[i].Nodes = b.trees[i].Nodes[:0]
 		if len(bytes.TrimSpace(l.Body)) == 0 {
 			continue
@@ -89,6 +93,9 @@ func (b *lineBatch) parse(p *Parser) {
 		b.trees[i].Src = t.Src
 		b.trees[i].Nodes, p.tree.Nodes = t.Nodes, b.trees[i].Nodes[:0]
 		b.nodes += len(t.Nodes) * nodeSize
+		if annotate != nil {
+			b.notes[i] = annotate(&b.trees[i], d)
+		}
 	}
 }
 
@@ -155,11 +162,12 @@ func (s *Source) startPipeline() {
 	s.pipe = p
 	limit := batchBytes // read once: the reader may outlive Close
 	work := make(chan *lineBatch, s.workers)
+	annotate, d := s.annotate, s.dialect
 	for range s.workers {
 		go func() {
 			var parser Parser
 			for b := range work {
-				b.parse(&parser)
+				b.parse(&parser, annotate, d)
 				p.budget.Force(b.nodes) // the trees are memory too
 				close(b.done)
 			}
@@ -246,6 +254,7 @@ func (s *Source) nextParsed() (Line, *Tree, error) {
 	line := b.lines[i]
 	switch {
 	case len(b.trees[i].Nodes) > 0: // a parsed line has at least its root
+		s.note = b.notes[i]
 		return line, &b.trees[i], nil
 	case b.errs[i] != nil:
 		if err := s.onBad(&BadLineError{Name: s.Name, Line: line.Num, Err: b.errs[i]}); err != nil {

@@ -15,12 +15,17 @@ import (
 )
 
 // sourceRecord is everything a Source hands out, as text, so that a
-// serial and a Parallel reading can be compared.
+// serial and a Parallel reading can be compared. Each line's Annotation
+// must be what the annotating function makes of the line's tree.
 func sourceRecord(t *testing.T, in []byte, workers int, onBad func(*BadLineError) error) (string, error) {
 	t.Helper()
 	src := NewSource("in", bytes.NewReader(in), Unknown, onBad)
 	src.Parallel(workers)
 	defer src.Close()
+	annotate := func(tree *Tree, d Dialect) any {
+		return fmt.Sprintf("%s %d values, last %q", d, len(tree.Nodes), tree.Raw(len(tree.Nodes)-1))
+	}
+	src.Annotate(annotate)
 	var b strings.Builder
 	for {
 		line, tree, err := src.Next()
@@ -36,6 +41,11 @@ func sourceRecord(t *testing.T, in []byte, workers int, onBad func(*BadLineError
 				t.Fatalf("line %d: the tree is of other bytes", line.Num)
 			}
 			fmt.Fprintf(&b, " %v", tree.Nodes)
+			if got, want := src.Annotation(), annotate(tree, src.Dialect()); got != want {
+				t.Fatalf("line %d: Annotation is %v, want %v", line.Num, got, want)
+			}
+		} else if note := src.Annotation(); note != nil {
+			t.Fatalf("line %d, blank or bad: Annotation is %v, want nil", line.Num, note)
 		}
 		b.WriteString(" " + src.Dialect().String() + "\n")
 	}

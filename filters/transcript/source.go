@@ -32,7 +32,23 @@ type Source struct {
 	onBad   func(*BadLineError) error
 	workers int       // parsers of a Parallel Source
 	pipe    *pipeline // once started
+
+	annotate func(*Tree, Dialect) any // see Annotate
+	note     any                      // what annotate made of the line last returned
 }
+
+// Annotate makes fn run on the tree of every line parsed from the next
+// call of Next on, and Annotation return what it made of the line Next
+// last returned. A Parallel Source runs fn in its parsing workers: it is
+// for work on a line that needs nothing but the line (estimating its
+// tokens), which would otherwise hold up the one goroutine that takes the
+// lines in order. So fn must be safe to call on several goroutines at
+// once, and keep nothing of the tree. Call it before the first Next.
+func (s *Source) Annotate(fn func(*Tree, Dialect) any) { s.annotate = fn }
+
+// Annotation is what Annotate's function made of the line Next last
+// returned: nil for a blank or bad line, or without Annotate.
+func (s *Source) Annotation() any { return s.note }
 
 // NewSource returns a Source over r. A dialect of Unknown means detect it.
 // onBad is called for each line that is not valid JSON; a non-nil error
@@ -61,6 +77,7 @@ func (s *Source) Next() (Line, *Tree, error) { return s.next(false) }
 func (s *Source) NextView() (Line, *Tree, error) { return s.next(true) }
 
 func (s *Source) next(view bool) (Line, *Tree, error) {
+	s.note = nil
 	if s.dialect == Unknown {
 		if err := s.detect(); err != nil {
 			return Line{}, nil, err
@@ -95,6 +112,9 @@ func (s *Source) next(view bool) (Line, *Tree, error) {
 			return Line{}, nil, err
 		}
 		return line, nil, nil
+	}
+	if s.annotate != nil {
+		s.note = s.annotate(t, s.dialect)
 	}
 	return line, t, nil
 }
