@@ -2,10 +2,10 @@ package roll
 
 import (
 	"bytes"
-	"encoding/binary"
 	"encoding/json"
-	"math/bits"
 	"unicode/utf8"
+
+	"github.com/bstools/bs/filters/transcript"
 )
 
 // EntryText is the text of an entry for the search index: its strings,
@@ -45,8 +45,8 @@ func EntryTextJSON(body []byte) []byte {
 			i++
 			continue
 		}
-		end, ok := stringEnd(body, i)
-		if !ok {
+		end, err := transcript.StringEnd(body, i)
+		if err != nil {
 			return []byte(`""`) // not JSON: nothing here can be vouched for
 		}
 		raw := body[i:end]
@@ -86,58 +86,3 @@ func skipped(name []byte) bool {
 }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
-
-// stringEnd returns the end of the JSON string that starts at b[i], and
-// whether it is one: closed, with valid escapes and no control character.
-// It goes eight bytes at a time to the next quote, backslash or control
-// character: agent text has an escape every few words.
-func stringEnd(b []byte, i int) (int, bool) {
-	i++
-	for {
-		for ; i+8 <= len(b); i += 8 {
-			if m := special(binary.LittleEndian.Uint64(b[i:])); m != 0 {
-				i += bits.TrailingZeros64(m) / 8
-				break
-			}
-		}
-		if i >= len(b) {
-			return 0, false
-		}
-		switch c := b[i]; {
-		case c == '"':
-			return i + 1, true
-		case c == '\\':
-			if i+1 >= len(b) {
-				return 0, false
-			}
-			switch b[i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				i += 2
-			case 'u':
-				if i+6 > len(b) || !isHex(b[i+2]) || !isHex(b[i+3]) || !isHex(b[i+4]) || !isHex(b[i+5]) {
-					return 0, false
-				}
-				i += 6
-			default:
-				return 0, false
-			}
-		case c < 0x20:
-			return 0, false
-		default:
-			i++ // a plain byte of the last few
-		}
-	}
-}
-
-// special marks the bytes of w (little-endian) that may end a run of
-// plain string characters: a quote, a backslash or a control character.
-// The lowest mark is always right; marks above it may be false (borrows).
-func special(w uint64) uint64 {
-	const lo, hi = 0x0101010101010101, 0x8080808080808080
-	quote, backslash := w^(lo*'"'), w^(lo*'\\')
-	return ((quote-lo)&^quote | (backslash-lo)&^backslash | (w-lo*0x20)&^w) & hi
-}
-
-func isHex(c byte) bool {
-	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
-}

@@ -3,9 +3,7 @@ package transcript
 import (
 	"bytes"
 	"encoding/binary"
-	"errors"
 	"fmt"
-	"io"
 	"math/bits"
 	"strconv"
 	"unicode/utf8"
@@ -30,134 +28,6 @@ type Node struct {
 type Tree struct {
 	Src   []byte
 	Nodes []Node
-}
-
-// ErrTrailing reports a line that holds more than one JSON value, such as
-// two objects glued together by a runtime that lost a line feed.
-var ErrTrailing = errors.New("more than one JSON value on the line")
-
-// Parser parses lines into trees, reusing its buffers between lines.
-type Parser struct {
-	dec  *jsontext.Decoder
-	tree Tree
-}
-
-// ErrInvalidUTF8 reports a line whose bytes are not UTF-8.
-var ErrInvalidUTF8 = errors.New("invalid UTF-8")
-
-// Parse validates line as exactly one JSON value and returns its tree. The
-// tree is valid until the next call to Parse. Invalid UTF-8, duplicate
-// object names, trailing values and truncated input are errors: such lines
-// are passed through untouched by every filter, since a splice into them
-// could not be proven safe.
-//
-// A \u escape of a lone surrogate is not an error: the JSON grammar
-// allows it, the line is still UTF-8 (the escape is ASCII), and Node's
-// JSON.stringify writes one for a string cut inside an emoji, so real
-// transcripts hold them (FORMATS.md §6). Str decodes it as U+FFFD.
-func (p *Parser) Parse(line []byte) (*Tree, error) {
-	// jsontext, told to allow invalid UTF-8 so that it lets such escapes
-	// through, would let raw invalid bytes through too: those are checked
-	// here, at memory speed.
-	if !utf8.Valid(line) {
-		return nil, ErrInvalidUTF8
-	}
-	// A bytes.Buffer lets the decoder read line in place, without a copy.
-	if p.dec == nil {
-		p.dec = jsontext.NewDecoder(bytes.NewBuffer(line), jsontext.AllowInvalidUTF8(true))
-	} else {
-		p.dec.Reset(bytes.NewBuffer(line), jsontext.AllowInvalidUTF8(true))
-	}
-	p.tree.Src = line
-	p.tree.Nodes = p.tree.Nodes[:0]
-	if _, err := p.value(-1, nil, 0); err != nil {
-		return nil, err
-	}
-	if _, err := p.dec.ReadToken(); err != io.EOF {
-		if err == nil {
-			return nil, ErrTrailing
-		}
-		return nil, err
-	}
-	return &p.tree, nil
-}
-
-// forget drops the parser's references to the last line it parsed, so
-// that a parser kept for later does not keep that line alive.
-func (p *Parser) forget() {
-	p.tree.Src, p.tree.Nodes = nil, reusable(p.tree.Nodes)
-	if p.dec != nil {
-		p.dec.Reset(bytes.NewBuffer(nil))
-	}
-}
-
-func (p *Parser) value(parent int, name []byte, keyStart int) (int, error) {
-	d := p.dec
-	idx := len(p.tree.Nodes)
-	kind := d.PeekKind()
-	if kind == 0 {
-		_, err := d.ReadToken()
-		if err == nil || err == io.EOF {
-			err = io.ErrUnexpectedEOF
-		}
-		return -1, err
-	}
-	p.tree.Nodes = append(p.tree.Nodes, Node{Kind: kind, KeyStart: keyStart, Name: name, Parent: parent, First: -1, Next: -1, Last: -1})
-	switch kind {
-	case '{', '[':
-		if _, err := d.ReadToken(); err != nil {
-			return -1, err
-		}
-		p.tree.Nodes[idx].Start = int(d.InputOffset()) - 1
-		prev := -1
-		for {
-			k := d.PeekKind()
-			if k == '}' || k == ']' {
-				if _, err := d.ReadToken(); err != nil {
-					return -1, err
-				}
-				break
-			}
-			if k == 0 {
-				_, err := d.ReadToken()
-				if err == nil || err == io.EOF {
-					err = io.ErrUnexpectedEOF
-				}
-				return -1, err
-			}
-			var childName []byte
-			childKeyStart := 0
-			if kind == '{' {
-				n, err := d.ReadValue()
-				if err != nil {
-					return -1, err
-				}
-				childName = p.tree.Src[int(d.InputOffset())-len(n) : d.InputOffset()]
-				childKeyStart = int(d.InputOffset()) - len(n)
-			}
-			c, err := p.value(idx, childName, childKeyStart)
-			if err != nil {
-				return -1, err
-			}
-			if prev < 0 {
-				p.tree.Nodes[idx].First = c
-			} else {
-				p.tree.Nodes[prev].Next = c
-			}
-			prev = c
-		}
-		p.tree.Nodes[idx].Last = prev
-		p.tree.Nodes[idx].End = int(d.InputOffset())
-	default:
-		v, err := d.ReadValue()
-		if err != nil {
-			return -1, err
-		}
-		end := int(d.InputOffset())
-		p.tree.Nodes[idx].Start = end - len(v)
-		p.tree.Nodes[idx].End = end
-	}
-	return idx, nil
 }
 
 // Raw returns the bytes of node i.

@@ -1,0 +1,422 @@
+package transcript
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/bits"
+	"unicode/utf8"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// Parser parses lines into trees, reusing its buffers between lines.
+type Parser struct {
+	tree  Tree
+	stack []frame
+	maps  bool // a frame of stack's array holds a name map
+}
+
+// frame is a container being parsed.
+type frame struct {
+	node, last int             // the container, and its last child so far
+	members    int             // for an object: its members so far
+	escaped    bool            // for an object: a name so far holds an escape
+	names      map[string]bool // for an object of many members: their names
+}
+
+// ErrInvalidUTF8 reports a line whose bytes are not UTF-8.
+var ErrInvalidUTF8 = errors.New("invalid UTF-8")
+
+// ErrTrailing reports a line that holds more than one JSON value, such as
+// two objects glued together by a runtime that lost a line feed.
+var ErrTrailing = errors.New("more than one JSON value on the line")
+
+// SyntaxError reports where and why a line is not JSON.
+type SyntaxError struct {
+	Offset int // of the byte where it went wrong
+	Msg    string
+}
+
+func (e *SyntaxError) Error() string { return fmt.Sprintf("%s at byte %d", e.Msg, e.Offset) }
+
+// maxDepth is how deeply values may nest, as in encoding/json/jsontext.
+const maxDepth = 10000
+
+// Parse validates line as exactly one JSON value (RFC 8259) and returns
+// its tree. The tree is valid until the next call to Parse. Invalid UTF-8,
+// duplicate object names, trailing values and truncated input are errors:
+// such lines are passed through untouched by every filter, since a splice
+// into them could not be proven safe.
+//
+// A \u escape of a lone surrogate is not an error: the JSON grammar
+// allows it, the line is still UTF-8 (the escape is ASCII), and Node's
+// JSON.stringify writes one for a string cut inside an emoji, so real
+// transcripts hold them (FORMATS.md §6). Str decodes it as U+FFFD.
+//
+// Parsing is most of what a filter spends on a line it leaves alone, so
+// this is a hand-written scanner, not a general decoder: one pass, no
+// recursion, strings crossed eight bytes at a time. Its verdicts and spans
+// are those of encoding/json/jsontext (FuzzParse compares them).
+func (p *Parser) Parse(line []byte) (*Tree, error) {
+	if !utf8.Valid(line) {
+		return nil, ErrInvalidUTF8
+	}
+	p.tree.Src = line
+	p.tree.Nodes = p.tree.Nodes[:0]
+	p.stack = p.stack[:0]
+	err := p.parse(line)
+	if p.maps {
+		clear(p.stack[:cap(p.stack)]) // no name map is kept for the next line
+		p.maps = false
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &p.tree, nil
+}
+
+// forget drops the parser's references to the last line it parsed, so
+// that a parser kept for later does not keep that line alive.
+func (p *Parser) forget() {
+	p.tree.Src, p.tree.Nodes = nil, reusable(p.tree.Nodes)
+}
+
+func (p *Parser) parse(b []byte) error {
+	nodes := p.tree.Nodes
+	defer func() { p.tree.Nodes = nodes }()
+	i := skipSpace(b, 0)
+	var name []byte // of the value to come, when it is an object member
+	keyStart := 0
+	for {
+		// A value starts at b[i].
+		if i >= len(b) {
+			return unexpectedEnd(b)
+		}
+		parent := -1
+		if len(p.stack) > 0 {
+			parent = p.stack[len(p.stack)-1].node
+		}
+		idx := len(nodes)
+		nodes = append(nodes, Node{Start: i, KeyStart: keyStart, Name: name, Parent: parent, First: -1, Next: -1, Last: -1})
+		if parent >= 0 {
+			f := &p.stack[len(p.stack)-1]
+			if f.last < 0 {
+				nodes[parent].First = idx
+			} else {
+				nodes[f.last].Next = idx
+			}
+			f.last = idx
+		}
+		n := &nodes[idx]
+		switch c := b[i]; c {
+		case '{', '[':
+			n.Kind = kindOf(c)
+			if len(p.stack) >= maxDepth {
+				return &SyntaxError{i, "values nested too deeply"}
+			}
+			p.stack = append(p.stack, frame{node: idx, last: -1})
+			i = skipSpace(b, i+1)
+			if i < len(b) && b[i] == closing(c) {
+				break // empty: closed below
+			}
+			if c == '[' {
+				name, keyStart = nil, 0
+				continue
+			}
+			var err error
+			if name, keyStart, i, err = p.member(b, i, nodes); err != nil {
+				return err
+			}
+			continue
+		case '"':
+			end, err := StringEnd(b, i)
+			if err != nil {
+				return err
+			}
+			n.Kind, n.End, i = '"', end, end
+		case 't', 'f', 'n':
+			lit := literal(c)
+			if !bytes.HasPrefix(b[i:], lit) {
+				return invalid(b, i, "in literal "+string(lit))
+			}
+			n.Kind, i = kindOf(c), i+len(lit)
+			n.End = i
+		default:
+			end, err := numberEnd(b, i)
+			if err != nil {
+				return err
+			}
+			n.Kind, n.End, i = '0', end, end
+		}
+		// After a value: close the containers it ends, or go on to the
+		// next member or element.
+		for {
+			i = skipSpace(b, i)
+			if len(p.stack) == 0 {
+				if i < len(b) {
+					if startsValue(b[i]) {
+						return ErrTrailing
+					}
+					return invalid(b, i, "after top-level value")
+				}
+				return nil
+			}
+			if i >= len(b) {
+				return unexpectedEnd(b)
+			}
+			f := &p.stack[len(p.stack)-1]
+			open := nodes[f.node].Kind
+			switch c := b[i]; {
+			case c == closing(byte(open)):
+				nodes[f.node].End = i + 1
+				nodes[f.node].Last = f.last
+				p.stack = p.stack[:len(p.stack)-1]
+				i++
+				continue
+			case c == ',':
+				i = skipSpace(b, i+1)
+				if open == '[' {
+					name, keyStart = nil, 0
+					break
+				}
+				var err error
+				if name, keyStart, i, err = p.member(b, i, nodes); err != nil {
+					return err
+				}
+			default:
+				return invalid(b, i, "after "+containerName(open)+" "+map[bool]string{true: "member", false: "element"}[open == '{'])
+			}
+			break
+		}
+	}
+}
+
+// member reads an object member's name and colon at b[i], checks that the
+// name is new in its object, and returns it, where it starts, and where
+// the member's value starts.
+func (p *Parser) member(b []byte, i int, nodes []Node) (name []byte, keyStart, next int, err error) {
+	if i >= len(b) {
+		return nil, 0, 0, unexpectedEnd(b)
+	}
+	if b[i] != '"' {
+		return nil, 0, 0, invalid(b, i, "at start of object member name")
+	}
+	end, err := StringEnd(b, i)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	name = b[i:end]
+	if err := p.newName(name, nodes, i); err != nil {
+		return nil, 0, 0, err
+	}
+	j := skipSpace(b, end)
+	if j >= len(b) {
+		return nil, 0, 0, unexpectedEnd(b)
+	}
+	if b[j] != ':' {
+		return nil, 0, 0, invalid(b, j, "after object member name")
+	}
+	return name, i, skipSpace(b, j+1), nil
+}
+
+// newName checks that the object being parsed has no member named name
+// yet (names are compared decoded, as jsontext does). Small objects are
+// searched; a large one keeps its names in a map.
+func (p *Parser) newName(name []byte, nodes []Node, at int) error {
+	const searchUpTo = 16
+	f := &p.stack[len(p.stack)-1]
+	f.members++
+	escaped := bytes.IndexByte(name, '\\') >= 0
+	dup := false
+	switch {
+	case f.members <= searchUpTo && !escaped && !f.escaped:
+		// Names without escapes are the same exactly when their bytes are.
+		for c := nodes[f.node].First; c >= 0; c = nodes[c].Next {
+			if string(nodes[c].Name) == string(name) {
+				dup = true
+				break
+			}
+		}
+	case f.members <= searchUpTo:
+		for c := nodes[f.node].First; c >= 0; c = nodes[c].Next {
+			if unquote(nodes[c].Name) == unquote(name) {
+				dup = true
+				break
+			}
+		}
+	default:
+		if f.names == nil {
+			p.maps = true
+			f.names = make(map[string]bool, 2*searchUpTo)
+			for c := nodes[f.node].First; c >= 0; c = nodes[c].Next {
+				f.names[unquote(nodes[c].Name)] = true
+			}
+		}
+		key := unquote(name)
+		dup = f.names[key]
+		f.names[key] = true
+	}
+	f.escaped = f.escaped || escaped
+	if dup {
+		return &SyntaxError{at, "duplicate object member name " + string(name)}
+	}
+	return nil
+}
+
+// StringEnd returns the end of the JSON string that starts at b[i] (the
+// byte after its closing quote), or why there is none there. It goes eight bytes at a time to the next
+// quote, backslash or control character: agent text has an escape every
+// few words.
+func StringEnd(b []byte, i int) (int, error) {
+	start := i
+	i++
+	for {
+		for ; i+8 <= len(b); i += 8 {
+			if m := stringSpecial(binary.LittleEndian.Uint64(b[i:])); m != 0 {
+				i += bits.TrailingZeros64(m) / 8
+				break
+			}
+		}
+		if i >= len(b) {
+			return 0, unexpectedEnd(b)
+		}
+		switch c := b[i]; {
+		case c == '"':
+			return i + 1, nil
+		case c == '\\':
+			if i+1 >= len(b) {
+				return 0, unexpectedEnd(b)
+			}
+			switch b[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i += 2
+			case 'u':
+				for k := i + 2; k < i+6; k++ {
+					if k >= len(b) {
+						return 0, unexpectedEnd(b)
+					}
+					if !isHex(b[k]) {
+						return 0, invalid(b, k, "in \\u escape of string starting at byte "+fmt.Sprint(start))
+					}
+				}
+				i += 6
+			default:
+				return 0, invalid(b, i+1, "in escape of string starting at byte "+fmt.Sprint(start))
+			}
+		case c < 0x20:
+			return 0, invalid(b, i, "in string starting at byte "+fmt.Sprint(start))
+		default:
+			i++ // a plain byte of the last few
+		}
+	}
+}
+
+// stringSpecial marks the bytes of w (little-endian) that may end a run of
+// plain string characters: a quote, a backslash or a control character.
+// The lowest mark is always right; marks above it may be false (borrows).
+func stringSpecial(w uint64) uint64 {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	quote, backslash := w^(lo*'"'), w^(lo*'\\')
+	return ((quote-lo)&^quote | (backslash-lo)&^backslash | (w-lo*0x20)&^w) & hi
+}
+
+// numberEnd returns the end of the number that starts at b[i]:
+// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+func numberEnd(b []byte, i int) (int, error) {
+	if b[i] == '-' {
+		i++
+	}
+	switch {
+	case i >= len(b):
+		return 0, unexpectedEnd(b)
+	case b[i] == '0':
+		i++
+	case '1' <= b[i] && b[i] <= '9':
+		i = digits(b, i+1)
+	default:
+		return 0, invalid(b, i, "at start of value")
+	}
+	if i < len(b) && b[i] == '.' {
+		j := digits(b, i+1)
+		if j == i+1 {
+			return 0, numberError(b, j)
+		}
+		i = j
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		j := digits(b, i)
+		if j == i {
+			return 0, numberError(b, j)
+		}
+		i = j
+	}
+	return i, nil
+}
+
+func numberError(b []byte, i int) error {
+	if i >= len(b) {
+		return unexpectedEnd(b)
+	}
+	return invalid(b, i, "in number")
+}
+
+func digits(b []byte, i int) int {
+	for i < len(b) && '0' <= b[i] && b[i] <= '9' {
+		i++
+	}
+	return i
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+func startsValue(c byte) bool {
+	return c == '{' || c == '[' || c == '"' || c == '-' || '0' <= c && c <= '9' || c == 't' || c == 'f' || c == 'n'
+}
+
+func closing(open byte) byte {
+	if open == '{' {
+		return '}'
+	}
+	return ']'
+}
+
+func containerName(open jsontext.Kind) string {
+	if open == '{' {
+		return "object"
+	}
+	return "array"
+}
+
+func literal(c byte) []byte {
+	switch c {
+	case 't':
+		return []byte("true")
+	case 'f':
+		return []byte("false")
+	}
+	return []byte("null")
+}
+
+func kindOf(c byte) jsontext.Kind { return jsontext.Kind(c) }
+
+func invalid(b []byte, i int, where string) error {
+	r, _ := utf8.DecodeRune(b[i:])
+	return &SyntaxError{i, fmt.Sprintf("invalid character %q %s", r, where)}
+}
+
+func unexpectedEnd(b []byte) error { return &SyntaxError{len(b), "unexpected end of line"} }
