@@ -224,6 +224,12 @@ func scan(ctx context.Context, name string, sp *spool, opt Options) ([]line, tra
 				li.tool = e.Tools[0]
 			}
 			li.bsNote = t.Get(0, transcript.RolledField) >= 0 || t.Get(0, transcript.EvictedField) >= 0
+			if (e.Role == "system" || e.Role == "developer") && !li.bsNote {
+				// The runtime's instructions (a chat's system prompt,
+				// Codex's developer messages) are not conversation:
+				// they stay, like a header.
+				li.msg = false
+			}
 			li.join, li.noise, lastMsgID = joins(t, d, lastMsgID)
 			li.issued, li.answered = callIDs(t, d)
 			li.user = li.msg && !li.join && e.Role == "user" && len(li.answered) == 0
@@ -416,10 +422,16 @@ func planEviction(lines []line, d transcript.Dialect, res gauge.Result, opt Opti
 	if len(units) == 0 {
 		return plan{}, false
 	}
-	inContext := 0
-	for i := start; i < len(lines); i++ {
-		if lines[i].acct.Role == gauge.Content || lines[i].acct.Role == gauge.Usage {
-			inContext += lines[i].acct.Estimate
+	// The context before the roll is the gauge's figure: the provider's own
+	// count when there is one, which covers what the transcript does not
+	// show (the system prompt, the tool schemas), plus what the gauge does
+	// not count of it: the entries a pi compaction keeps from before
+	// itself, which are in context while the gauge estimates from the
+	// compaction on. (A compaction bs roll wrote states its context whole.)
+	before := res.Tokens
+	if c := latestCompaction(lines); res.Source != "usage" && c > start && !lines[c].bsNote {
+		for i := start; i < c; i++ {
+			before += inContextEstimate(lines[i])
 		}
 	}
 	target := int(opt.Target * float64(res.Window))
@@ -433,9 +445,10 @@ func planEviction(lines []line, d transcript.Dialect, res gauge.Result, opt Opti
 			to = units[k]
 		}
 		for i := units[k-1]; i < to; i++ {
-			if lines[i].acct.Role == gauge.Content || lines[i].acct.Role == gauge.Usage {
-				evicted += lines[i].acct.Estimate
+			if kept(lines[i]) {
+				continue // copied after the note: still in context
 			}
+			evicted += inContextEstimate(lines[i])
 			if lines[i].msg {
 				messages++
 				last = lines[i].time
@@ -449,7 +462,7 @@ func planEviction(lines []line, d transcript.Dialect, res gauge.Result, opt Opti
 		}
 		p.to, p.messages, p.evictedEst = to, messages, evicted
 		p.note = noteText(p, first, last, opt)
-		p.tokensAfter = gauge.TextTokens(opt.Estimator, p.note) + inContext - evicted
+		p.tokensAfter = gauge.TextTokens(opt.Estimator, p.note) + max(before-evicted, 0)
 		if p.tokensAfter <= target {
 			break
 		}
@@ -459,11 +472,35 @@ func planEviction(lines []line, d transcript.Dialect, res gauge.Result, opt Opti
 		opt.Log.Warn("evicting every message before the last --min-keep still leaves the context above the target", "tokens_after", p.tokensAfter, "target", target)
 	}
 	for i := p.from; i < p.to; i++ {
-		if !lines[i].msg && !lines[i].noise {
+		if kept(lines[i]) {
 			p.keep = append(p.keep, i)
 		}
 	}
 	return p, true
+}
+
+// kept reports whether a line of the evicted range stays, copied after the
+// note: it is not a conversation message (the runtime needs it to load
+// the file: a header, a model or settings change) and not noise that goes
+// with its unit.
+func kept(l line) bool { return !l.msg && !l.noise }
+
+// inContextEstimate is a line's estimated share of the context.
+func inContextEstimate(l line) int {
+	if l.acct.Role == gauge.Content || l.acct.Role == gauge.Usage {
+		return l.acct.Estimate
+	}
+	return 0
+}
+
+// latestCompaction is the index of the last compaction line, or -1.
+func latestCompaction(lines []line) int {
+	for i := len(lines) - 1; i >= 0; i-- {
+		if lines[i].acct.Role == gauge.Compaction {
+			return i
+		}
+	}
+	return -1
 }
 
 // noteText is the eviction note of seed 004, with how to get it back.

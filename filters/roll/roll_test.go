@@ -210,6 +210,49 @@ func TestRollSynthetic(t *testing.T) {
 	}
 }
 
+// TestRollAimsFromTheUsage: the context before a roll is the provider's
+// count (it covers the system prompt and tool schemas the transcript does
+// not show), not an estimate of the transcript's text. Here usage grows
+// about twice as fast as the text, and roll must evict enough to bring the
+// usage figure under the target, and not a unit more.
+func TestRollAimsFromTheUsage(t *testing.T) {
+	in := synthetic(70)
+	opt := roll.Defaults()
+	store, _ := blobstore.OpenLocal(t.TempDir())
+	opt.Store = store
+	var out bytes.Buffer
+	st, err := roll.Run(context.Background(), "syn", bytes.NewReader(in), &out, opt)
+	if err != nil || !st.Rolled {
+		t.Fatalf("rolled=%v, err=%v", st.Rolled, err)
+	}
+	target := int(opt.Target * float64(st.Window))
+	need := st.TokensBefore - target
+	// The largest unit here is a tool call with its result: under 1,500
+	// tokens of text.
+	if st.EvictedTokens < need || st.EvictedTokens > need+1500 {
+		t.Errorf("evicted %d tokens; the usage figure %d needs %d to reach the target %d, and at most a unit more", st.EvictedTokens, st.TokensBefore, need, target)
+	}
+	rollAndCheck(t, "syn", in, opt)
+}
+
+// TestRollKeepsTheSystemPrompt: a chat's system message is the runtime's
+// instructions, not conversation: it stays first, and its tokens stay in
+// the context roll aims for.
+func TestRollKeepsTheSystemPrompt(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"role":"system","content":"You are a careful SQL assistant. Never run DROP. ` + strings.Repeat("Rule. ", 300) + `"}` + "\n")
+	for i := range 20 {
+		role := []string{"user", "assistant"}[i%2]
+		fmt.Fprintf(&b, `{"role":%q,"content":%q}`+"\n", role, strings.Repeat(fmt.Sprintf("m%d ", i), 600))
+	}
+	opt := roll.Defaults()
+	opt.Window, opt.MinKeep = 10000, 4
+	out := rollAndCheck(t, "chat", []byte(b.String()), opt)
+	if !strings.HasPrefix(string(out), `{"role":"system","content":"You are a careful SQL assistant.`) {
+		t.Errorf("the system prompt is not first in the output:\n%.300s", out)
+	}
+}
+
 func TestRollBelowTriggerPassesThrough(t *testing.T) {
 	in := synthetic(10)
 	store, _ := blobstore.OpenLocal(t.TempDir())
