@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -52,6 +53,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	app := newApp(stdin, stdout, stderr)
+	app.Metadata = map[string]any{argsKey: args}
 	err := app.RunContext(ctx, args)
 	return exitCode(ctx, ui{stderr}, currentCommand(args), err)
 }
@@ -109,7 +111,7 @@ func exitCode(ctx context.Context, u ui, cmd string, err error) int {
 // argument that is not one, so a flag written after a query or a name
 // would otherwise be taken for a word of it.
 func misplacedFlag(c *cli.Context, args []string) string {
-	for _, a := range args {
+	for _, a := range flagLike(c, args) {
 		name, ok := strings.CutPrefix(a, "-")
 		if !ok {
 			continue
@@ -123,6 +125,21 @@ func misplacedFlag(c *cli.Context, args []string) string {
 		}
 	}
 	return ""
+}
+
+// argsKey holds the command line in the app's Metadata.
+const argsKey = "args"
+
+// flagLike returns the arguments that may be flags: those of args (the
+// command's last arguments) that came before a "--" on the command line.
+// After it, as for every getopt-style tool, "-x" is a name or a word.
+func flagLike(c *cli.Context, args []string) []string {
+	line, _ := c.App.Metadata[argsKey].([]string)
+	if i := slices.Index(line, "--"); i >= 0 {
+		after := len(line) - i - 1
+		return args[:max(len(args)-after, 0)]
+	}
+	return args
 }
 
 // currentCommand names the subcommand being run, for messages: the first
@@ -248,6 +265,9 @@ func withUsageErrors(cmds ...*cli.Command) []*cli.Command {
 			if err := before(c); err != nil {
 				return err
 			}
+			if err := finiteFlags(c); err != nil {
+				return err
+			}
 			if checkingArgs(c.Context) {
 				return checkArgs(c)
 			}
@@ -255,6 +275,20 @@ func withUsageErrors(cmds ...*cli.Command) []*cli.Command {
 		}
 	}
 	return cmds
+}
+
+// finiteFlags refuses a ratio flag given NaN or an infinity, which
+// strconv takes for numbers: every comparison with NaN is false, so a
+// --trigger NaN would roll always and a --fail-above NaN never fail.
+func finiteFlags(c *cli.Context) error {
+	for _, f := range c.Command.Flags {
+		if f, ok := f.(*cli.Float64Flag); ok && c.IsSet(f.Name) {
+			if v := c.Float64(f.Name); math.IsNaN(v) || math.IsInf(v, 0) {
+				return usagef(msgNotFinite, v, f.Name)
+			}
+		}
+	}
+	return nil
 }
 
 // checkArgsKey marks a context in which a command only checks its flags.
@@ -327,7 +361,7 @@ func parseCommon(c *cli.Context) (*common, error) {
 	errw := c.App.ErrWriter
 	cm := &common{ui: ui{errw}, cmd: c.Command.Name, strict: c.Bool("strict"), inPlace: c.Bool("in-place"),
 		files: c.Args().Slice(), stdin: c.App.Reader, stdout: c.App.Writer}
-	for _, f := range cm.files {
+	for _, f := range flagLike(c, cm.files) {
 		if strings.HasPrefix(f, "-") && f != "-" {
 			return nil, usagef(msgFlagAfterFile, f)
 		}

@@ -47,6 +47,7 @@ const (
 	msgInPlaceStdin   = "-i/--in-place needs file arguments"
 	msgFlagAfterFile  = "%s: flags go before file names (bs COMMAND [FLAGS] FILE...); a file whose name starts with - is ./-name"
 	msgFlagAfterArgs  = "%s: flags go before the other arguments (see the usage line)"
+	msgNotFinite      = "invalid value %v for flag -%s: want a number"
 
 	// In-place rewrites.
 	msgInPlaceNegative   = "--lock-timeout, --quiet-period, --idle and --min-savings must not be negative"

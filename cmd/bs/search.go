@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/urfave/cli/v2"
 
@@ -70,7 +71,11 @@ func runSearch(c *cli.Context) error {
 		return err
 	}
 	defer ix.Close()
-	hits, err := ix.Search(c.Context, index.Query{Text: query, Session: c.String("session"), Kind: c.String("kind"), Tool: c.String("tool"), Limit: c.Int("limit")})
+	session := c.String("session")
+	if session != "" {
+		session = sessionFor(session) // sessions are named by absolute path
+	}
+	hits, err := ix.Search(c.Context, index.Query{Text: query, Session: session, Kind: c.String("kind"), Tool: c.String("tool"), Limit: c.Int("limit")})
 	if err != nil {
 		ui{c.App.ErrWriter}.hintf(hintIndex)
 		return err
@@ -78,6 +83,7 @@ func runSearch(c *cli.Context) error {
 	out := c.App.Writer
 	for _, h := range hits {
 		cmd := restoreCommandFor(h.Row)
+		h.Snippet = displaySnippet(h.Snippet)
 		if c.Bool("json") {
 			b, _ := json.Marshal(searchHit{h.EntryID, h.Session, h.Pointer, h.Blob, h.Kind, h.Tool, h.Time, h.Snippet, h.Score, cmd})
 			fmt.Fprintf(out, "%s\n", b)
@@ -90,14 +96,36 @@ func runSearch(c *cli.Context) error {
 		if h.Time != "" {
 			fmt.Fprintf(out, "  %s", h.Time)
 		}
-		fmt.Fprintf(out, "\n    %s\n    %s\n", strings.ReplaceAll(h.Snippet, "\n", " "), cmd)
+		fmt.Fprintf(out, "\n    %s\n    %s\n", h.Snippet, cmd)
 	}
-	if len(hits) == 0 && !c.Bool("json") {
-		ui{c.App.ErrWriter}.errorf("search", msgNoHits, query)
+	if len(hits) == 0 {
+		// As grep and rg: no hits is exit 1, with --json too (whose
+		// output stays empty: nothing but hits goes there).
+		if !c.Bool("json") {
+			ui{c.App.ErrWriter}.errorf("search", msgNoHits, query)
+		}
 		return &reported{code: exitFailure}
 	}
 	return nil
 }
+
+// displaySnippet is a snippet made fit for a line of a terminal: on one
+// line, without control characters (rows indexed before PlainText may hold
+// them), and with any word longer than maxSnippetWord shortened to its
+// ends (FTS5 bounds a snippet in words, and one word of a hex dump or a
+// minified file can be a hundred kilobytes).
+func displaySnippet(s string) string {
+	s = index.PlainText(s)
+	words := strings.FieldsFunc(s, unicode.IsSpace)
+	for i, w := range words {
+		if r := []rune(w); len(r) > maxSnippetWord {
+			words[i] = string(r[:maxSnippetWord*2/3]) + "…" + string(r[len(r)-maxSnippetWord/3:])
+		}
+	}
+	return strings.Join(words, " ")
+}
+
+const maxSnippetWord = 60
 
 // searchHit is a hit as --json prints it.
 type searchHit struct {
@@ -126,6 +154,11 @@ func restoreCommandFor(r index.Row) string {
 	}
 	if r.Kind == "entry" {
 		return fmt.Sprintf("bs restore --all -i %s", shellQuote(file))
+	}
+	if strings.Contains(r.Pointer, ",") {
+		// --keys takes a comma-separated list: a pointer with a comma
+		// cannot be named there, so the entry comes back whole.
+		return fmt.Sprintf("bs restore --id %s -i %s", shellQuote(r.EntryID), shellQuote(file))
 	}
 	return fmt.Sprintf("bs restore --id %s --keys %s -i %s", shellQuote(r.EntryID), shellQuote(r.Pointer), shellQuote(file))
 }

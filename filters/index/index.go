@@ -388,7 +388,7 @@ func (ix *Index) Add(ctx context.Context, rows []Row) error {
 		}
 		defer stmt.Close()
 		for _, r := range rows {
-			if _, err := stmt.ExecContext(ctx, r.Session, r.EntryID, r.Pointer, r.Blob, r.Kind, r.Tool, r.Time, rowTags(r), r.Text); err != nil {
+			if _, err := stmt.ExecContext(ctx, r.Session, r.EntryID, r.Pointer, r.Blob, r.Kind, r.Tool, r.Time, rowTags(r), PlainText(r.Text)); err != nil {
 				return err
 			}
 		}
@@ -398,6 +398,86 @@ func (ix *Index) Add(ctx context.Context, rows []Row) error {
 		return ix.wrap("add", err)
 	}
 	return nil
+}
+
+// PlainText is text as it is indexed: the terminal control sequences of
+// tool output (colours, cursor moves, window titles) are dropped, so that
+// a word coloured red is found as itself, and a snippet prints nothing a
+// terminal acts on; any other control character but tab and line feed
+// becomes a space.
+func PlainText(s string) string {
+	i := 0
+	for i < len(s) && !isControl(s, i) {
+		i++
+	}
+	if i == len(s) {
+		return s // the common case: nothing to drop
+	}
+	b := []byte(s[:i])
+	for i < len(s) {
+		if !isControl(s, i) {
+			b = append(b, s[i])
+			i++
+			continue
+		}
+		if s[i] != 0x1b {
+			b = append(b, ' ')
+			i += controlLen(s, i)
+			continue
+		}
+		i = escapeEnd(s, i)
+	}
+	return string(b)
+}
+
+// isControl reports whether s[i] starts a control character other than
+// tab and line feed: C0, DEL, or C1 (U+0080–U+009F, two bytes in UTF-8).
+func isControl(s string, i int) bool {
+	c := s[i]
+	return c < 0x20 && c != '\t' && c != '\n' || c == 0x7f || c == 0xc2 && i+1 < len(s) && s[i+1] >= 0x80 && s[i+1] <= 0x9f
+}
+
+func controlLen(s string, i int) int {
+	if s[i] == 0xc2 {
+		return 2
+	}
+	return 1
+}
+
+// escapeEnd returns where the escape sequence at s[i] ends: a CSI
+// (ESC [ parameters final byte), an OSC or other string (ESC ] ... BEL or
+// ESC \), or ESC and one character.
+func escapeEnd(s string, i int) int {
+	i++ // ESC
+	if i >= len(s) {
+		return i
+	}
+	switch s[i] {
+	case '[':
+		for i++; i < len(s); i++ {
+			switch c := s[i]; {
+			case c >= 0x40 && c <= 0x7e:
+				return i + 1
+			case c < 0x20 || c > 0x7e:
+				return i // not a CSI after all: keep what follows
+			}
+		}
+		return i
+	case ']', 'P', '_', '^', 'X':
+		for i++; i < len(s); i++ {
+			if s[i] == 0x07 {
+				return i + 1
+			}
+			if s[i] == 0x1b && i+1 < len(s) && s[i+1] == '\\' {
+				return i + 2
+			}
+		}
+		return i
+	}
+	if s[i] >= 0x80 {
+		return i // never split a character
+	}
+	return i + 1
 }
 
 // Count returns the number of rows in the index.

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // TestMain doubles as the writer process of TestConcurrentProcesses: with
@@ -755,5 +756,46 @@ func TestConcurrentProcesses(t *testing.T) {
 		if len(hits) == 0 || hits[0].EntryID != fmt.Sprintf("w%d-e499", w) {
 			t.Errorf("writer %d's last row: got %v", w, entries(hits))
 		}
+	}
+}
+
+func TestPlainText(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain text\twith tab\nand line": "plain text\twith tab\nand line",
+		"\x1b[31mSegfaultError\x1b[0m":   "SegfaultError",
+		"\x1b[1;32mok\x1b[K done":        "ok done",
+		"\x1b]0;title\x07after":          "after",
+		"\x1b]8;;http://x\x1b\\link":     "link",
+		"\x1b[2Jclear\x1bcreset":         "clearreset",
+		"bell\x07 cr\r nul\x00 del\x7f":  "bell  cr  nul  del ",
+		"c1\u0085next é\x1bé":            "c1 next éé",
+		"\x1b[31é":                       "é",
+		"trailing\x1b":                   "trailing",
+		"trailing csi\x1b[12":            "trailing csi",
+	} {
+		got := PlainText(in)
+		if got != want {
+			t.Errorf("PlainText(%q) = %q, want %q", in, got, want)
+		}
+		if !utf8.ValidString(got) {
+			t.Errorf("PlainText(%q) is not UTF-8", in)
+		}
+	}
+}
+
+// TestSearchFindsColouredWords: a word inside terminal colours is found,
+// and its snippet holds no escape.
+func TestSearchFindsColouredWords(t *testing.T) {
+	ix, _ := openTemp(t)
+	ctx := context.Background()
+	if err := ix.Add(ctx, []Row{{Session: "s", EntryID: "e1", Pointer: "/x", Blob: "sha256:aa", Kind: "tool_result", Text: "make: \x1b[31mSegfaultError\x1b[0m in main"}}); err != nil {
+		t.Fatal(err)
+	}
+	hits, err := ix.Search(ctx, Query{Text: "SegfaultError", Limit: 5})
+	if err != nil || len(hits) != 1 {
+		t.Fatalf("hits %v, err %v", hits, err)
+	}
+	if strings.ContainsRune(hits[0].Snippet, 0x1b) {
+		t.Errorf("snippet %q holds an escape", hits[0].Snippet)
 	}
 }
