@@ -373,11 +373,7 @@ func indexArchived(ctx context.Context, path, session string, m archive.Marker, 
 			if e.ID == "" {
 				e.ID = transcript.DeriveID(line)
 			}
-			tool := e.ToolName
-			if len(e.Tools) > 0 {
-				tool = e.Tools[0]
-			}
-			w.add(index.Row{Session: session, EntryID: e.ID, Blob: dg.String(), Kind: "entry", Tool: tool, Time: e.Time, Text: roll.EntryText(line)})
+			w.add(index.Row{Session: session, EntryID: e.ID, Blob: dg.String(), Kind: "entry", Tool: roll.ToolOf(e), Time: e.Time, Text: roll.EntryText(line)})
 			n++
 		}
 	}

@@ -413,13 +413,13 @@ func indexEvicted(ctx context.Context, path, session string, chunks []restore.Re
 				continue
 			}
 			e := transcript.View(lt, d)
-			if !e.Message {
-				continue
+			if !roll.Evictable(lt, e) {
+				continue // it stayed: roll gave it no row
 			}
 			if e.ID == "" {
 				e.ID = transcript.DeriveID(line) // as roll named it
 			}
-			w.add(index.Row{Session: session, EntryID: e.ID, Blob: blob, Kind: "entry", Tool: e.ToolName, Time: e.Time, Text: roll.EntryText(line)})
+			w.add(index.Row{Session: session, EntryID: e.ID, Blob: blob, Kind: "entry", Tool: roll.ToolOf(e), Time: e.Time, Text: roll.EntryText(line)})
 			n++
 		}
 	}

@@ -218,18 +218,9 @@ func scan(ctx context.Context, name string, sp *spool, opt Options) ([]line, tra
 			if sid == "" {
 				sid = e.SessionID
 			}
-			li.msg, li.id, li.time = e.Message, e.ID, e.Time
-			li.tool = e.ToolName
-			if len(e.Tools) > 0 {
-				li.tool = e.Tools[0]
-			}
-			li.bsNote = t.Get(0, transcript.RolledField) >= 0 || t.Get(0, transcript.EvictedField) >= 0
-			if (e.Role == "system" || e.Role == "developer") && !li.bsNote {
-				// The runtime's instructions (a chat's system prompt,
-				// Codex's developer messages) are not conversation:
-				// they stay, like a header.
-				li.msg = false
-			}
+			li.msg, li.id, li.time = Evictable(t, e), e.ID, e.Time
+			li.tool = ToolOf(e)
+			li.bsNote = isNote(t)
 			li.join, li.noise, lastMsgID = joins(t, d, lastMsgID)
 			li.issued, li.answered = callIDs(t, d)
 			li.user = li.msg && !li.join && e.Role == "user" && len(li.answered) == 0
@@ -246,6 +237,28 @@ func scan(ctx context.Context, name string, sp *spool, opt Options) ([]line, tra
 		lines = append(lines, li)
 	}
 	return lines, src.Dialect(), &state, sid, nil
+}
+
+// Evictable reports whether a line is a conversation message, which roll
+// evicts (and indexes) when it must. The runtime's instructions (a chat's
+// system prompt, Codex's developer messages) are not: they stay, like a
+// header. A note of an earlier roll is, whatever its role.
+func Evictable(t *transcript.Tree, e transcript.Entry) bool {
+	return e.Message && (isNote(t) || e.Role != "system" && e.Role != "developer")
+}
+
+// isNote reports whether a line is one bs roll wrote.
+func isNote(t *transcript.Tree) bool {
+	return t.Get(0, transcript.RolledField) >= 0 || t.Get(0, transcript.EvictedField) >= 0
+}
+
+// ToolOf names an evicted entry's tool for the index: the first tool it
+// calls, else the tool whose result it holds.
+func ToolOf(e transcript.Entry) string {
+	if len(e.Tools) > 0 {
+		return e.Tools[0]
+	}
+	return e.ToolName
 }
 
 // joins reports whether a line must stay with the message before it (a
