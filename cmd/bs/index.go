@@ -295,16 +295,18 @@ func indexCommand() *cli.Command {
 		ArgsUsage: "FILE...",
 		Description: "Reads each transcript's _extracted metadata and roll markers, fetches the removed values " +
 			"from the store and adds their rows to the search index (adding a row twice keeps one).",
-		Flags: append(append([]cli.Flag{}, indexFlags()...), commonFlags()...),
+		// It reads transcripts and the store: no -i, and a store that is
+		// not there is an error, not a new empty one.
+		Flags: append(append(append([]cli.Flag{}, indexFlags()...), storeFlags()...), readFlags()...),
 		Action: func(c *cli.Context) error {
 			cm, err := parseCommon(c)
 			if err != nil {
 				return err
 			}
-			if len(cm.files) == 0 || cm.inPlace {
+			if len(cm.files) == 0 {
 				return usagef(msgIndexArgs)
 			}
-			store, err := cm.openStore()
+			store, err := openExisting(cm, msgNoStore)
 			if err != nil {
 				return err
 			}

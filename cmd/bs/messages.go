@@ -75,6 +75,8 @@ const (
 	msgIndexWrite    = "the search index %s could not be updated: %v; the removed content is safe in the store"
 	hintIndex        = "rebuild the index with 'bs index FILE...' (delete a damaged index file first)"
 	msgNoHits        = "no hits for %q"
+	msgNoIndex       = "no search index at %s: nothing has been indexed there"
+	hintNoIndex      = "extract, roll, trim and archive index what they remove (unless --no-index); 'bs index FILE...' indexes transcripts; --index and BS_INDEX name another index"
 	msgPendingBad    = "pending index rows %s are damaged (%v): the rows before the damage were added, the file is kept as .bad"
 
 	// Flags and arguments of the filters.

@@ -65,7 +65,15 @@ func runSearch(c *cli.Context) error {
 	if c.Int("limit") < 1 {
 		return usagef(msgSearchLimit)
 	}
-	ix, err := openIndex(c.Context, indexPath(c), ui{c.App.ErrWriter})
+	path := indexPath(c)
+	if !indexExists(path) {
+		// Opening would create an empty index (and its directories) at a
+		// mistyped path, and answer "no hits" as if it had looked.
+		ui{c.App.ErrWriter}.errorf("search", msgNoIndex, path)
+		ui{c.App.ErrWriter}.hintf(hintNoIndex)
+		return &reported{code: exitFailure}
+	}
+	ix, err := openIndex(c.Context, path, ui{c.App.ErrWriter})
 	if err != nil {
 		ui{c.App.ErrWriter}.hintf(hintIndex)
 		return err
@@ -126,6 +134,16 @@ func displaySnippet(s string) string {
 }
 
 const maxSnippetWord = 60
+
+// indexExists reports whether there is an index at path, or rows queued
+// for one (a filter queues rows; the first search creates the index).
+func indexExists(path string) bool {
+	if _, err := os.Stat(path); err == nil {
+		return true
+	}
+	queued, _ := filepath.Glob(filepath.Join(pendingDir(path), "rows-*.jsonl"))
+	return len(queued) > 0
+}
 
 // searchHit is a hit as --json prints it.
 type searchHit struct {
