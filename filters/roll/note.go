@@ -113,9 +113,15 @@ func (n *note) compaction(tokensAfter, scope int) []byte {
 		return []byte(fmt.Sprintf(`{"type":"compaction","id":%s,"parentId":%s,"timestamp":%s,"summary":%s,"firstKeptEntryId":%s,"tokensBefore":%d,%s}`+"\n",
 			q(id), nullOr(n.lastID(len(n.lines))), q(n.now), q(n.text), q(kept), n.tokens, rolled(tokensAfter, scope)))
 	}
-	// v1 counts entries after the header; the marker and the kept copies
-	// stand before the first kept entry in the rolled file.
-	index := n.p.from - 1 + 1 + len(n.p.keep) + (n.firstKept - n.p.to)
+	// v1 numbers the entries pi parses from 0, the header first (see
+	// entryLine); in the rolled file the marker and the kept copies stand
+	// before the first kept entry.
+	index := entries(n.lines[:n.p.from]) + 1 + entries(n.lines[n.p.to:n.firstKept])
+	for _, i := range n.p.keep {
+		if n.lines[i].parsed {
+			index++
+		}
+	}
 	return []byte(fmt.Sprintf(`{"type":"compaction","timestamp":%s,"summary":%s,"firstKeptEntryIndex":%d,"tokensBefore":%d,%s}`+"\n",
 		q(n.now), q(n.text), index, n.tokens, rolled(tokensAfter, scope)))
 }

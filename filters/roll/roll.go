@@ -86,6 +86,7 @@ type line struct {
 	id     string
 	time   string
 	tool   string
+	parsed bool // valid JSON: an entry the runtime reads (pi numbers them)
 	bsNote bool // a line bs roll wrote: never evicted
 	user   bool // a user turn: it closes any call left without a result
 
@@ -212,6 +213,7 @@ func scan(ctx context.Context, name string, sp *spool, opt Options) ([]line, tra
 			state.Add(gauge.Line{}) // still a line of a roll note's scope
 		} else {
 			d := src.Dialect()
+			li.parsed = true
 			li.acct = src.Annotation().(gauge.Line)
 			state.Add(li.acct)
 			e := transcript.View(t, d)
@@ -378,8 +380,8 @@ func planEviction(lines []line, d transcript.Dialect, res gauge.Result, opt Opti
 					break
 				}
 			}
-		} else if l.keptIndex >= 0 && l.keptIndex+1 < i {
-			start = l.keptIndex + 1 // v1 counts entries after the header
+		} else if j := entryLine(lines[:i], l.keptIndex); j >= 0 {
+			start = j
 		}
 	}
 	// The last MinKeep messages stay, and so does the unit the first of
@@ -490,6 +492,35 @@ func planEviction(lines []line, d transcript.Dialect, res gauge.Result, opt Opti
 		}
 	}
 	return p, true
+}
+
+// entryLine is the line of pi's entry k (-1 if none): a v1 compaction's
+// firstKeptEntryIndex numbers the lines pi parses from 0, the header
+// first, and a blank or bad line gets no number.
+func entryLine(lines []line, k int) int {
+	if k < 0 {
+		return -1
+	}
+	for j, l := range lines {
+		if l.parsed {
+			if k == 0 {
+				return j
+			}
+			k--
+		}
+	}
+	return -1
+}
+
+// entries counts the lines among lines that pi reads as entries.
+func entries(lines []line) int {
+	n := 0
+	for _, l := range lines {
+		if l.parsed {
+			n++
+		}
+	}
+	return n
 }
 
 // kept reports whether a line of the evicted range stays, copied after the

@@ -253,6 +253,54 @@ func TestRollKeepsTheSystemPrompt(t *testing.T) {
 	}
 }
 
+// TestRollV1FirstKeptEntryIndex: pi numbers the entries of a v1 file from
+// 0, the header first, skipping blank and bad lines; the compaction's
+// firstKeptEntryIndex must name the first kept message that way.
+func TestRollV1FirstKeptEntryIndex(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"type":"session","id":"v1","timestamp":"2026-03-08T12:00:00.000Z","cwd":"/","provider":"anthropic","modelId":"claude-sonnet-4-5","thinkingLevel":"off"}` + "\n\n")
+	b.WriteString(`{"type":"message","timestamp":"2026-03-08T12:00:00.000Z","message":{"role":"user","content":"glued"}}{"type":"message"}` + "\n")
+	for i := range 12 {
+		text := strings.Repeat(fmt.Sprintf("output of turn %d ", i), 120)
+		fmt.Fprintf(&b, `{"type":"message","timestamp":"2026-03-08T12:%02d:00.000Z","message":{"role":"user","content":"question %d","timestamp":1}}`+"\n", i, i)
+		fmt.Fprintf(&b, `{"type":"message","timestamp":"2026-03-08T12:%02d:01.000Z","message":{"role":"assistant","content":[{"type":"toolCall","id":"call%d","name":"bash","arguments":{}}],"stopReason":"toolUse","timestamp":1}}`+"\n", i, i)
+		fmt.Fprintf(&b, `{"type":"message","timestamp":"2026-03-08T12:%02d:02.000Z","message":{"role":"toolResult","toolCallId":"call%d","toolName":"bash","content":[{"type":"text","text":%q}],"isError":false,"timestamp":1}}`+"\n", i, i, text)
+		b.WriteString("\n")
+	}
+	opt := roll.Defaults()
+	opt.Window, opt.MinKeep = 6000, 5
+	out := rollAndCheck(t, "v1", []byte(b.String()), opt)
+	// The entries as pi reads them.
+	var entries []map[string]any
+	for _, l := range strings.Split(string(out), "\n") {
+		var e map[string]any
+		if json.Unmarshal([]byte(l), &e) == nil {
+			entries = append(entries, e)
+		}
+	}
+	comp := entries[len(entries)-1]
+	k, ok := comp["firstKeptEntryIndex"].(float64)
+	if comp["type"] != "compaction" || !ok {
+		t.Fatalf("last entry %v", comp)
+	}
+	// The first kept message is the first message after the marker.
+	want := -1
+	for i, e := range entries {
+		if e["customType"] == "bs:evicted" {
+			for j := i + 1; j < len(entries); j++ {
+				if entries[j]["type"] == "message" {
+					want = j
+					break
+				}
+			}
+			break
+		}
+	}
+	if int(k) != want {
+		t.Errorf("firstKeptEntryIndex %d names %v; the first kept message is entry %d", int(k), entries[int(k)], want)
+	}
+}
+
 func TestRollBelowTriggerPassesThrough(t *testing.T) {
 	in := synthetic(10)
 	store, _ := blobstore.OpenLocal(t.TempDir())

@@ -19,6 +19,7 @@ type rec struct {
 	start bool // the first line of an assistant message
 	chars int
 	id    string // OpenClaw/pi entry ids, for a compaction's first kept entry
+	entry bool   // valid JSON: an entry pi numbers (v1's firstKeptEntryIndex)
 	res   int    // index into the lines holding tool results, -1 if none
 }
 

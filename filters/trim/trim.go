@@ -169,6 +169,7 @@ func scan(ctx context.Context, name string, sp *spool, opt *Options, onBad func(
 			return nil
 		}
 		f := &li.f
+		r.entry = true
 		r.kind, r.chars = f.kind, f.chars
 		if d == transcript.OpenClaw {
 			r.id = f.id
@@ -246,8 +247,18 @@ func compactionStart(recs []rec, f facts, i int) int {
 				return j
 			}
 		}
-	} else if f.keptIndex >= 0 && f.keptIndex+1 < i {
-		return f.keptIndex + 1 // v1 counts entries after the header
+	} else if f.keptIndex >= 0 {
+		// v1 numbers the entries pi parses from 0, the header first; a
+		// blank or bad line gets no number.
+		k := f.keptIndex
+		for j := range recs[:i] {
+			if recs[j].entry {
+				if k == 0 {
+					return j
+				}
+				k--
+			}
+		}
 	}
 	return i + 1
 }
