@@ -31,6 +31,11 @@ type Line struct {
 	// Scope, on a bs roll note, is how many lines after it were already
 	// counted in its Estimate: their usage is stale and their text is in.
 	Scope int
+	// On a pi compaction: the first entry it keeps in context, by id (v2+)
+	// or by pi's entry number (v1; 0 for none). The kept entries stand
+	// before the compaction; Measure and MeasureFile count them.
+	KeptID    string
+	KeptIndex int
 }
 
 // Estimator turns text into an estimated token count.
@@ -124,6 +129,7 @@ func classify(t *transcript.Tree, d transcript.Dialect, est Estimator, usageEsti
 		case "compaction":
 			l := content(t.Get(0, "summary"))
 			l.Role = Compaction
+			l.KeptID, l.KeptIndex = str(0, "firstKeptEntryId"), intAt(t, t.Get(0, "firstKeptEntryIndex"))
 			return l
 		case "model_change":
 			return Line{Model: str(0, "modelId")}

@@ -80,7 +80,9 @@ func (s *State) Add(l Line) {
 	case Usage:
 		s.HasUsage, s.Usage, s.Estimate = true, l.Tokens, 0
 	case Compaction:
-		// Usage recorded before a compaction is stale: estimate from here.
+		// Usage recorded before a compaction is stale: estimate from here
+		// (and, for pi, from the entries it keeps, which the caller adds
+		// with AddKept).
 		s.HasUsage, s.Usage, s.Estimate = false, 0, l.Estimate
 	case Content:
 		s.Estimate += l.Estimate
@@ -92,6 +94,10 @@ func (s *State) Add(l Line) {
 		s.Window = l.Window
 	}
 }
+
+// AddKept adds what the entries a pi compaction keeps from before itself
+// put in context: call it right after adding the compaction.
+func (s *State) AddKept(tokens int) { s.Estimate += tokens }
 
 // Tokens is the current context size.
 func (s *State) Tokens() int { return s.Usage + s.Estimate }
@@ -133,6 +139,7 @@ func Measure(name string, r io.Reader, tee io.Writer, opt Options) (Result, erro
 		d    = opt.Format
 		tail tailBuffer
 		head []transcript.Line // lines read while detecting the dialect
+		ring keptRing          // for a pi compaction to look back into
 	)
 	defer tail.close()
 	parse := func(line transcript.Line) (*transcript.Tree, error) {
@@ -146,6 +153,9 @@ func Measure(name string, r io.Reader, tee io.Writer, opt Options) (Result, erro
 		return t, nil
 	}
 	handle := func(line transcript.Line) error {
+		if d == transcript.OpenClaw {
+			defer ring.add(line.Body)
+		}
 		// Inside a roll note's scope lines are counted one by one, in order.
 		if s.scope == 0 && !mayReset(line.Body) {
 			return tail.add(line)
@@ -163,6 +173,9 @@ func Measure(name string, r io.Reader, tee io.Writer, opt Options) (Result, erro
 			l.Role = Content
 		}
 		s.Add(l)
+		if l.Role == Compaction {
+			s.AddKept(ring.kept(l, d, opt.Estimator))
+		}
 		return nil
 	}
 	for {
@@ -486,6 +499,22 @@ func MeasureFile(f *os.File, opt Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	var kept int
+	if stop {
+		if last := lines[len(lines)-1]; last.KeptIndex > 0 && last.KeptID == "" {
+			// A v1 compaction numbers its first kept entry from the start
+			// of the file: read it forwards.
+			if _, err := f.Seek(0, io.SeekStart); err != nil {
+				return Result{}, err
+			}
+			o := opt
+			o.Format = d
+			return Measure(f.Name(), f, nil, o)
+		} else if k := newKeptSum(last, d, opt.Estimator); k != nil {
+			backwardLines(f, info.Size()-walked, func(line []byte) bool { return k.add(line, -1) })
+			kept = k.tokens()
+		}
+	}
 	if stop && lines[len(lines)-1].Role == Usage {
 		// That usage may predate a roll whose note comes before it: look
 		// back, within reason, for a note, and measure from it if found.
@@ -506,6 +535,9 @@ func MeasureFile(f *os.File, opt Options) (Result, error) {
 	s.Model = headModel
 	for i := len(lines) - 1; i >= 0; i-- {
 		s.Add(lines[i])
+		if i == len(lines)-1 && stop {
+			s.AddKept(kept)
+		}
 	}
 	if s.Model == headModel || s.Window == 0 {
 		// The model may be named only before the walked lines.

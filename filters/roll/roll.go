@@ -127,7 +127,7 @@ func Run(ctx context.Context, name string, r io.Reader, w io.Writer, opt Options
 	if sid != "" {
 		opt.Session = sid
 	}
-	res := state.Result(gopt)
+	res := withKept(state.Result(gopt), lines)
 	st := Stats{TokensBefore: res.Tokens, TokensAfter: res.Tokens, Window: res.Window}
 	if res.Ratio < opt.Trigger {
 		return st, copyAll(w, sp)
@@ -373,14 +373,7 @@ func planEviction(lines []line, d transcript.Dialect, res gauge.Result, opt Opti
 		start = i + 1
 		// An OpenClaw/pi compaction keeps the entries from its first kept
 		// entry on, which stand before it (pi, and bs roll, append it last).
-		if l.keptID != "" {
-			for j := i - 1; j >= 0; j-- {
-				if lines[j].id == l.keptID {
-					start = j
-					break
-				}
-			}
-		} else if j := entryLine(lines[:i], l.keptIndex); j >= 0 {
+		if j := keptStart(lines, i); j < i {
 			start = j
 		}
 	}
@@ -439,16 +432,8 @@ func planEviction(lines []line, d transcript.Dialect, res gauge.Result, opt Opti
 	}
 	// The context before the roll is the gauge's figure: the provider's own
 	// count when there is one, which covers what the transcript does not
-	// show (the system prompt, the tool schemas), plus what the gauge does
-	// not count of it: the entries a pi compaction keeps from before
-	// itself, which are in context while the gauge estimates from the
-	// compaction on. (A compaction bs roll wrote states its context whole.)
+	// show (the system prompt, the tool schemas).
 	before := res.Tokens
-	if c := latestCompaction(lines); res.Source != "usage" && c > start && !lines[c].bsNote {
-		for i := start; i < c; i++ {
-			before += inContextEstimate(lines[i])
-		}
-	}
 	target := int(opt.Target * float64(res.Window))
 	var p plan
 	p.from = units[0]
@@ -535,6 +520,45 @@ func inContextEstimate(l line) int {
 		return l.acct.Estimate
 	}
 	return 0
+}
+
+// withKept adds to a reading made line by line (gauge.State) what the
+// entries the latest pi compaction keeps from before itself put in
+// context, as the gauge's Measure and MeasureFile count them; a reading
+// from a later usage covers them already.
+func withKept(res gauge.Result, lines []line) gauge.Result {
+	c := latestCompaction(lines)
+	if res.Source == "usage" || c < 0 || lines[c].bsNote {
+		return res
+	}
+	start := keptStart(lines, c)
+	if start == c {
+		return res
+	}
+	kept := 0
+	for i := start; i < c; i++ {
+		kept += inContextEstimate(lines[i])
+	}
+	res.Tokens += kept
+	res.EstimatedTokens += kept
+	res.Ratio = float64(res.Tokens) / float64(res.Window)
+	return res
+}
+
+// keptStart is the line of the first entry the compaction at line c keeps
+// from before itself (an OpenClaw/pi compaction), or c.
+func keptStart(lines []line, c int) int {
+	l := lines[c]
+	if l.keptID != "" {
+		for j := c - 1; j >= 0; j-- {
+			if lines[j].id == l.keptID {
+				return j
+			}
+		}
+	} else if j := entryLine(lines[:c], l.keptIndex); j >= 0 {
+		return j
+	}
+	return c
 }
 
 // latestCompaction is the index of the last compaction line, or -1.

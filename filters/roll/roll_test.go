@@ -301,6 +301,28 @@ func TestRollV1FirstKeptEntryIndex(t *testing.T) {
 	}
 }
 
+// TestRollCountsPiKeptEntries: a pi compaction keeps the entries from its
+// first kept one on, which stand before it; they are in context, so a
+// session whose kept entries fill the window is over the trigger (the
+// gauge once read only the summary: 4 of 10k tokens, for a context of 12k).
+func TestRollCountsPiKeptEntries(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"type":"session","version":3,"id":"s","timestamp":"2026-03-08T12:00:00.000Z","cwd":"/"}` + "\n")
+	parent := "null"
+	for i := range 6 {
+		role := []string{"user", "assistant"}[i%2]
+		fmt.Fprintf(&b, `{"type":"message","id":"m%07d","parentId":%s,"timestamp":"2026-03-08T12:00:0%d.000Z","message":{"role":%q,"content":[{"type":"text","text":%q}]}}`+"\n", i, parent, i, role, strings.Repeat(fmt.Sprintf("w%d ", i), 4000))
+		parent = fmt.Sprintf(`"m%07d"`, i)
+	}
+	b.WriteString(`{"type":"compaction","id":"c0000000","parentId":"m0000005","timestamp":"2026-03-08T12:01:00.000Z","summary":"before","firstKeptEntryId":"m0000002","tokensBefore":20000}` + "\n")
+	opt := roll.Defaults()
+	opt.Window, opt.MinKeep = 10000, 1
+	out := rollAndCheck(t, "pi", []byte(b.String()), opt)
+	if strings.Contains(string(out), `"id":"m0000002"`) {
+		t.Error("the oldest kept entry was not evicted")
+	}
+}
+
 func TestRollBelowTriggerPassesThrough(t *testing.T) {
 	in := synthetic(10)
 	store, _ := blobstore.OpenLocal(t.TempDir())

@@ -1,0 +1,142 @@
+package gauge
+
+import (
+	"bytes"
+
+	"github.com/bstools/bs/filters/transcript"
+)
+
+// A pi compaction keeps the entries from its first kept one on, and pi
+// appends it after them: those entries stand before the compaction in the
+// file and are in context with its summary. The gauge counts them by
+// walking back from the compaction to the first kept entry, at most
+// keptLookback bytes: pi keeps a few tens of thousands of tokens
+// (keepRecentTokens, 20,000 by default: some 80 KB of text), so 4 MiB is
+// room for a large tool output or an image among them. A first kept entry
+// further back than that is not found, and the kept entries count for
+// nothing, as before the gauge counted them.
+const keptLookback = 4 << 20
+
+// keptSum adds up the estimates of the lines before a pi compaction, newest
+// first, until the compaction's first kept entry.
+type keptSum struct {
+	l     Line // the compaction
+	d     transcript.Dialect
+	est   Estimator
+	p     transcript.Parser
+	bytes int
+	sum   int
+	found bool
+}
+
+func newKeptSum(l Line, d transcript.Dialect, est Estimator) *keptSum {
+	if l.Role != Compaction || d != transcript.OpenClaw || (l.KeptID == "" && l.KeptIndex <= 0) {
+		return nil
+	}
+	return &keptSum{l: l, d: d, est: est}
+}
+
+// add takes the next line back, with its pi entry number (v1's
+// firstKeptEntryIndex counts entries from 0, the header first), and
+// reports whether to go on.
+func (k *keptSum) add(line []byte, number int) bool {
+	k.bytes += len(line) + 1
+	if k.bytes > keptLookback {
+		return false
+	}
+	if len(bytes.TrimSpace(line)) == 0 {
+		return true
+	}
+	t, err := k.p.Parse(line)
+	if err != nil {
+		return true
+	}
+	if l := classify(t, k.d, k.est, true, nil); l.Role == Content || l.Role == Usage {
+		k.sum += l.Estimate
+	}
+	if k.l.KeptID != "" {
+		k.found = t.Str(t.Get(0, "id")) == k.l.KeptID
+	} else {
+		k.found = number == k.l.KeptIndex
+	}
+	return !k.found
+}
+
+// tokens is what the kept entries add to the context: nothing if the first
+// of them was not found.
+func (k *keptSum) tokens() int {
+	if k == nil || !k.found {
+		return 0
+	}
+	return k.sum
+}
+
+// keptRing holds the latest lines of a stream, up to keptLookback bytes,
+// with their pi entry numbers, for a compaction to look back into. The
+// bytes go round one buffer: a copy per line at memory speed, and no
+// allocation, so that a pipe still gauges at over 1 GB/s.
+type keptRing struct {
+	buf     []byte     // allocated on the first line
+	written int64      // bytes ever written to buf
+	lines   []ringLine // lines[head:] are held, oldest first
+	head    int
+	entries int // non-blank lines so far: pi's entry number of the next
+}
+
+type ringLine struct {
+	at     int64 // where the line starts, counting all bytes ever written
+	n      int
+	number int
+}
+
+func (r *keptRing) add(body []byte) {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return
+	}
+	number := r.entries
+	r.entries++
+	if r.buf == nil {
+		r.buf = make([]byte, keptLookback)
+	}
+	if len(body) > len(r.buf) {
+		// Longer than the lookback: nothing before it can be reached.
+		clear(r.lines)
+		r.lines, r.head = r.lines[:0], 0
+		return
+	}
+	at := r.written
+	i := int(at % int64(len(r.buf)))
+	n := copy(r.buf[i:], body)
+	copy(r.buf, body[n:])
+	r.written += int64(len(body))
+	r.lines = append(r.lines, ringLine{at, len(body), number})
+	for r.head < len(r.lines) && r.lines[r.head].at < r.written-int64(len(r.buf)) {
+		r.head++ // overwritten
+	}
+	if r.head > len(r.lines)/2 {
+		n := copy(r.lines, r.lines[r.head:])
+		r.lines, r.head = r.lines[:n], 0
+	}
+}
+
+// body returns line l's bytes, joined into *scratch when they wrap round.
+func (r *keptRing) body(l ringLine, scratch *[]byte) []byte {
+	i := int(l.at % int64(len(r.buf)))
+	if i+l.n <= len(r.buf) {
+		return r.buf[i : i+l.n]
+	}
+	*scratch = append(append((*scratch)[:0], r.buf[i:]...), r.buf[:l.n-(len(r.buf)-i)]...)
+	return *scratch
+}
+
+// kept is what the entries a compaction keeps add to the context.
+func (r *keptRing) kept(l Line, d transcript.Dialect, est Estimator) int {
+	k := newKeptSum(l, d, est)
+	if k == nil {
+		return 0
+	}
+	var scratch []byte
+	for i := len(r.lines) - 1; i >= r.head && k.add(r.body(r.lines[i], &scratch), r.lines[i].number); i-- {
+	}
+	return k.tokens()
+}

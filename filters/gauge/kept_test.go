@@ -1,0 +1,131 @@
+package gauge
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+)
+
+// piWithCompaction is a pi session of six 4,000-character messages and a
+// compaction after them that keeps the entries from the third on, with a
+// blank line early on (pi numbers entries without it). v3 names the first
+// kept entry by id, v1 by number.
+func piWithCompaction(v1 bool) (withKept, keptOnly string) {
+	return piSession(v1, 6, 1333, 2)
+}
+
+// piSession is piWithCompaction with n messages of words words each, the
+// compaction keeping from message keep on.
+func piSession(v1 bool, n, words, keep int) (withKept, keptOnly string) {
+	var all, kept strings.Builder
+	if v1 {
+		all.WriteString(`{"type":"session","id":"s","timestamp":"2026-03-08T12:00:00.000Z","cwd":"/"}` + "\n\n")
+	} else {
+		all.WriteString(`{"type":"session","version":3,"id":"s","timestamp":"2026-03-08T12:00:00.000Z","cwd":"/"}` + "\n\n")
+	}
+	for i := range n {
+		role := []string{"user", "assistant"}[i%2]
+		line := fmt.Sprintf(`{"type":"message","id":"m%07d","parentId":null,"timestamp":"2026-03-08T12:00:0%d.000Z","message":{"role":%q,"content":[{"type":"text","text":%q}]}}`+"\n", i, i, role, strings.Repeat(fmt.Sprintf("w%d ", i), words))
+		if v1 {
+			line = strings.Replace(line, fmt.Sprintf(`"id":"m%07d","parentId":null,`, i), "", 1)
+		}
+		all.WriteString(line)
+		if i >= keep {
+			kept.WriteString(line)
+		}
+	}
+	// The header is entry 0; the blank line is none.
+	keptRef := fmt.Sprintf(`"firstKeptEntryId":"m%07d"`, keep)
+	if v1 {
+		keptRef = fmt.Sprintf(`"firstKeptEntryIndex":%d`, keep+1)
+	}
+	comp := `{"type":"compaction","timestamp":"2026-03-08T12:01:00.000Z","summary":"what came before",` + keptRef + `,"tokensBefore":9000}` + "\n"
+	all.WriteString(comp)
+	after := `{"type":"message","timestamp":"2026-03-08T12:02:00.000Z","message":{"role":"user","content":"and now?"}}` + "\n"
+	all.WriteString(after)
+	// The same context with nothing kept before the compaction: the
+	// summary, then the kept entries, then what follows.
+	bare := `{"type":"compaction","timestamp":"2026-03-08T12:01:00.000Z","summary":"what came before","tokensBefore":9000}` + "\n"
+	return all.String(), `{"type":"session","version":3,"id":"s","timestamp":"2026-03-08T12:00:00.000Z","cwd":"/"}` + "\n" + bare + kept.String() + after
+}
+
+// TestGaugeCountsPiKeptEntries: after a pi compaction the context is its
+// summary, the entries it keeps (which stand before it in the file) and
+// what follows; streamed and read from the end alike.
+func TestGaugeCountsPiKeptEntries(t *testing.T) {
+	for _, v1 := range []bool{false, true} {
+		in, same := piWithCompaction(v1)
+		checkKept(t, v1, in, same)
+		// Lines of about 1 MiB go round the stream's lookback buffer
+		// several times; the three kept ones are within it.
+		in, same = piSession(v1, 9, 350000, 6)
+		checkKept(t, v1, in, same)
+	}
+}
+
+// checkKept: the gauge of in, streamed and read from the end, is the
+// gauge of same, which holds the same context with nothing kept from
+// before its compaction.
+func checkKept(t *testing.T, v1 bool, in, same string) {
+	t.Helper()
+	want, err := Measure("same", strings.NewReader(same), nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want.Tokens < 4000 {
+		t.Fatalf("the kept entries' context is %d tokens: the test is wrong", want.Tokens)
+	}
+	streamed, err := Measure("in", strings.NewReader(in), nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromEnd := measurePrefix(t, []byte(in))
+	if streamed.Tokens != want.Tokens || fromEnd.Tokens != want.Tokens {
+		t.Errorf("v1=%v: streamed %d, from the end %d; want the summary, the kept entries and what follows: %d", v1, streamed.Tokens, fromEnd.Tokens, want.Tokens)
+	}
+	// Usage after the compaction covers the kept entries itself.
+	withUsage := in + `{"type":"message","timestamp":"2026-03-08T12:03:00.000Z","message":{"role":"assistant","content":"ok","usage":{"input":7000,"output":10,"cacheRead":0,"cacheWrite":0,"totalTokens":7010},"stopReason":"stop"}}` + "\n"
+	if res, _ := Measure("u", strings.NewReader(withUsage), nil, Options{}); res.Tokens != 7010 {
+		t.Errorf("v1=%v: with a later usage %d, want 7010", v1, res.Tokens)
+	}
+	if res := measurePrefix(t, []byte(withUsage)); res.Tokens != 7010 {
+		t.Errorf("v1=%v: from the end, with a later usage %d, want 7010", v1, res.Tokens)
+	}
+}
+
+// TestGaugeKeptEntryNotFound: a first kept entry that is not there (or
+// further back than the lookback) counts for nothing.
+func TestGaugeKeptEntryNotFound(t *testing.T) {
+	in, _ := piWithCompaction(false)
+	in = strings.Replace(in, `"firstKeptEntryId":"m0000002"`, `"firstKeptEntryId":"gone0000"`, 1)
+	res, err := Measure("in", bytes.NewReader([]byte(in)), nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Tokens > 100 || measurePrefix(t, []byte(in)).Tokens != res.Tokens {
+		t.Errorf("streamed %d, from the end %d: want the summary and what follows only", res.Tokens, measurePrefix(t, []byte(in)).Tokens)
+	}
+}
+
+// BenchmarkMeasureStream gauges a file as a pipe would give it: the
+// session of BS_GAUGE_BENCH, or a generated pi session of 32 MiB.
+func BenchmarkMeasureStream(b *testing.B) {
+	var data []byte
+	if f := os.Getenv("BS_GAUGE_BENCH"); f != "" {
+		var err error
+		if data, err = os.ReadFile(f); err != nil {
+			b.Fatal(err)
+		}
+	} else {
+		in, _ := piSession(false, 320, 33000, 300)
+		data = []byte(in)
+	}
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		if _, err := Measure("bench", bytes.NewReader(data), nil, Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
