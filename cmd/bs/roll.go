@@ -25,7 +25,7 @@ func rollCommand() *cli.Command {
 			&cli.Float64Flag{Name: "trigger", Value: d.Trigger, Usage: "roll when utilization is at or above this ratio"},
 			&cli.Float64Flag{Name: "target", Value: d.Target, Usage: "evict until utilization is at most this ratio"},
 			&cli.IntFlag{Name: "min-keep", Value: d.MinKeep, Usage: "never evict the last `N` messages"},
-			&cli.BoolFlag{Name: "no-note", Usage: "leave the note's text empty (its line still records the eviction)"},
+			&cli.BoolFlag{Name: "no-note", Usage: "leave the note's text empty (its line still records the eviction; Claude Code's summary, which the API takes as a user message, says only [Context rolled])"},
 			&cli.BoolFlag{Name: "no-index", Usage: "do not add the evicted entries to the search index"},
 			tokenizerFlag(),
 		}, append(indexFlags(), commonFlags()...)...),

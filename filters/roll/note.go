@@ -126,6 +126,9 @@ func (n *note) compaction(tokensAfter, scope int) []byte {
 		q(n.now), q(n.text), index, n.tokens, rolled(tokensAfter, scope)))
 }
 
+// noNoteClaude is the Claude Code summary's text under --no-note.
+const noNoteClaude = "[Context rolled]"
+
 // notes are the lines that replace the evicted range in the other
 // dialects; after counts the lines that follow them.
 func (n *note) notes(evicted string, tokensAfter, after int) [][]byte {
@@ -133,6 +136,12 @@ func (n *note) notes(evicted string, tokensAfter, after int) [][]byte {
 	switch n.d {
 	case transcript.ClaudeCode:
 		boundary, summary := n.uuid("boundary"), n.uuid("summary")
+		text := n.text
+		if text == "" {
+			// The summary goes to the API as a user message, which must
+			// not be empty: --no-note leaves the least there is.
+			text = noNoteClaude
+		}
 		session := ""
 		if n.session != "" {
 			session = fmt.Sprintf(`,"sessionId":%s`, q(n.session))
@@ -141,7 +150,7 @@ func (n *note) notes(evicted string, tokensAfter, after int) [][]byte {
 			[]byte(fmt.Sprintf(`{"parentUuid":null,"logicalParentUuid":%s,"isSidechain":false,"type":"system","subtype":"compact_boundary","content":"Conversation compacted","isMeta":false,"timestamp":%s,"uuid":%s,"level":"info","compactMetadata":{"trigger":"bs-roll","preTokens":%d}%s,%s,%s}`+"\n",
 				nullOr(n.lastID(n.p.to)), q(n.now), q(boundary), n.tokens, session, ev, rolled(tokensAfter, after+1))),
 			[]byte(fmt.Sprintf(`{"parentUuid":%s,"isSidechain":false,"type":"user","message":{"role":"user","content":%s},"isVisibleInTranscriptOnly":true,"isCompactSummary":true,"uuid":%s,"timestamp":%s%s,%s}`+"\n",
-				q(boundary), q(n.text), q(summary), q(n.now), session, rolledTag())),
+				q(boundary), q(text), q(summary), q(n.now), session, rolledTag())),
 		}
 	case transcript.Codex:
 		return [][]byte{[]byte(fmt.Sprintf(`{"timestamp":%s,"type":"compacted","payload":{"message":%s},%s,%s}`+"\n", q(n.now), q(n.text), ev, rolled(tokensAfter, after)))}

@@ -358,6 +358,47 @@ func TestRollCorpus(t *testing.T) {
 	}
 }
 
+// TestRollNoNoteClaudeSummary: under --no-note a Claude Code summary is
+// still not empty, since the API takes it as a user message and refuses an
+// empty one.
+func TestRollNoNoteClaudeSummary(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join(corpusDir, "claude-code", "*.jsonl"))
+	if len(files) == 0 {
+		t.Skip("corpus not present")
+	}
+	var in []byte
+	for _, f := range files { // the longest session
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(b) > len(in) {
+			in = b
+		}
+	}
+	opt := roll.Defaults()
+	opt.Window, opt.MinKeep, opt.NoNote = 100, 2, true
+	out := rollAndCheck(t, "cc", in, opt)
+	found := false
+	for _, l := range strings.Split(string(out), "\n") {
+		var e struct {
+			IsCompactSummary bool `json:"isCompactSummary"`
+			Message          struct {
+				Content string `json:"content"`
+			} `json:"message"`
+		}
+		if json.Unmarshal([]byte(l), &e) == nil && e.IsCompactSummary && strings.Contains(l, `"_rolled"`) {
+			found = true
+			if e.Message.Content != "[Context rolled]" {
+				t.Errorf("summary content %q under --no-note", e.Message.Content)
+			}
+		}
+	}
+	if !found {
+		t.Error("no summary line")
+	}
+}
+
 // TestRollTwice: a second roll of an OpenClaw session starts from the
 // entries the first one kept (they stand before its compaction), and the
 // two rolls undo together.
