@@ -82,6 +82,34 @@ func (n *note) lastID(i int) string {
 	return ""
 }
 
+// evictedParent is where the chain of parents from the first kept message
+// leaves the rolled file: the first evicted line it names, going up
+// through the lines that stay (kept copies, lines after the range), or ""
+// when it reaches the lines before the range intact.
+func (n *note) evictedParent() string {
+	if n.firstKept >= len(n.lines) {
+		return ""
+	}
+	at := map[string]int{} // ids of the range and of the lines after it, up to the first kept message
+	for i := n.p.from; i < n.firstKept; i++ {
+		if id := n.lines[i].id; id != "" {
+			at[id] = i
+		}
+	}
+	x := n.lines[n.firstKept].parent
+	for steps := 0; x != "" && steps <= len(at); steps++ {
+		i, ok := at[x]
+		if !ok {
+			return "" // before the range, or nowhere: nothing to mend
+		}
+		if i < n.p.to && !kept(n.lines[i]) {
+			return x // evicted
+		}
+		x = n.lines[i].parent // a line that stays: go on up
+	}
+	return ""
+}
+
 func nullOr(id string) string {
 	if id == "" {
 		return "null"
@@ -136,6 +164,13 @@ func (n *note) notes(evicted string, tokensAfter, after int) [][]byte {
 	switch n.d {
 	case transcript.ClaudeCode:
 		boundary, summary := n.uuid("boundary"), n.uuid("summary")
+		if x := n.evictedParent(); x != "" {
+			// The first kept line names an evicted line as its parent:
+			// the summary takes that uuid, so the chain from the last
+			// line runs through the summary to the boundary, as after
+			// Claude Code's own compaction, instead of stopping short.
+			summary = x
+		}
 		text := n.text
 		if text == "" {
 			// The summary goes to the API as a user message, which must

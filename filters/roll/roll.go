@@ -84,6 +84,7 @@ type line struct {
 	join   bool // belongs with the message before it (a tool result, a continued response)
 	noise  bool // neither in context nor needed to load the file: goes with its unit
 	id     string
+	parent string // the id of the entry before it in the runtime's tree (pi's parentId, Claude Code's parentUuid)
 	time   string
 	tool   string
 	parsed bool // valid JSON: an entry the runtime reads (pi numbers them)
@@ -221,6 +222,12 @@ func scan(ctx context.Context, name string, sp *spool, opt Options) ([]line, tra
 				sid = e.SessionID
 			}
 			li.msg, li.id, li.time = Evictable(t, e), e.ID, e.Time
+			switch d {
+			case transcript.ClaudeCode:
+				li.parent = t.Str(t.Get(0, "parentUuid"))
+			case transcript.OpenClaw:
+				li.parent = t.Str(t.Get(0, "parentId"))
+			}
 			li.tool = ToolOf(e)
 			li.bsNote = isNote(t)
 			li.join, li.noise, lastMsgID = joins(t, d, lastMsgID)

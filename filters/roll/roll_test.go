@@ -399,6 +399,75 @@ func TestRollNoNoteClaudeSummary(t *testing.T) {
 	}
 }
 
+// TestRollClaudeChain: Claude Code loads the conversation by walking
+// parentUuid up from the last message. In a rolled file that walk must
+// reach the summary and end at the compact boundary, as after Claude
+// Code's own compaction, not stop at a parent that was evicted.
+func TestRollClaudeChain(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join(corpusDir, "claude-code", "*.jsonl"))
+	if len(files) == 0 {
+		t.Skip("corpus not present")
+	}
+	for _, f := range files {
+		in, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(in) < 500<<10 {
+			continue // as TestRollCorpus: the small ones hardly roll
+		}
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			opt := roll.Defaults()
+			opt.Trigger, opt.Target, opt.MinKeep = 0.02, 0.01, 4
+			out := rollAndCheck(t, "cc", in, opt)
+			type entry struct {
+				UUID, ParentUUID, Type, Subtype string
+				Summary                         bool
+				Rolled                          bool
+			}
+			byID := map[string]entry{}
+			var last entry
+			for _, l := range strings.Split(string(out), "\n") {
+				var e struct {
+					UUID             string          `json:"uuid"`
+					ParentUUID       *string         `json:"parentUuid"`
+					Type             string          `json:"type"`
+					Subtype          string          `json:"subtype"`
+					IsCompactSummary bool            `json:"isCompactSummary"`
+					Rolled           json.RawMessage `json:"_rolled"`
+				}
+				if json.Unmarshal([]byte(l), &e) != nil || e.UUID == "" {
+					continue
+				}
+				en := entry{UUID: e.UUID, Type: e.Type, Subtype: e.Subtype, Summary: e.IsCompactSummary, Rolled: e.Rolled != nil}
+				if e.ParentUUID != nil {
+					en.ParentUUID = *e.ParentUUID
+				}
+				byID[e.UUID] = en
+				if e.Type == "user" || e.Type == "assistant" {
+					last = en
+				}
+			}
+			sawSummary := false
+			e := last
+			for steps := 0; e.ParentUUID != ""; steps++ {
+				p, ok := byID[e.ParentUUID]
+				if !ok {
+					t.Fatalf("the chain from the last message stops at %s, whose parent %s is not in the file", e.UUID, e.ParentUUID)
+				}
+				if steps > len(byID) {
+					t.Fatal("the chain loops")
+				}
+				e = p
+				sawSummary = sawSummary || (e.Summary && e.Rolled)
+			}
+			if !sawSummary || e.Subtype != "compact_boundary" || !e.Rolled {
+				t.Errorf("the chain ends at %+v (through the summary: %v); want roll's compact boundary", e, sawSummary)
+			}
+		})
+	}
+}
+
 // TestRollTwice: a second roll of an OpenClaw session starts from the
 // entries the first one kept (they stand before its compaction), and the
 // two rolls undo together.
