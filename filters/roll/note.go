@@ -1,6 +1,7 @@
 package roll
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -84,9 +85,10 @@ func (n *note) lastID(i int) string {
 
 // evictedParent is where the chain of parents from the first kept message
 // leaves the rolled file: the first evicted line it names, going up
-// through the lines that stay (kept copies, lines after the range), or ""
-// when it reaches the lines before the range intact.
-func (n *note) evictedParent() string {
+// through the lines after the range, and through the kept copies too if
+// throughKept (else a kept copy ends the walk: relink hangs the copies
+// from the marker), or "" when the chain stays in the file.
+func (n *note) evictedParent(throughKept bool) string {
 	if n.firstKept >= len(n.lines) {
 		return ""
 	}
@@ -105,6 +107,9 @@ func (n *note) evictedParent() string {
 		if i < n.p.to && !kept(n.lines[i]) {
 			return x // evicted
 		}
+		if i < n.p.to && !throughKept {
+			return "" // a kept copy, linked up to the marker
+		}
 		x = n.lines[i].parent // a line that stays: go on up
 	}
 	return ""
@@ -122,10 +127,48 @@ func nullOr(id string) string {
 func (n *note) marker(evicted string) []byte {
 	ids := ""
 	if n.v3 {
-		ids = fmt.Sprintf(`,"id":%s,"parentId":%s`, q(n.shortID("marker")), nullOr(n.lastID(n.p.from)))
+		ids = fmt.Sprintf(`,"id":%s,"parentId":%s`, q(n.markerID()), nullOr(n.lastID(n.p.from)))
 	}
 	return []byte(fmt.Sprintf(`{"type":"custom","customType":"bs:evicted","data":{"note":%s}%s,"timestamp":%s,%q:%s,%s}`+"\n",
 		q(n.text), ids, q(n.now), transcript.EvictedField, evicted, rolledTag()))
+}
+
+func (n *note) markerID() string { return n.shortID("marker") }
+
+// relink returns the lines that follow the marker in a pi tree (v2+): the
+// kept copies, each re-parented to the line before it (the first to the
+// marker), so that the path pi walks from the last entry up to the root
+// passes every one of them (a model or thinking level change among them
+// would be lost otherwise); and, when the parents of the first kept
+// message lead to an evicted entry, a bridge entry that takes that
+// entry's id and hangs from the last copy. restore --all drops them all.
+func (n *note) relink(sp *spool) ([][]byte, error) {
+	var out [][]byte
+	prev := n.markerID()
+	var p transcript.Parser
+	for _, i := range n.p.keep {
+		l := n.lines[i]
+		body := make([]byte, l.n)
+		if _, err := sp.f.ReadAt(body, l.off); err != nil {
+			return nil, err
+		}
+		if t, err := p.Parse(bytes.TrimRight(body, "\r\n")); err == nil {
+			if k := t.Get(0, "parentId"); k >= 0 && l.id != "" {
+				nd := t.Nodes[k]
+				body = append(append(append([]byte{}, body[:nd.Start]...), q(prev)...), body[nd.End:]...)
+				prev = l.id
+			}
+		}
+		out = append(out, body)
+	}
+	if x := n.evictedParent(false); x != "" {
+		out = append(out, []byte(fmt.Sprintf(`{"type":"custom","customType":"bs:bridge","data":{},"id":%s,"parentId":%s,"timestamp":%s,%s}`+"\n",
+			q(x), q(prev), q(n.now), rolledTag())))
+	}
+	if out == nil {
+		out = [][]byte{} // not nil: the lines after the marker are these
+	}
+	return out, nil
 }
 
 // compaction is the OpenClaw/pi compaction entry, appended as pi appends
@@ -164,7 +207,7 @@ func (n *note) notes(evicted string, tokensAfter, after int) [][]byte {
 	switch n.d {
 	case transcript.ClaudeCode:
 		boundary, summary := n.uuid("boundary"), n.uuid("summary")
-		if x := n.evictedParent(); x != "" {
+		if x := n.evictedParent(true); x != "" {
 			// The first kept line names an evicted line as its parent:
 			// the summary takes that uuid, so the chain from the last
 			// line runs through the summary to the boundary, as after

@@ -657,19 +657,32 @@ func write(ctx context.Context, w io.Writer, sp *spool, lines []line, d transcri
 	list, _ := json.Marshal(digests)
 	// skip counts the lines after the marker that restore --all drops: the
 	// kept copies, and for Claude Code the summary line.
+	n := newNote(d, lines, p, opt, res)
+	var linked [][]byte // for a pi tree: the kept copies, then a bridge
+	if d == transcript.OpenClaw && n.v3 {
+		if linked, err = n.relink(sp); err != nil {
+			return st, errors.Join(err, copyAll(w, sp))
+		}
+	}
 	skip := len(p.keep)
-	if d == transcript.ClaudeCode {
+	switch {
+	case d == transcript.ClaudeCode:
 		skip++
+	case linked != nil:
+		skip = len(linked)
 	}
 	evicted := fmt.Sprintf(`{"blobs":%s,"bytes":%d,"skip":%d}`, list, to-from, skip)
 	afterNote := len(p.keep) + len(lines) - p.to
-	n := newNote(d, lines, p, opt, res)
 	bw := &errWriter{w: w}
 	bw.copy(sp.section(0, from))
 	if d == transcript.OpenClaw {
 		bw.write(n.marker(evicted))
-		for _, i := range p.keep {
-			bw.copy(sp.section(lines[i].off, int64(lines[i].n)))
+		if linked != nil {
+			bw.write(linked...)
+		} else {
+			for _, i := range p.keep {
+				bw.copy(sp.section(lines[i].off, int64(lines[i].n)))
+			}
 		}
 		if last := lines[len(lines)-1]; needsNewline(sp) {
 			// The last line is unfinished (an agent may be writing it):

@@ -468,6 +468,69 @@ func TestRollClaudeChain(t *testing.T) {
 	}
 }
 
+// TestRollPiTreePath: pi builds the context from the path that runs from
+// the last entry up its parentIds to the root, applying the settings
+// entries on it. After a roll that path must still reach the root and
+// pass the settings entries kept from the evicted range (a thinking level
+// set early on would otherwise revert).
+func TestRollPiTreePath(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"type":"session","version":3,"id":"s","timestamp":"2026-03-08T12:00:00.000Z","cwd":"/"}` + "\n")
+	b.WriteString(`{"type":"thinking_level_change","id":"d0000001","parentId":null,"timestamp":"2026-03-08T12:00:00.000Z","thinkingLevel":"high"}` + "\n")
+	parent := "d0000001"
+	for i := 2; i < 14; i++ {
+		role := []string{"user", "assistant"}[i%2]
+		id := fmt.Sprintf("d%07d", i)
+		fmt.Fprintf(&b, `{"type":"message","id":%q,"parentId":%q,"timestamp":"2026-03-08T12:00:%02d.000Z","message":{"role":%q,"content":[{"type":"text","text":%q}]}}`+"\n", id, parent, i, role, strings.Repeat(fmt.Sprintf("w%d ", i), 1500))
+		parent = id
+	}
+	opt := roll.Defaults()
+	opt.Window, opt.MinKeep = 15000, 4
+	out := rollAndCheck(t, "pi", []byte(b.String()), opt)
+	type entry struct {
+		ID, Type string
+		ParentID *string
+	}
+	byID := map[string]entry{}
+	var last entry
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		var e struct {
+			ID       string  `json:"id"`
+			Type     string  `json:"type"`
+			ParentID *string `json:"parentId"`
+		}
+		if json.Unmarshal([]byte(l), &e) != nil || e.Type == "session" {
+			continue
+		}
+		if _, dup := byID[e.ID]; dup {
+			t.Fatalf("id %s twice in the rolled file", e.ID)
+		}
+		byID[e.ID] = entry{e.ID, e.Type, e.ParentID}
+		last = byID[e.ID]
+	}
+	onPath := map[string]bool{}
+	for e := last; ; {
+		onPath[e.ID] = true
+		if e.ParentID == nil {
+			break
+		}
+		p, ok := byID[*e.ParentID]
+		if !ok {
+			t.Fatalf("the path from the last entry stops at %s: its parent %s is not in the file", e.ID, *e.ParentID)
+		}
+		if onPath[p.ID] {
+			t.Fatal("the path loops")
+		}
+		e = p
+	}
+	if !onPath["d0000001"] {
+		t.Error("the thinking level change is not on the path")
+	}
+	if last.Type != "compaction" || !onPath["d0000013"] {
+		t.Errorf("the path runs from %+v and passes the last message: %v", last, onPath["d0000013"])
+	}
+}
+
 // TestRollTwice: a second roll of an OpenClaw session starts from the
 // entries the first one kept (they stand before its compaction), and the
 // two rolls undo together.
