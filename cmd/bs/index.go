@@ -350,6 +350,7 @@ func indexFile(ctx context.Context, path string, store blobstore.Store, cm *comm
 	src := transcript.NewSource(path, f, cm.format, cm.onBadLine)
 	n := 0
 	var p transcript.Parser
+	var tools transcript.ToolNamer
 	for {
 		_, t, err := src.Next()
 		if err == io.EOF {
@@ -386,13 +387,14 @@ func indexFile(ctx context.Context, path string, store blobstore.Store, cm *comm
 			cm.ui.warnf(msgIndexDamagedRef, path, rerr)
 		}
 		e := transcript.View(t, src.Dialect())
+		tools.Name(&e) // as extract named them
 		for _, r := range extracted {
 			data, err := store.Get(ctx, r.Blob)
 			if err != nil {
 				cm.ui.warnf("%v", fmt.Errorf("%s: entry %s: %s: %w", path, e.ID, r.Pointer, err))
 				continue
 			}
-			w.add(index.Row{Session: session, EntryID: e.ID, Pointer: r.Pointer, Blob: r.Blob.String(), Kind: kindAt(&e, r.Pointer), Tool: e.ToolName, Time: e.Time, Text: removedText(&p, data)})
+			w.add(index.Row{Session: session, EntryID: e.ID, Pointer: r.Pointer, Blob: r.Blob.String(), Kind: kindAt(&e, r.Pointer), Tool: toolAt(&e, r.Pointer), Time: e.Time, Text: removedText(&p, data)})
 			n++
 		}
 	}
@@ -436,6 +438,16 @@ func kindAt(e *transcript.Entry, ptr string) string {
 		}
 	}
 	return "text"
+}
+
+// toolAt is the tool extract gave the value at ptr.
+func toolAt(e *transcript.Entry, ptr string) string {
+	for _, v := range e.Values {
+		if v.Pointer == ptr {
+			return transcript.ToolOf(e, v)
+		}
+	}
+	return transcript.ToolOf(e, transcript.Value{})
 }
 
 // removedText decodes a removed value for the index: a string's text, a

@@ -113,6 +113,7 @@ type run struct {
 	report  *Report
 	session string
 	warned  map[*rules.Rule]bool
+	tools   transcript.ToolNamer // the tools of results whose lines do not name them
 }
 
 // Run reads a transcript from r and writes it to w with old large values
@@ -195,6 +196,7 @@ func (x *run) loop(ctx context.Context) error {
 		it := &item{line: line, need: -1}
 		if tree != nil {
 			it.entry = transcript.View(tree, x.src.Dialect())
+			x.tools.Name(&it.entry)
 			if x.session == "" && it.entry.SessionID != "" {
 				x.session = it.entry.SessionID
 			}
@@ -400,7 +402,7 @@ func (x *run) emit(ctx context.Context, it *item, move bool) error {
 		meta.Add(v.Pointer, d.String(), len(raw))
 		sizes[v.Pointer] = len(raw)
 		keys = append(keys, v.Pointer)
-		m := Moved{Line: it.line.Num, EntryID: id, Pointer: v.Pointer, Kind: v.Kind.String(), Bytes: len(raw), Blob: d.String(), Tool: toolOf(e), Time: e.Time}
+		m := Moved{Line: it.line.Num, EntryID: id, Pointer: v.Pointer, Kind: v.Kind.String(), Bytes: len(raw), Blob: d.String(), Tool: transcript.ToolOf(e, v), Time: e.Time}
 		if x.report != nil {
 			x.report.Values = append(x.report.Values, m)
 		} else if x.opt.OnMoved != nil {
@@ -440,16 +442,6 @@ func (x *run) emit(ctx context.Context, it *item, move bool) error {
 		return out, orig, nil
 	})
 	return nil
-}
-
-func toolOf(e *transcript.Entry) string {
-	if e.ToolName != "" {
-		return e.ToolName
-	}
-	if len(e.Tools) > 0 {
-		return e.Tools[0]
-	}
-	return ""
 }
 
 // valueText is the text a moved value holds, for search, as a raw JSON

@@ -70,6 +70,13 @@ type Value struct {
 	// Measure is the string whose decoded length counts for --min-length:
 	// Node itself, or the text inside a block.
 	Measure int
+	// Call, for a value of a tool result whose line does not name the
+	// tool (Claude Code, Codex, chat), is the id of the call it answers:
+	// the call, on an earlier line, names the tool (Entry.CallIDs).
+	Call string
+	// Tool is the tool the value belongs to, where a filter has found it
+	// by Call; the view leaves it empty.
+	Tool string
 }
 
 // Entry is the view of one transcript line that filters work with.
@@ -81,6 +88,7 @@ type Entry struct {
 	Time      string
 	Message   bool     // a conversation message, counted by --keep-recent
 	Tools     []string // names of the tool calls this entry makes
+	CallIDs   []string // their ids, where the dialect gives them ("" otherwise)
 	ToolName  string   // the tool a result belongs to, where the line says it
 	SessionID string   // set on header lines that name the session
 	Values    []Value
@@ -150,22 +158,29 @@ func entryID(t *Tree, d Dialect) (string, string) {
 }
 
 type viewer struct {
-	t *Tree
-	e *Entry
+	t    *Tree
+	e    *Entry
+	call string // the call whose result the values being added belong to
+}
+
+// tool records a tool call the entry makes.
+func (v *viewer) tool(name, id string) {
+	v.e.Tools = append(v.e.Tools, name)
+	v.e.CallIDs = append(v.e.CallIDs, id)
 }
 
 func (v *viewer) add(node int, kind Kind) {
 	if node < 0 || v.t.Nodes[node].Kind != '"' {
 		return
 	}
-	v.e.Values = append(v.e.Values, Value{Node: node, Pointer: v.t.Pointer(node), Kind: kind, Measure: node})
+	v.e.Values = append(v.e.Values, Value{Node: node, Pointer: v.t.Pointer(node), Kind: kind, Measure: node, Call: v.call})
 }
 
 func (v *viewer) addBlock(block, measure int, kind Kind, replacement string) {
 	if block < 0 || measure < 0 || v.t.Nodes[measure].Kind != '"' {
 		return
 	}
-	v.e.Values = append(v.e.Values, Value{Node: block, Pointer: v.t.Pointer(block), Kind: kind, Block: replacement, Measure: measure})
+	v.e.Values = append(v.e.Values, Value{Node: block, Pointer: v.t.Pointer(block), Kind: kind, Block: replacement, Measure: measure, Call: v.call})
 }
 
 // leaves adds every string below node (or node itself) as kind.
@@ -237,7 +252,7 @@ func (v *viewer) piContent(content int, textKind Kind) {
 		case "thinking":
 			v.addBlock(b, t.Get(b, "thinking"), Thinking, "text")
 		case "toolCall":
-			v.e.Tools = append(v.e.Tools, v.str(b, "name"))
+			v.tool(v.str(b, "name"), v.str(b, "id"))
 			v.leaves(t.Get(b, "arguments"), ToolCall)
 		case "image":
 			v.addBlock(b, t.Get(b, "data"), Image, "text")
@@ -286,10 +301,13 @@ func (v *viewer) anthropicContent(content int, textKind Kind) {
 		case "redacted_thinking":
 			v.addBlock(b, t.Get(b, "data"), Thinking, "text")
 		case "tool_use":
-			v.e.Tools = append(v.e.Tools, v.str(b, "name"))
+			v.tool(v.str(b, "name"), v.str(b, "id"))
 			v.leaves(t.Get(b, "input"), ToolCall)
 		case "tool_result":
+			outer := v.call
+			v.call = v.str(b, "tool_use_id")
 			v.anthropicContent(t.Get(b, "content"), ToolResult)
+			v.call = outer
 		case "image":
 			v.addBlock(b, t.Path(b, "source", "data"), Image, "text")
 		}
@@ -330,11 +348,12 @@ func (v *viewer) codexItem(p int) {
 		v.codexContent(t.Get(p, "content"), Text)
 	case "function_call", "custom_tool_call":
 		e.Role = "assistant"
-		e.Tools = append(e.Tools, v.str(p, "name"))
+		v.tool(v.str(p, "name"), v.str(p, "call_id"))
 		v.add(t.Get(p, "arguments"), ToolCall)
 		v.add(t.Get(p, "input"), ToolCall)
 	case "function_call_output", "custom_tool_call_output":
 		e.Role = "tool"
+		v.call = v.str(p, "call_id")
 		out := t.Get(p, "output")
 		if out >= 0 && t.Nodes[out].Kind == '{' {
 			out = t.Get(out, "content") // the {content, success} shape of some forks
@@ -385,7 +404,7 @@ func (v *viewer) brainsurgeon() {
 	e.Message = true
 	e.Role = strings.TrimSuffix(typ, "_message")
 	if typ == "tool_call" {
-		e.Tools = append(e.Tools, firstNonEmpty(v.str(0, "toolName"), v.str(0, "name")))
+		v.tool(firstNonEmpty(v.str(0, "toolName"), v.str(0, "name")), "")
 	}
 	if typ == "tool_result" {
 		e.ToolName = v.str(0, "toolName")
@@ -432,12 +451,61 @@ func (v *viewer) chatMessage(m int) {
 	t := v.t
 	role := v.str(m, "role")
 	kind := Text
+	outer := v.call
 	if role == "tool" || role == "function" {
 		kind = ToolResult
+		v.call = v.str(m, "tool_call_id")
 	}
 	v.anthropicContent(t.Get(m, "content"), kind)
+	v.call = outer
 	t.Children(t.Get(m, "tool_calls"), func(c, _ int) {
-		v.e.Tools = append(v.e.Tools, v.str(c, "function", "name"))
+		v.tool(v.str(c, "function", "name"), v.str(c, "id"))
 		v.add(t.Path(c, "function", "arguments"), ToolCall)
 	})
+}
+
+// ToolNamer follows a transcript's tool calls in order, so that the values
+// of a result whose line does not name its tool (Claude Code, Codex, chat)
+// get the tool of the call it answers. It holds the calls not yet
+// answered.
+type ToolNamer struct {
+	open map[string]string // call id → tool name
+}
+
+// Name records the calls e makes and sets Tool on each value of a result
+// it can name. Call it on every entry, in order.
+func (n *ToolNamer) Name(e *Entry) {
+	for i, id := range e.CallIDs {
+		if id != "" {
+			if n.open == nil {
+				n.open = map[string]string{}
+			}
+			n.open[id] = e.Tools[i]
+		}
+	}
+	var answered []string
+	for i := range e.Values {
+		v := &e.Values[i]
+		if name, ok := n.open[v.Call]; ok && v.Call != "" {
+			v.Tool = name
+			answered = append(answered, v.Call)
+		}
+	}
+	for _, id := range answered {
+		delete(n.open, id) // answered once
+	}
+}
+
+// ToolOf is the tool a value of e belongs to: the one a ToolNamer found,
+// else the one the line names for its result, else its first call's.
+func ToolOf(e *Entry, v Value) string {
+	switch {
+	case v.Tool != "":
+		return v.Tool
+	case e.ToolName != "":
+		return e.ToolName
+	case len(e.Tools) > 0:
+		return e.Tools[0]
+	}
+	return ""
 }
