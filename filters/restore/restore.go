@@ -87,6 +87,7 @@ type run struct {
 	stats  Stats
 	found  bool
 	setHit map[string]bool
+	packed bool // the transcript holds a range bs roll evicted or turns bs archive collapsed
 
 	// Undoing bs roll (--all only).
 	skip         int  // lines still to drop after a marker: its copies
@@ -150,6 +151,11 @@ func Run(ctx context.Context, name string, r io.Reader, w io.Writer, opt Options
 	}
 	if x.res != nil && !x.res.Restored && len(x.errs) == 0 {
 		msg := fmt.Sprintf("entry %s not found", opt.ID)
+		if x.packed {
+			// Its line may be inside a range roll evicted or a turn
+			// archive collapsed, which only --all brings back.
+			msg += notFoundPacked
+		}
 		if x.found {
 			msg = fmt.Sprintf("entry %s has no extracted values", opt.ID)
 			if len(opt.Keys) > 0 {
@@ -170,11 +176,17 @@ func Run(ctx context.Context, name string, r io.Reader, w io.Writer, opt Options
 	return x.res, x.stats, errors.Join(x.errs...)
 }
 
+// notFoundPacked says where an entry not found may be.
+const notFoundPacked = "; it may be in a range bs roll evicted or a turn bs archive collapsed: 'bs restore --all' brings those back, after which it can be restored by id"
+
 // handle restores one line. Under --all it first undoes bs archive (an
 // archive marker becomes the turn's lines again) and bs roll: the copies
 // after a marker go, the marker becomes the evicted range again (each of
 // its lines restored in turn), and roll's notes go.
 func (x *run) handle(ctx context.Context, sink *transcript.Sink, line transcript.Line, t *transcript.Tree, d transcript.Dialect) error {
+	if t != nil && (t.Get(0, transcript.EvictedField) >= 0 || t.Get(0, transcript.ArchivedField) >= 0) {
+		x.packed = true
+	}
 	if x.opt.All {
 		if x.skip > 0 {
 			x.skip--
