@@ -277,7 +277,16 @@ func (v *viewer) claude() {
 	msg := t.Get(0, "message")
 	v.anthropicContent(t.Get(msg, "content"), Text)
 	if r := t.Get(0, "toolUseResult"); r >= 0 {
+		// The runtime's own record of the result the line's tool_result
+		// block answers: the same call.
+		outer := v.call
+		t.Children(t.Get(msg, "content"), func(b, _ int) {
+			if v.call == outer && v.str(b, "type") == "tool_result" {
+				v.call = v.str(b, "tool_use_id")
+			}
+		})
 		v.leaves(r, ToolResult)
+		v.call = outer
 	}
 }
 
@@ -329,9 +338,11 @@ func (v *viewer) codex() {
 	case "event_msg":
 		switch v.str(p, "type") {
 		case "exec_command_end", "patch_apply_end":
+			v.call = v.str(p, "call_id")
 			for _, f := range []string{"stdout", "stderr", "aggregated_output", "formatted_output"} {
 				v.add(t.Get(p, f), ToolResult)
 			}
+			v.call = ""
 		case "agent_reasoning", "agent_reasoning_raw_content":
 			v.add(t.Get(p, "text"), Thinking)
 		case "agent_message", "user_message":
@@ -466,33 +477,42 @@ func (v *viewer) chatMessage(m int) {
 
 // ToolNamer follows a transcript's tool calls in order, so that the values
 // of a result whose line does not name its tool (Claude Code, Codex, chat)
-// get the tool of the call it answers. It holds the calls not yet
-// answered.
+// get the tool of the call it answers. A call may be answered more than
+// once (Codex writes an exec_command_end event and the output item), so
+// it holds the latest maxOpenCalls calls rather than the unanswered ones.
 type ToolNamer struct {
-	open map[string]string // call id → tool name
+	open  map[string]string // call id → tool name
+	order []string          // the ids in open, oldest first
 }
+
+// maxOpenCalls bounds the calls a ToolNamer remembers: results follow
+// their calls closely, so the latest few thousand are plenty.
+const maxOpenCalls = 4096
 
 // Name records the calls e makes and sets Tool on each value of a result
 // it can name. Call it on every entry, in order.
 func (n *ToolNamer) Name(e *Entry) {
 	for i, id := range e.CallIDs {
-		if id != "" {
-			if n.open == nil {
-				n.open = map[string]string{}
-			}
-			n.open[id] = e.Tools[i]
+		if id == "" {
+			continue
+		}
+		if n.open == nil {
+			n.open = map[string]string{}
+		}
+		if _, ok := n.open[id]; !ok {
+			n.order = append(n.order, id)
+		}
+		n.open[id] = e.Tools[i]
+		if len(n.order) > maxOpenCalls {
+			delete(n.open, n.order[0])
+			n.order = append(n.order[:0], n.order[1:]...)
 		}
 	}
-	var answered []string
 	for i := range e.Values {
 		v := &e.Values[i]
 		if name, ok := n.open[v.Call]; ok && v.Call != "" {
 			v.Tool = name
-			answered = append(answered, v.Call)
 		}
-	}
-	for _, id := range answered {
-		delete(n.open, id) // answered once
 	}
 }
 

@@ -16,6 +16,7 @@ type Parser struct {
 	tree  Tree
 	stack []frame
 	maps  bool // a frame of stack's array holds a name map
+	depth int  // the deepest the stack went in this line: frames to clear
 }
 
 // frame is a container being parsed.
@@ -66,9 +67,13 @@ func (p *Parser) Parse(line []byte) (*Tree, error) {
 	p.tree.Src = line
 	p.tree.Nodes = p.tree.Nodes[:0]
 	p.stack = p.stack[:0]
+	p.depth = 0
 	err := p.parse(line)
 	if p.maps {
-		clear(p.stack[:cap(p.stack)]) // no name map is kept for the next line
+		// No name map is kept for the next line. Only the frames this
+		// line used can hold one: one deep line must not make every later
+		// line clear its whole stack.
+		clear(p.stack[:p.depth])
 		p.maps = false
 	}
 	if err != nil {
@@ -117,6 +122,7 @@ func (p *Parser) parse(b []byte) error {
 				return &SyntaxError{i, "values nested too deeply"}
 			}
 			p.stack = append(p.stack, frame{node: idx, last: -1})
+			p.depth = max(p.depth, len(p.stack))
 			i = skipSpace(b, i+1)
 			if i < len(b) && b[i] == closing(c) {
 				break // empty: closed below
