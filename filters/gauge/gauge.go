@@ -23,6 +23,12 @@ type Options struct {
 	Estimator Estimator
 	Format    transcript.Dialect
 	OnBadLine func(*transcript.BadLineError) error
+
+	// What the lines before the input named, when the input is the rest
+	// of a file (MeasureFile from a roll note): the model and window a
+	// stream of the whole file would know by then.
+	model  string
+	window int
 }
 
 // Result is the gauge's reading.
@@ -134,7 +140,7 @@ func Measure(name string, r io.Reader, tee io.Writer, opt Options) (Result, erro
 	}
 	lr := transcript.NewReader(r)
 	var (
-		s    State
+		s    = State{Model: opt.model, Window: opt.window}
 		p    transcript.Parser
 		d    = opt.Format
 		tail tailBuffer
@@ -519,16 +525,18 @@ func MeasureFile(f *os.File, opt Options) (Result, error) {
 		// That usage may predate a roll whose note comes before it: look
 		// back, within reason, for a note, and measure from it if found.
 		if at := rollNoteBefore(f, info.Size(), walked); at >= 0 {
+			o := opt
+			o.Format = d
+			// The model and window named before the note, as a stream
+			// of the whole file would know them.
+			o.model, o.window = lastModel(f, at, d, opt)
+			if o.model == "" {
+				o.model = headModel
+			}
 			if _, err := f.Seek(at, io.SeekStart); err != nil {
 				return Result{}, err
 			}
-			o := opt
-			o.Format = d
-			res, err := Measure(f.Name(), f, nil, o)
-			if err == nil && res.Model == "" {
-				res.Model = headModel
-			}
-			return res, err
+			return Measure(f.Name(), f, nil, o)
 		}
 	}
 	var s State

@@ -10,12 +10,12 @@ import (
 // appends it after them: those entries stand before the compaction in the
 // file and are in context with its summary. The gauge counts them by
 // walking back from the compaction to the first kept entry, at most
-// keptLookback bytes: pi keeps a few tens of thousands of tokens
+// KeptLookback bytes: pi keeps a few tens of thousands of tokens
 // (keepRecentTokens, 20,000 by default: some 80 KB of text), so 4 MiB is
 // room for a large tool output or an image among them. A first kept entry
 // further back than that is not found, and the kept entries count for
 // nothing, as before the gauge counted them.
-const keptLookback = 4 << 20
+const KeptLookback = 4 << 20 // bytes of non-blank lines, each with its line feed
 
 // keptSum adds up the estimates of the lines before a pi compaction, newest
 // first, until the compaction's first kept entry.
@@ -40,12 +40,12 @@ func newKeptSum(l Line, d transcript.Dialect, est Estimator) *keptSum {
 // firstKeptEntryIndex counts entries from 0, the header first), and
 // reports whether to go on.
 func (k *keptSum) add(line []byte, number int) bool {
-	k.bytes += len(line) + 1
-	if k.bytes > keptLookback {
-		return false
-	}
 	if len(bytes.TrimSpace(line)) == 0 {
-		return true
+		return true // blank lines count for nothing, as in the ring
+	}
+	k.bytes += len(line) + 1
+	if k.bytes > KeptLookback {
+		return false
 	}
 	t, err := k.p.Parse(line)
 	if err != nil {
@@ -71,7 +71,7 @@ func (k *keptSum) tokens() int {
 	return k.sum
 }
 
-// keptRing holds the latest lines of a stream, up to keptLookback bytes,
+// keptRing holds the latest lines of a stream, up to KeptLookback bytes,
 // with their pi entry numbers, for a compaction to look back into. The
 // bytes go round one buffer: a copy per line at memory speed, and no
 // allocation, so that a pipe still gauges at over 1 GB/s.
@@ -96,7 +96,7 @@ func (r *keptRing) add(body []byte) {
 	number := r.entries
 	r.entries++
 	if r.buf == nil {
-		r.buf = make([]byte, keptLookback)
+		r.buf = make([]byte, KeptLookback)
 	}
 	if len(body) > len(r.buf) {
 		// Longer than the lookback: nothing before it can be reached.

@@ -214,6 +214,13 @@ func (n *note) notes(evicted string, tokensAfter, after int) [][]byte {
 			// Claude Code's own compaction, instead of stopping short.
 			summary = x
 		}
+		logical := n.lastID(n.p.to) // the last line before the compaction
+		if logical == summary {
+			// The summary took that uuid: pointing at it would make the
+			// boundary its own grandparent. The line before the range
+			// is the nearest one still in the file.
+			logical = n.lastID(n.p.from)
+		}
 		text := n.text
 		if text == "" {
 			// The summary goes to the API as a user message, which must
@@ -226,7 +233,7 @@ func (n *note) notes(evicted string, tokensAfter, after int) [][]byte {
 		}
 		return [][]byte{
 			[]byte(fmt.Sprintf(`{"parentUuid":null,"logicalParentUuid":%s,"isSidechain":false,"type":"system","subtype":"compact_boundary","content":"Conversation compacted","isMeta":false,"timestamp":%s,"uuid":%s,"level":"info","compactMetadata":{"trigger":"bs-roll","preTokens":%d}%s,%s,%s}`+"\n",
-				nullOr(n.lastID(n.p.to)), q(n.now), q(boundary), n.tokens, session, ev, rolled(tokensAfter, after+1))),
+				nullOr(logical), q(n.now), q(boundary), n.tokens, session, ev, rolled(tokensAfter, after+1))),
 			[]byte(fmt.Sprintf(`{"parentUuid":%s,"isSidechain":false,"type":"user","message":{"role":"user","content":%s},"isVisibleInTranscriptOnly":true,"isCompactSummary":true,"uuid":%s,"timestamp":%s%s,%s}`+"\n",
 				q(boundary), q(text), q(summary), q(n.now), session, rolledTag())),
 		}

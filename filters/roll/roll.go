@@ -222,6 +222,9 @@ func scan(ctx context.Context, name string, sp *spool, opt Options) ([]line, tra
 				sid = e.SessionID
 			}
 			li.msg, li.id, li.time = Evictable(t, e), e.ID, e.Time
+			if d == transcript.OpenClaw && t.Str(t.Get(0, "type")) == "session" {
+				li.id = "" // the session's id, not an entry's: no entry's parent
+			}
 			switch d {
 			case transcript.ClaudeCode:
 				li.parent = t.Str(t.Get(0, "parentUuid"))
@@ -542,8 +545,14 @@ func withKept(res gauge.Result, lines []line) gauge.Result {
 	if start == c {
 		return res
 	}
-	kept := 0
-	for i := start; i < c; i++ {
+	kept, bytes := 0, 0
+	for i := c - 1; i >= start; i-- {
+		if lines[i].parsed || lines[i].n > 2 { // not blank
+			bytes += lines[i].n
+		}
+		if bytes > gauge.KeptLookback {
+			return res // further back than the gauge looks: it counts none
+		}
 		kept += inContextEstimate(lines[i])
 	}
 	res.Tokens += kept

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -464,6 +465,21 @@ func TestRollClaudeChain(t *testing.T) {
 			if !sawSummary || e.Subtype != "compact_boundary" || !e.Rolled {
 				t.Errorf("the chain ends at %+v (through the summary: %v); want roll's compact boundary", e, sawSummary)
 			}
+			// The boundary's logical parent is not the summary below it:
+			// a tool that follows logicalParentUuid would loop.
+			var boundary struct {
+				Logical *string `json:"logicalParentUuid"`
+			}
+			for _, l := range strings.Split(string(out), "\n") {
+				if strings.Contains(l, `"subtype":"compact_boundary"`) && strings.Contains(l, `"_rolled"`) {
+					json.Unmarshal([]byte(l), &boundary)
+				}
+			}
+			if boundary.Logical != nil {
+				if p, ok := byID[*boundary.Logical]; ok && p.Summary && p.Rolled {
+					t.Error("the boundary's logicalParentUuid is roll's own summary")
+				}
+			}
 		})
 	}
 }
@@ -528,6 +544,42 @@ func TestRollPiTreePath(t *testing.T) {
 	}
 	if last.Type != "compaction" || !onPath["d0000013"] {
 		t.Errorf("the path runs from %+v and passes the last message: %v", last, onPath["d0000013"])
+	}
+}
+
+// TestRollTwiceGaugeAgrees: a Codex session rolled twice, without the
+// window its token_count events state, gauges alike from the end of the
+// file and as a stream: the model named before the second note sets the
+// window in both.
+func TestRollTwiceGaugeAgrees(t *testing.T) {
+	f := filepath.Join(corpusDir, "codex", "codemie__rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl")
+	data, err := os.ReadFile(f)
+	if err != nil {
+		t.Skip("corpus not present")
+	}
+	in := regexp.MustCompile(`,"model_context_window":[0-9]+`).ReplaceAll(data, nil)
+	store, _ := blobstore.OpenLocal(t.TempDir())
+	roll1 := func(b []byte, window int, now time.Time) []byte {
+		opt := roll.Defaults()
+		opt.Store, opt.Window, opt.Now = store, window, now
+		var out bytes.Buffer
+		if _, err := roll.Run(context.Background(), "cx", bytes.NewReader(b), &out, opt); err != nil {
+			t.Fatal(err)
+		}
+		return out.Bytes()
+	}
+	out := roll1(roll1(in, 140000, time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC)), 100000, time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC))
+	streamed, err := gauge.Measure("cx", bytes.NewReader(out), nil, gauge.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "cx.jsonl")
+	os.WriteFile(path, out, 0o600)
+	fh, _ := os.Open(path)
+	defer fh.Close()
+	fromEnd, err := gauge.MeasureFile(fh, gauge.Options{})
+	if err != nil || fromEnd != streamed {
+		t.Errorf("from the end %+v (%v), streamed %+v", fromEnd, err, streamed)
 	}
 }
 
