@@ -22,6 +22,7 @@ type Parser struct {
 // frame is a container being parsed.
 type frame struct {
 	node, last int             // the container, and its last child so far
+	children   int             // its children so far
 	members    int             // for an object: its members so far
 	escaped    bool            // for an object: a name so far holds an escape
 	names      map[string]bool // for an object of many members: their names
@@ -107,6 +108,8 @@ func (p *Parser) parse(b []byte) error {
 		nodes = append(nodes, Node{Start: i, KeyStart: keyStart, Name: name, Parent: parent, First: -1, Next: -1, Last: -1})
 		if parent >= 0 {
 			f := &p.stack[len(p.stack)-1]
+			nodes[idx].Index = f.children
+			f.children++
 			if f.last < 0 {
 				nodes[parent].First = idx
 			} else {

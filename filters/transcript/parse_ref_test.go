@@ -65,7 +65,7 @@ func (p *refParser) value(parent int, name []byte, keyStart int) (int, error) {
 			return -1, err
 		}
 		p.tree.Nodes[idx].Start = int(d.InputOffset()) - 1
-		prev := -1
+		prev, children := -1, 0
 		for {
 			k := d.PeekKind()
 			if k == '}' || k == ']' {
@@ -95,6 +95,8 @@ func (p *refParser) value(parent int, name []byte, keyStart int) (int, error) {
 			if err != nil {
 				return -1, err
 			}
+			p.tree.Nodes[c].Index = children
+			children++
 			if prev < 0 {
 				p.tree.Nodes[idx].First = c
 			} else {

@@ -18,6 +18,7 @@ type Node struct {
 	KeyStart   int           // for object members: where the quoted name starts
 	Name       []byte        // for object members: the raw quoted name
 	Parent     int           // index of the parent node, -1 for the root
+	Index      int           // its place among its parent's children, from 0
 	First      int           // first child, -1 if none
 	Next       int           // next sibling, -1 if none
 	Last       int           // last child, -1 if none
@@ -156,11 +157,7 @@ func (t *Tree) Pointer(i int) string {
 			toks = append(toks, t.Key(i))
 			continue
 		}
-		k := 0
-		for c := t.Nodes[p].First; c != i; c = t.Nodes[c].Next {
-			k++
-		}
-		toks = append(toks, strconv.Itoa(k))
+		toks = append(toks, strconv.Itoa(t.Nodes[i].Index))
 	}
 	var b []byte
 	for j := len(toks) - 1; j >= 0; j-- {
