@@ -22,10 +22,16 @@ type Parser struct {
 // frame is a container being parsed.
 type frame struct {
 	node, last int             // the container, and its last child so far
-	children   int             // its children so far
-	members    int             // for an object: its members so far
 	escaped    bool            // for an object: a name so far holds an escape
 	names      map[string]bool // for an object of many members: their names
+}
+
+// children is how many children the frame's container has so far.
+func (f *frame) children(nodes []Node) int {
+	if f.last < 0 {
+		return 0
+	}
+	return nodes[f.last].Index + 1
 }
 
 // ErrInvalidUTF8 reports a line whose bytes are not UTF-8.
@@ -108,8 +114,7 @@ func (p *Parser) parse(b []byte) error {
 		nodes = append(nodes, Node{Start: i, KeyStart: keyStart, Name: name, Parent: parent, First: -1, Next: -1, Last: -1})
 		if parent >= 0 {
 			f := &p.stack[len(p.stack)-1]
-			nodes[idx].Index = f.children
-			f.children++
+			nodes[idx].Index = f.children(nodes)
 			if f.last < 0 {
 				nodes[parent].First = idx
 			} else {
@@ -130,12 +135,8 @@ func (p *Parser) parse(b []byte) error {
 			if i < len(b) && b[i] == closing(c) {
 				break // empty: closed below
 			}
-			if c == '[' {
-				name, keyStart = nil, 0
-				continue
-			}
 			var err error
-			if name, keyStart, i, err = p.member(b, i, nodes); err != nil {
+			if name, keyStart, i, err = p.child(b, i, n.Kind, nodes); err != nil {
 				return err
 			}
 			continue
@@ -185,21 +186,27 @@ func (p *Parser) parse(b []byte) error {
 				i++
 				continue
 			case c == ',':
-				i = skipSpace(b, i+1)
-				if open == '[' {
-					name, keyStart = nil, 0
-					break
-				}
 				var err error
-				if name, keyStart, i, err = p.member(b, i, nodes); err != nil {
+				if name, keyStart, i, err = p.child(b, skipSpace(b, i+1), open, nodes); err != nil {
 					return err
 				}
 			default:
-				return invalid(b, i, "after "+containerName(open)+" "+map[bool]string{true: "member", false: "element"}[open == '{'])
+				return invalid(b, i, "after "+childName(open))
 			}
 			break
 		}
 	}
+}
+
+// child reads what comes before the next child of a container of kind
+// open at b[i]: nothing in an array; in an object, the member's name and
+// colon (see member). It returns the child's name, where that starts, and
+// where the child's value starts.
+func (p *Parser) child(b []byte, i int, open jsontext.Kind, nodes []Node) (name []byte, keyStart, next int, err error) {
+	if open == '[' {
+		return nil, 0, i, nil
+	}
+	return p.member(b, i, nodes)
 }
 
 // member reads an object member's name and colon at b[i], checks that the
@@ -236,23 +243,18 @@ func (p *Parser) member(b []byte, i int, nodes []Node) (name []byte, keyStart, n
 func (p *Parser) newName(name []byte, nodes []Node, at int) error {
 	const searchUpTo = 16
 	f := &p.stack[len(p.stack)-1]
-	f.members++
 	escaped := bytes.IndexByte(name, '\\') >= 0
 	dup := false
 	switch {
-	case f.members <= searchUpTo && !escaped && !f.escaped:
-		// Names without escapes are the same exactly when their bytes are.
-		for c := nodes[f.node].First; c >= 0; c = nodes[c].Next {
-			if string(nodes[c].Name) == string(name) {
-				dup = true
-				break
-			}
-		}
-	case f.members <= searchUpTo:
-		for c := nodes[f.node].First; c >= 0; c = nodes[c].Next {
-			if unquote(nodes[c].Name) == unquote(name) {
-				dup = true
-				break
+	case f.children(nodes) < searchUpTo:
+		// Names without escapes are the same exactly when their bytes
+		// are; only an escape needs decoding.
+		plain := !escaped && !f.escaped
+		for c := nodes[f.node].First; c >= 0 && !dup; c = nodes[c].Next {
+			if plain {
+				dup = string(nodes[c].Name) == string(name)
+			} else {
+				dup = unquote(nodes[c].Name) == unquote(name)
 			}
 		}
 	default:
@@ -404,11 +406,12 @@ func closing(open byte) byte {
 	return ']'
 }
 
-func containerName(open jsontext.Kind) string {
+// childName names what a container of kind open holds, for errors.
+func childName(open jsontext.Kind) string {
 	if open == '{' {
-		return "object"
+		return "object member"
 	}
-	return "array"
+	return "array element"
 }
 
 func literal(c byte) []byte {
