@@ -33,7 +33,8 @@ type Line struct {
 	Scope int
 	// On a pi compaction: the first entry it keeps in context, by id (v2+)
 	// or by pi's entry number (v1; 0 for none). The kept entries stand
-	// before the compaction; Measure and MeasureFile count them.
+	// before the compaction; Measure and MeasureFile add them to its
+	// Estimate.
 	KeptID    string
 	KeptIndex int
 }

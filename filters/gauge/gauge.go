@@ -87,8 +87,7 @@ func (s *State) Add(l Line) {
 		s.HasUsage, s.Usage, s.Estimate = true, l.Tokens, 0
 	case Compaction:
 		// Usage recorded before a compaction is stale: estimate from here
-		// (and, for pi, from the entries it keeps, which the caller adds
-		// with AddKept).
+		// (for pi, the line's Estimate includes the entries it keeps).
 		s.HasUsage, s.Usage, s.Estimate = false, 0, l.Estimate
 	case Content:
 		s.Estimate += l.Estimate
@@ -100,10 +99,6 @@ func (s *State) Add(l Line) {
 		s.Window = l.Window
 	}
 }
-
-// AddKept adds what the entries a pi compaction keeps from before itself
-// put in context: call it right after adding the compaction.
-func (s *State) AddKept(tokens int) { s.Estimate += tokens }
 
 // Tokens is the current context size.
 func (s *State) Tokens() int { return s.Usage + s.Estimate }
@@ -178,10 +173,10 @@ func Measure(name string, r io.Reader, tee io.Writer, opt Options) (Result, erro
 			// Parsed already: account for it now rather than again later.
 			l.Role = Content
 		}
-		s.Add(l)
 		if l.Role == Compaction {
-			s.AddKept(ring.kept(l, d, opt.Estimator))
+			l.Estimate += ring.kept(l, d, opt.Estimator)
 		}
+		s.Add(l)
 		return nil
 	}
 	for {
@@ -505,9 +500,9 @@ func MeasureFile(f *os.File, opt Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	var kept int
 	if stop {
-		if last := lines[len(lines)-1]; last.KeptIndex > 0 && last.KeptID == "" {
+		last := &lines[len(lines)-1]
+		if last.KeptIndex > 0 && last.KeptID == "" {
 			// A v1 compaction numbers its first kept entry from the start
 			// of the file: read it forwards.
 			if _, err := f.Seek(0, io.SeekStart); err != nil {
@@ -516,9 +511,9 @@ func MeasureFile(f *os.File, opt Options) (Result, error) {
 			o := opt
 			o.Format = d
 			return Measure(f.Name(), f, nil, o)
-		} else if k := newKeptSum(last, d, opt.Estimator); k != nil {
+		} else if k := newKeptSum(*last, d, opt.Estimator); k != nil {
 			backwardLines(f, info.Size()-walked, func(line []byte) bool { return k.add(line, -1) })
-			kept = k.tokens()
+			last.Estimate += k.tokens()
 		}
 	}
 	if stop && lines[len(lines)-1].Role == Usage {
@@ -543,9 +538,6 @@ func MeasureFile(f *os.File, opt Options) (Result, error) {
 	s.Model = headModel
 	for i := len(lines) - 1; i >= 0; i-- {
 		s.Add(lines[i])
-		if i == len(lines)-1 && stop {
-			s.AddKept(kept)
-		}
 	}
 	if s.Model == headModel || s.Window == 0 {
 		// The model may be named only before the walked lines.
