@@ -373,7 +373,7 @@ func indexArchived(ctx context.Context, path, session string, m archive.Marker, 
 			if e.ID == "" {
 				e.ID = transcript.DeriveID(line)
 			}
-			w.add(index.Row{Session: session, EntryID: e.ID, Blob: dg.String(), Kind: "entry", Tool: roll.ToolOf(e), Time: e.Time, Text: roll.EntryText(line)})
+			w.add(index.Row{Session: session, EntryID: e.ID, Blob: dg.String(), Kind: "entry", Tool: e.Tool(), Time: e.Time, Text: roll.EntryText(line)})
 			n++
 		}
 	}

@@ -66,6 +66,13 @@ func newIndexWriter(path string, u ui) *indexWriter {
 // pendingDir holds row files not yet in the index at path.
 func pendingDir(path string) string { return path + ".pending" }
 
+// pendingFiles are the complete row files waiting for the index at path
+// (close gives a file this name once it is whole).
+func pendingFiles(path string) []string {
+	files, _ := filepath.Glob(filepath.Join(pendingDir(path), "rows-*.jsonl"))
+	return files
+}
+
 func (w *indexWriter) add(r index.Row) {
 	if w == nil || w.enc == nil {
 		return
@@ -198,7 +205,7 @@ func openIndex(ctx context.Context, path string, u ui) (*index.Index, error) {
 		return nil, err
 	}
 	dir := pendingDir(path)
-	files, _ := filepath.Glob(filepath.Join(dir, "rows-*.jsonl"))
+	files := pendingFiles(path)
 	if len(files) == 0 {
 		return ix, nil
 	}
@@ -394,7 +401,7 @@ func indexFile(ctx context.Context, path string, store blobstore.Store, cm *comm
 				cm.ui.warnf("%v", fmt.Errorf("%s: entry %s: %s: %w", path, e.ID, r.Pointer, err))
 				continue
 			}
-			w.add(index.Row{Session: session, EntryID: e.ID, Pointer: r.Pointer, Blob: r.Blob.String(), Kind: kindAt(&e, r.Pointer), Tool: toolAt(&e, r.Pointer), Time: e.Time, Text: removedText(&p, data)})
+			w.add(index.Row{Session: session, EntryID: e.ID, Pointer: r.Pointer, Blob: r.Blob.String(), Kind: kindAt(&e, r.Pointer), Tool: transcript.ToolOf(&e, valueAt(&e, r.Pointer)), Time: e.Time, Text: removedText(&p, data)})
 			n++
 		}
 	}
@@ -423,7 +430,7 @@ func indexEvicted(ctx context.Context, path, session string, chunks []restore.Re
 			if e.ID == "" {
 				e.ID = transcript.DeriveID(line) // as roll named it
 			}
-			w.add(index.Row{Session: session, EntryID: e.ID, Blob: blob, Kind: "entry", Tool: roll.ToolOf(e), Time: e.Time, Text: roll.EntryText(line)})
+			w.add(index.Row{Session: session, EntryID: e.ID, Blob: blob, Kind: "entry", Tool: e.Tool(), Time: e.Time, Text: roll.EntryText(line)})
 			n++
 		}
 	}
@@ -432,22 +439,20 @@ func indexEvicted(ctx context.Context, path, session string, chunks []restore.Re
 
 // kindAt finds the kind extract gave the value at ptr.
 func kindAt(e *transcript.Entry, ptr string) string {
-	for _, v := range e.Values {
-		if v.Pointer == ptr {
-			return v.Kind.String()
-		}
+	if v := valueAt(e, ptr); v.Pointer != "" {
+		return v.Kind.String()
 	}
 	return "text"
 }
 
-// toolAt is the tool extract gave the value at ptr.
-func toolAt(e *transcript.Entry, ptr string) string {
+// valueAt is the value of e at ptr, or the zero Value.
+func valueAt(e *transcript.Entry, ptr string) transcript.Value {
 	for _, v := range e.Values {
 		if v.Pointer == ptr {
-			return transcript.ToolOf(e, v)
+			return v
 		}
 	}
-	return transcript.ToolOf(e, transcript.Value{})
+	return transcript.Value{}
 }
 
 // removedText decodes a removed value for the index: a string's text, a

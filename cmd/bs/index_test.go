@@ -23,7 +23,7 @@ func TestRollIndexDiscard(t *testing.T) {
 	last := w.forRoll("/s/c.jsonl")
 	last.Add(roll.Evicted{EntryID: "c1", Blob: "sha256:cc", Text: []byte(`"kept too"`)})
 	w.close()
-	files, _ := filepath.Glob(filepath.Join(pendingDir(w.path), "rows-*.jsonl"))
+	files := pendingFiles(w.path)
 	if len(files) != 1 {
 		t.Fatalf("queue files %v, want one", files)
 	}

@@ -141,8 +141,7 @@ func indexExists(path string) bool {
 	if _, err := os.Stat(path); err == nil {
 		return true
 	}
-	queued, _ := filepath.Glob(filepath.Join(pendingDir(path), "rows-*.jsonl"))
-	return len(queued) > 0
+	return len(pendingFiles(path)) > 0
 }
 
 // searchHit is a hit as --json prints it.

@@ -231,7 +231,7 @@ func scan(ctx context.Context, name string, sp *spool, opt Options) ([]line, tra
 			case transcript.OpenClaw:
 				li.parent = t.Str(t.Get(0, "parentId"))
 			}
-			li.tool = ToolOf(e)
+			li.tool = e.Tool()
 			li.bsNote = isNote(t)
 			li.join, li.noise, lastMsgID = joins(t, d, lastMsgID)
 			li.issued, li.answered = callIDs(t, d)
@@ -262,15 +262,6 @@ func Evictable(t *transcript.Tree, e transcript.Entry) bool {
 // isNote reports whether a line is one bs roll wrote.
 func isNote(t *transcript.Tree) bool {
 	return t.Get(0, transcript.RolledField) >= 0 || t.Get(0, transcript.EvictedField) >= 0
-}
-
-// ToolOf names an evicted entry's tool for the index: the first tool it
-// calls, else the tool whose result it holds.
-func ToolOf(e transcript.Entry) string {
-	if len(e.Tools) > 0 {
-		return e.Tools[0]
-	}
-	return e.ToolName
 }
 
 // joins reports whether a line must stay with the message before it (a

@@ -505,27 +505,33 @@ func (n *ToolNamer) Name(e *Entry) {
 		n.open[id] = e.Tools[i]
 		if len(n.order) > maxOpenCalls {
 			delete(n.open, n.order[0])
-			n.order = append(n.order[:0], n.order[1:]...)
+			n.order = n.order[1:] // append moves the rest when it grows
 		}
 	}
 	for i := range e.Values {
-		v := &e.Values[i]
-		if name, ok := n.open[v.Call]; ok && v.Call != "" {
-			v.Tool = name
+		if name, ok := n.open[e.Values[i].Call]; ok { // no call has id ""
+			e.Values[i].Tool = name
 		}
 	}
 }
 
-// ToolOf is the tool a value of e belongs to: the one a ToolNamer found,
-// else the one the line names for its result, else its first call's.
-func ToolOf(e *Entry, v Value) string {
-	switch {
-	case v.Tool != "":
-		return v.Tool
-	case e.ToolName != "":
+// Tool is the tool the entry's line names: the one whose result it
+// holds, else the first it calls (no dialect's line does both).
+func (e *Entry) Tool() string {
+	if e.ToolName != "" {
 		return e.ToolName
-	case len(e.Tools) > 0:
+	}
+	if len(e.Tools) > 0 {
 		return e.Tools[0]
 	}
 	return ""
+}
+
+// ToolOf is the tool a value of e belongs to: the one a ToolNamer found,
+// else the entry's.
+func ToolOf(e *Entry, v Value) string {
+	if v.Tool != "" {
+		return v.Tool
+	}
+	return e.Tool()
 }
