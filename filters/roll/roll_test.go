@@ -16,12 +16,11 @@ import (
 	"github.com/bstools/bs/blobstore"
 	"github.com/bstools/bs/filters/extract"
 	"github.com/bstools/bs/filters/gauge"
+	"github.com/bstools/bs/filters/internal/corpustest"
 	"github.com/bstools/bs/filters/restore"
 	"github.com/bstools/bs/filters/roll"
 	"github.com/bstools/bs/filters/transcript"
 )
-
-const corpusDir = "../../../shared/corpus"
 
 func rollAndCheck(t *testing.T, name string, in []byte, opt roll.Options) []byte {
 	t.Helper()
@@ -337,11 +336,7 @@ func TestRollBelowTriggerPassesThrough(t *testing.T) {
 }
 
 func TestRollCorpus(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join(corpusDir, "*", "*.jsonl"))
-	if len(files) == 0 {
-		t.Skip("corpus not present")
-	}
-	for _, f := range files {
+	for _, f := range corpustest.Files(t, "*/*.jsonl") {
 		info, _ := os.Stat(f)
 		if info.Size() < 500<<10 {
 			continue
@@ -363,12 +358,8 @@ func TestRollCorpus(t *testing.T) {
 // still not empty, since the API takes it as a user message and refuses an
 // empty one.
 func TestRollNoNoteClaudeSummary(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join(corpusDir, "claude-code", "*.jsonl"))
-	if len(files) == 0 {
-		t.Skip("corpus not present")
-	}
 	var in []byte
-	for _, f := range files { // the longest session
+	for _, f := range corpustest.Files(t, "claude-code/*.jsonl") { // the longest session
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
@@ -405,11 +396,7 @@ func TestRollNoNoteClaudeSummary(t *testing.T) {
 // reach the summary and end at the compact boundary, as after Claude
 // Code's own compaction, not stop at a parent that was evicted.
 func TestRollClaudeChain(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join(corpusDir, "claude-code", "*.jsonl"))
-	if len(files) == 0 {
-		t.Skip("corpus not present")
-	}
-	for _, f := range files {
+	for _, f := range corpustest.Files(t, "claude-code/*.jsonl") {
 		in, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
@@ -552,7 +539,7 @@ func TestRollPiTreePath(t *testing.T) {
 // file and as a stream: the model named before the second note sets the
 // window in both.
 func TestRollTwiceGaugeAgrees(t *testing.T) {
-	f := filepath.Join(corpusDir, "codex", "codemie__rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl")
+	f := filepath.Join(corpustest.Dir(), "codex", "codemie__rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl")
 	data, err := os.ReadFile(f)
 	if err != nil {
 		t.Skip("corpus not present")

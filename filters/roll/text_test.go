@@ -1,15 +1,12 @@
 package roll
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
+	"github.com/bstools/bs/filters/internal/corpustest"
 	"github.com/bstools/bs/filters/transcript"
 )
 
@@ -44,31 +41,10 @@ func TestEntryTextJSONMeansTheDecodedText(t *testing.T) {
 		[]byte("{\"a\":\"\x01\"}"),
 		[]byte("{\"a\":\"\xff\"}"),
 	}
-	lines = append(lines, corpusLines(t)...)
+	lines = append(lines, corpustest.Lines(t, 1<<20-1)...)
 	for _, l := range lines {
 		checkEntryText(t, l)
 	}
-}
-
-// corpusLines are the corpus's lines under 1 MiB (none when it is absent).
-func corpusLines(tb testing.TB) [][]byte {
-	var lines [][]byte
-	files, _ := filepath.Glob(filepath.Join("../../../shared/corpus", "*", "*.jsonl"))
-	for _, f := range files {
-		fh, err := os.Open(f)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		sc := bufio.NewScanner(fh)
-		sc.Buffer(nil, 64<<20)
-		for sc.Scan() {
-			if len(sc.Bytes()) < 1<<20 {
-				lines = append(lines, bytes.Clone(sc.Bytes()))
-			}
-		}
-		fh.Close()
-	}
-	return lines
 }
 
 // checkEntryText checks that EntryTextJSON of a line is a JSON string,
@@ -101,7 +77,7 @@ func FuzzEntryTextJSON(f *testing.F) {
 
 // BenchmarkEntryTextJSON runs over the corpus lines a roll would index.
 func BenchmarkEntryTextJSON(b *testing.B) {
-	lines := corpusLines(b)
+	lines := corpustest.Lines(b, 1<<20-1)
 	n := 0
 	for _, l := range lines {
 		n += len(l)

@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/bstools/bs/filters/internal/corpustest"
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -164,7 +166,7 @@ func TestParseAsJSONText(t *testing.T) {
 	for _, l := range lines {
 		checkParse(t, []byte(l))
 	}
-	for _, l := range corpusLines(t, 4<<20) {
+	for _, l := range corpustest.Lines(t, 4<<20) {
 		checkParse(t, l)
 	}
 }

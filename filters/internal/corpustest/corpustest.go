@@ -1,0 +1,53 @@
+// Package corpustest gives tests the shared corpus of real transcripts
+// (../shared/corpus beside the checkout, see its SOURCES.md).
+package corpustest
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+)
+
+// Dir is the corpus directory, found from this file's place in the
+// checkout, so that a test in any package finds it.
+func Dir() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..", "..", "..", "shared", "corpus")
+}
+
+// Files returns the corpus files that pattern names within it (as
+// "claude-code/*.jsonl"), and skips the test when there are none.
+func Files(tb testing.TB, pattern string) []string {
+	tb.Helper()
+	files, _ := filepath.Glob(filepath.Join(Dir(), pattern))
+	if len(files) == 0 {
+		tb.Skip("corpus not present at " + Dir())
+	}
+	return files
+}
+
+// Lines returns every non-blank line of the corpus's transcripts of at
+// most max bytes; none, without skipping, when the corpus is not there.
+func Lines(tb testing.TB, max int) [][]byte {
+	tb.Helper()
+	files, _ := filepath.Glob(filepath.Join(Dir(), "*", "*.jsonl"))
+	var lines [][]byte
+	for _, f := range files {
+		fh, err := os.Open(f)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		sc := bufio.NewScanner(fh)
+		sc.Buffer(nil, 64<<20)
+		for sc.Scan() {
+			if l := sc.Bytes(); len(l) <= max && len(bytes.TrimSpace(l)) > 0 {
+				lines = append(lines, bytes.Clone(l))
+			}
+		}
+		fh.Close()
+	}
+	return lines
+}
