@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -567,6 +568,38 @@ func TestRollTwiceGaugeAgrees(t *testing.T) {
 	fromEnd, err := gauge.MeasureFile(fh, gauge.Options{})
 	if err != nil || fromEnd != streamed {
 		t.Errorf("from the end %+v (%v), streamed %+v", fromEnd, err, streamed)
+	}
+}
+
+// TestRollReadsKeptEntriesAsTheGauge: the context roll starts from counts
+// a pi compaction's kept entries exactly as the gauge does, within its
+// lookback and not beyond it, when roll reads every line (--strict).
+func TestRollReadsKeptEntriesAsTheGauge(t *testing.T) {
+	for _, words := range []int{2000, 600000} { // four kept entries of 4 KB, and of 1.2 MB: past the lookback
+		var b strings.Builder
+		b.WriteString(`{"type":"session","version":3,"id":"s","timestamp":"2026-03-08T12:00:00.000Z","cwd":"/"}` + "\n")
+		for i := range 6 {
+			fmt.Fprintf(&b, `{"type":"message","id":"m%07d","parentId":null,"timestamp":"2026-03-08T12:00:0%d.000Z","message":{"role":"user","content":[{"type":"text","text":%q}]}}`+"\n", i, i, strings.Repeat("w ", words))
+		}
+		b.WriteString(`{"type":"compaction","id":"c0000000","parentId":"m0000005","timestamp":"2026-03-08T12:01:00.000Z","summary":"before","firstKeptEntryId":"m0000002","tokensBefore":20000}` + "\n")
+		in := []byte(b.String())
+		path := filepath.Join(t.TempDir(), "pi.jsonl")
+		os.WriteFile(path, in, 0o600)
+		fh, _ := os.Open(path)
+		want, err := gauge.MeasureFile(fh, gauge.Options{Window: 100_000_000})
+		fh.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		opt := roll.Defaults()
+		opt.Window, opt.Strict, opt.Store = 100_000_000, true, new(blobstore.Mem)
+		st, err := roll.Run(context.Background(), "pi", bytes.NewReader(in), io.Discard, opt)
+		if counted := want.Tokens > 4*words/2; counted != (words < 100000) {
+			t.Fatalf("kept entries of %d words each: the gauge reads %d tokens; the test expects them counted only within the lookback", words, want.Tokens)
+		}
+		if err != nil || st.Rolled || st.TokensBefore != want.Tokens {
+			t.Errorf("kept entries of %d words each: roll read %d tokens (rolled %v, %v), the gauge %d", words, st.TokensBefore, st.Rolled, err, want.Tokens)
+		}
 	}
 }
 
