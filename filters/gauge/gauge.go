@@ -263,7 +263,7 @@ func mayReset(line []byte) bool {
 		colon := i + j
 		i = colon + 1
 		k := colon
-		for k > 0 && isSpace(line[k-1]) {
+		for k > 0 && transcript.IsSpace(line[k-1]) {
 			k--
 		}
 		if k > 0 && line[k-1] == '"' {
@@ -272,7 +272,7 @@ func mayReset(line []byte) bool {
 			}
 		}
 		v := i
-		for v < len(line) && isSpace(line[v]) {
+		for v < len(line) && transcript.IsSpace(line[v]) {
 			v++
 		}
 		if v < len(line) && line[v] == '"' && hasMarker(line[v+1:], resetValues) {
@@ -355,7 +355,6 @@ func decodesTo(b []byte, m string) bool {
 }
 
 // isSpace reports whether c is JSON white space.
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
 // tailBuffer keeps the lines seen since the last reset, in one reused
 // arena in memory up to tailMemory and spilling to a temp file beyond, so

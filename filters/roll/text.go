@@ -39,7 +39,7 @@ func EntryTextJSON(body []byte) []byte {
 	for i := 0; i < len(body); {
 		c := body[i]
 		if c != '"' {
-			if !isSpace(c) {
+			if !transcript.IsSpace(c) {
 				name = nil // a value other than a string, or a separator
 			}
 			i++
@@ -51,7 +51,7 @@ func EntryTextJSON(body []byte) []byte {
 		}
 		raw := body[i:end]
 		i = end
-		for i < len(body) && isSpace(body[i]) {
+		for i < len(body) && transcript.IsSpace(body[i]) {
 			i++
 		}
 		if i < len(body) && body[i] == ':' {
@@ -84,5 +84,3 @@ func skipped(name []byte) bool {
 	var s string
 	return json.Unmarshal(name, &s) == nil && skipKey[s]
 }
-
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }

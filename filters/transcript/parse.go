@@ -384,8 +384,11 @@ func digits(b []byte, i int) int {
 	return i
 }
 
+// IsSpace reports whether c is JSON white space.
+func IsSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
 func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+	for i < len(b) && IsSpace(b[i]) {
 		i++
 	}
 	return i
