@@ -37,6 +37,9 @@ type Line struct {
 	// Estimate.
 	KeptID    string
 	KeptIndex int
+	// On a pi compaction (v2+): its parentId, where the path of the tree
+	// that leads to it goes back from; the kept entries are on that path.
+	Parent string
 }
 
 // Estimator turns text into an estimated token count.
@@ -131,6 +134,7 @@ func classify(t *transcript.Tree, d transcript.Dialect, est Estimator, usageEsti
 			l := content(t.Get(0, "summary"))
 			l.Role = Compaction
 			l.KeptID, l.KeptIndex = str(0, "firstKeptEntryId"), intAt(t, t.Get(0, "firstKeptEntryIndex"))
+			l.Parent = str(0, "parentId")
 			return l
 		case "model_change":
 			return Line{Model: str(0, "modelId")}

@@ -27,13 +27,15 @@ type keptSum struct {
 	bytes int
 	sum   int
 	found bool
+	tree  bool   // a v2+ session: only the compaction's path counts
+	want  string // the id of the next entry back on that path
 }
 
 func newKeptSum(l Line, d transcript.Dialect, est Estimator) *keptSum {
 	if l.Role != Compaction || d != transcript.OpenClaw || (l.KeptID == "" && l.KeptIndex <= 0) {
 		return nil
 	}
-	return &keptSum{l: l, d: d, est: est}
+	return &keptSum{l: l, d: d, est: est, tree: l.KeptID != "", want: l.Parent}
 }
 
 // add takes the next line back, with its pi entry number (v1's
@@ -50,6 +52,19 @@ func (k *keptSum) add(line []byte, number int) bool {
 	t, err := k.p.Parse(line)
 	if err != nil {
 		return true
+	}
+	if k.tree {
+		// A v2+ session is a tree: the compaction's context is the path up
+		// its parentIds, and an entry of another branch between the kept
+		// entries and the compaction (one the user went back from) is not
+		// in it. Past the root, nothing is.
+		if k.want == "" {
+			return false
+		}
+		if t.Str(t.Get(0, "id")) != k.want {
+			return true
+		}
+		k.want = t.Str(t.Get(0, "parentId"))
 	}
 	if l := classify(t, k.d, k.est, true, nil); l.Role == Content || l.Role == Usage {
 		k.sum += l.Estimate

@@ -17,22 +17,47 @@ func piWithCompaction(v1 bool) (withKept, keptOnly string) {
 }
 
 // piSession is piWithCompaction with n messages of words words each, the
-// compaction keeping from message keep on.
+// compaction keeping from message keep on. In v3 each entry is the child
+// of the one before it.
 func piSession(v1 bool, n, words, keep int) (withKept, keptOnly string) {
+	return piBranched(v1, n, words, keep, nil)
+}
+
+// piBranched is piSession where message i's parent is message parents[i]
+// when given: the user went back to it, leaving a branch.
+func piBranched(v1 bool, n, words, keep int, parents map[int]int) (withKept, keptOnly string) {
 	var all, kept strings.Builder
 	if v1 {
 		all.WriteString(`{"type":"session","id":"s","timestamp":"2026-03-08T12:00:00.000Z","cwd":"/"}` + "\n\n")
 	} else {
 		all.WriteString(`{"type":"session","version":3,"id":"s","timestamp":"2026-03-08T12:00:00.000Z","cwd":"/"}` + "\n\n")
 	}
+	onPath := map[int]bool{}
+	for i := n - 1; i >= 0; {
+		onPath[i] = true
+		if p, ok := parents[i]; ok {
+			i = p
+		} else {
+			i--
+		}
+	}
+	ids := func(i int) string {
+		parent := "null"
+		if p, ok := parents[i]; ok {
+			parent = fmt.Sprintf(`"m%07d"`, p)
+		} else if i > 0 {
+			parent = fmt.Sprintf(`"m%07d"`, i-1)
+		}
+		return fmt.Sprintf(`"id":"m%07d","parentId":%s,`, i, parent)
+	}
 	for i := range n {
 		role := []string{"user", "assistant"}[i%2]
-		line := fmt.Sprintf(`{"type":"message","id":"m%07d","parentId":null,"timestamp":"2026-03-08T12:00:0%d.000Z","message":{"role":%q,"content":[{"type":"text","text":%q}]}}`+"\n", i, i, role, strings.Repeat(fmt.Sprintf("w%d ", i), words))
+		line := fmt.Sprintf(`{"type":"message",%s"timestamp":"2026-03-08T12:00:0%d.000Z","message":{"role":%q,"content":[{"type":"text","text":%q}]}}`+"\n", ids(i), i, role, strings.Repeat(fmt.Sprintf("w%d ", i), words))
 		if v1 {
-			line = strings.Replace(line, fmt.Sprintf(`"id":"m%07d","parentId":null,`, i), "", 1)
+			line = strings.Replace(line, ids(i), "", 1)
 		}
 		all.WriteString(line)
-		if i >= keep {
+		if i >= keep && onPath[i] {
 			kept.WriteString(line)
 		}
 	}
@@ -41,7 +66,11 @@ func piSession(v1 bool, n, words, keep int) (withKept, keptOnly string) {
 	if v1 {
 		keptRef = fmt.Sprintf(`"firstKeptEntryIndex":%d`, keep+1)
 	}
-	comp := `{"type":"compaction","timestamp":"2026-03-08T12:01:00.000Z","summary":"what came before",` + keptRef + `,"tokensBefore":9000}` + "\n"
+	compID := ""
+	if !v1 {
+		compID = fmt.Sprintf(`"id":"c0000000","parentId":"m%07d",`, n-1)
+	}
+	comp := `{"type":"compaction",` + compID + `"timestamp":"2026-03-08T12:01:00.000Z","summary":"what came before",` + keptRef + `,"tokensBefore":9000}` + "\n"
 	all.WriteString(comp)
 	after := `{"type":"message","timestamp":"2026-03-08T12:02:00.000Z","message":{"role":"user","content":"and now?"}}` + "\n"
 	all.WriteString(after)
@@ -63,6 +92,19 @@ func TestGaugeCountsPiKeptEntries(t *testing.T) {
 		in, same = piSession(v1, 9, 350000, 6)
 		checkKept(t, v1, in, same)
 	}
+}
+
+// TestGaugeKeptEntriesOnThePath: a v3 session is a tree. Between the
+// first kept entry and the compaction stand entries of a branch the user
+// went back from (messages 3 and 4; message 5 is a child of message 2):
+// they are not in the context, whether the lookback reads them from a
+// stream or from the end of the file.
+func TestGaugeKeptEntriesOnThePath(t *testing.T) {
+	in, same := piBranched(false, 6, 2666, 2, map[int]int{5: 2})
+	if strings.Count(same, `"role"`) != 3 {
+		t.Fatalf("the test keeps %d messages, want 3 (2, 5 and what follows)", strings.Count(same, `"role"`))
+	}
+	checkKept(t, false, in, same)
 }
 
 // checkKept: the gauge of in, streamed and read from the end, is the

@@ -127,7 +127,16 @@ func session(r *rand.Rand, name string) []byte {
 	fmt.Fprintf(&b, `{"type":"session","version":3,"id":%q,"timestamp":"2026-02-18T12:00:00.000Z","cwd":"/"}`+"\n", name)
 	b.WriteString(`{"type":"model_change","id":"m0","parentId":null,"timestamp":"2026-02-18T12:00:00.000Z","provider":"anthropic","modelId":"claude-sonnet-4-5"}` + "\n")
 	n, usage := 0, 1000
-	id := func() string { n++; return fmt.Sprintf("%s%05d", name, n) }
+	// ids gives the next entry its id and makes it the child of the one
+	// before, as pi appends them.
+	ids := func() string {
+		parent := "m0"
+		if n > 0 {
+			parent = fmt.Sprintf("%s%05d", name, n)
+		}
+		n++
+		return fmt.Sprintf(`"id":"%s%05d","parentId":%q`, name, n, parent)
+	}
 	word := func() string {
 		return []string{"alpha", "beta", "gamma", "delta", "grep", "log", "error", "ok", "\\\"q\\\"", "\\n"}[r.IntN(10)]
 	}
@@ -141,18 +150,18 @@ func session(r *rand.Rand, name string) []byte {
 	}
 	turns := 3 + r.IntN(8)
 	for i := range turns {
-		fmt.Fprintf(&b, `{"type":"message","id":"%s","parentId":null,"timestamp":"2026-02-18T12:%02d:00.000Z","message":{"role":"user","content":[{"type":"text","text":"task %d %s"}],"timestamp":1}}`+"\n", id(), i%60, i, text(3))
+		fmt.Fprintf(&b, `{"type":"message",%s,"timestamp":"2026-02-18T12:%02d:00.000Z","message":{"role":"user","content":[{"type":"text","text":"task %d %s"}],"timestamp":1}}`+"\n", ids(), i%60, i, text(3))
 		for c := range r.IntN(4) {
 			usage += 400 + r.IntN(3000)
 			call := fmt.Sprintf("call%d_%d", i, c)
-			fmt.Fprintf(&b, `{"type":"message","id":"%s","parentId":null,"timestamp":"2026-02-18T12:%02d:01.000Z","message":{"role":"assistant","content":[{"type":"thinking","thinking":"%s","thinkingSignature":"s"},{"type":"toolCall","id":"%s","name":"bash","arguments":{"command":"%s"}}],"api":"anthropic-messages","provider":"anthropic","model":"claude-sonnet-4-5","usage":{"input":%d,"output":20,"cacheRead":0,"cacheWrite":0,"totalTokens":%d},"stopReason":"toolUse","timestamp":1}}`+"\n",
-				id(), i%60, text(r.IntN(200)), call, text(2+r.IntN(60)), usage, usage+20)
-			fmt.Fprintf(&b, `{"type":"message","id":"%s","parentId":null,"timestamp":"2026-02-18T12:%02d:02.000Z","message":{"role":"toolResult","toolCallId":"%s","toolName":"bash","content":[{"type":"text","text":"%s"}],"isError":false,"timestamp":1}}`+"\n",
-				id(), i%60, call, text(r.IntN(1500)))
+			fmt.Fprintf(&b, `{"type":"message",%s,"timestamp":"2026-02-18T12:%02d:01.000Z","message":{"role":"assistant","content":[{"type":"thinking","thinking":"%s","thinkingSignature":"s"},{"type":"toolCall","id":"%s","name":"bash","arguments":{"command":"%s"}}],"api":"anthropic-messages","provider":"anthropic","model":"claude-sonnet-4-5","usage":{"input":%d,"output":20,"cacheRead":0,"cacheWrite":0,"totalTokens":%d},"stopReason":"toolUse","timestamp":1}}`+"\n",
+				ids(), i%60, text(r.IntN(200)), call, text(2+r.IntN(60)), usage, usage+20)
+			fmt.Fprintf(&b, `{"type":"message",%s,"timestamp":"2026-02-18T12:%02d:02.000Z","message":{"role":"toolResult","toolCallId":"%s","toolName":"bash","content":[{"type":"text","text":"%s"}],"isError":false,"timestamp":1}}`+"\n",
+				ids(), i%60, call, text(r.IntN(1500)))
 		}
 		usage += 100
-		fmt.Fprintf(&b, `{"type":"message","id":"%s","parentId":null,"timestamp":"2026-02-18T12:%02d:03.000Z","message":{"role":"assistant","content":[{"type":"text","text":"done %s"}],"api":"anthropic-messages","provider":"anthropic","model":"claude-sonnet-4-5","usage":{"input":%d,"output":5,"cacheRead":0,"cacheWrite":0,"totalTokens":%d},"stopReason":"stop","timestamp":1}}`+"\n",
-			id(), i%60, text(r.IntN(100)), usage, usage+5)
+		fmt.Fprintf(&b, `{"type":"message",%s,"timestamp":"2026-02-18T12:%02d:03.000Z","message":{"role":"assistant","content":[{"type":"text","text":"done %s"}],"api":"anthropic-messages","provider":"anthropic","model":"claude-sonnet-4-5","usage":{"input":%d,"output":5,"cacheRead":0,"cacheWrite":0,"totalTokens":%d},"stopReason":"stop","timestamp":1}}`+"\n",
+			ids(), i%60, text(r.IntN(100)), usage, usage+5)
 	}
 	if r.IntN(4) == 0 {
 		b.WriteString(`{"not json` + "\n") // a line retention must skip

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/bstools/bs/filters/gauge"
@@ -31,12 +30,12 @@ func newNote(d transcript.Dialect, lines []line, p plan, opt Options, res gauge.
 	n := &note{d: d, text: p.note, now: opt.Now.UTC().Format(time.RFC3339Nano), tokens: res.Tokens, lines: lines, p: p, session: opt.Session}
 	n.seed = fmt.Sprintf("%d-%d-%s", p.from, p.to, n.now)
 	n.firstKept = p.to
-	for n.firstKept < len(lines) && !lines[n.firstKept].msg {
+	for n.firstKept < len(lines) && !lines[n.firstKept].inContext() {
 		n.firstKept++
 	}
 	// v2+ sessions give every message an id; v1 sessions none.
 	for _, l := range lines {
-		if l.msg && l.id != "" && !strings.HasPrefix(l.id, transcript.GeneratedIDPrefix) {
+		if l.msg && realID(l.id) {
 			n.v3 = true
 			break
 		}
@@ -73,32 +72,33 @@ func rolledTag() string {
 	return fmt.Sprintf(`%q:{"by":%q}`, transcript.RolledField, transcript.RolledBy)
 }
 
-// lastID is the id of the last line before i that has one, or "".
+// lastID is the id of the last line before i that has one and is on the
+// context's path, or "".
 func (n *note) lastID(i int) string {
 	for i--; i >= 0; i-- {
-		if id := n.lines[i].id; id != "" && !strings.HasPrefix(id, transcript.GeneratedIDPrefix) {
-			return id
+		if l := n.lines[i]; realID(l.id) && !l.branch {
+			return l.id
 		}
 	}
 	return ""
 }
 
-// evictedParent is where the chain of parents from the first kept message
-// leaves the rolled file: the first evicted line it names, going up
-// through the lines after the range, and through the kept copies too if
-// throughKept (else a kept copy ends the walk: relink hangs the copies
-// from the marker), or "" when the chain stays in the file.
-func (n *note) evictedParent(throughKept bool) string {
-	if n.firstKept >= len(n.lines) {
+// evictedParent is where the chain of parents from line start leaves the
+// rolled file: the first evicted line it names, going up through the
+// lines after the range, and through the kept copies too if throughKept
+// (else a kept copy ends the walk: relink hangs the copies from the
+// marker), or "" when the chain stays in the file.
+func (n *note) evictedParent(start int, throughKept bool) string {
+	if start < n.p.to || start >= len(n.lines) {
 		return ""
 	}
-	at := map[string]int{} // ids of the range and of the lines after it, up to the first kept message
-	for i := n.p.from; i < n.firstKept; i++ {
+	at := map[string]int{} // ids of the range and of the lines after it
+	for i := n.p.from; i < len(n.lines); i++ {
 		if id := n.lines[i].id; id != "" {
 			at[id] = i
 		}
 	}
-	x := n.lines[n.firstKept].parent
+	x := n.lines[start].parent
 	for steps := 0; x != "" && steps <= len(at); steps++ {
 		i, ok := at[x]
 		if !ok {
@@ -113,6 +113,17 @@ func (n *note) evictedParent(throughKept bool) string {
 		x = n.lines[i].parent // a line that stays: go on up
 	}
 	return ""
+}
+
+// leaf is the last line with an id: where the runtime's chain of parents
+// starts.
+func (n *note) leaf() int {
+	for i := len(n.lines) - 1; i >= 0; i-- {
+		if realID(n.lines[i].id) {
+			return i
+		}
+	}
+	return -1
 }
 
 func nullOr(id string) string {
@@ -161,7 +172,7 @@ func (n *note) relink(sp *spool) ([][]byte, error) {
 		}
 		out = append(out, body)
 	}
-	if x := n.evictedParent(false); x != "" {
+	if x := n.evictedParent(n.firstKept, false); x != "" {
 		out = append(out, []byte(fmt.Sprintf(`{"type":"custom","customType":"bs:bridge","data":{},"id":%s,"parentId":%s,"timestamp":%s,%s}`+"\n",
 			q(x), q(prev), q(n.now), rolledTag())))
 	}
@@ -207,11 +218,15 @@ func (n *note) notes(evicted string, tokensAfter, after int) [][]byte {
 	switch n.d {
 	case transcript.ClaudeCode:
 		boundary, summary := n.uuid("boundary"), n.uuid("summary")
-		if x := n.evictedParent(true); x != "" {
-			// The first kept line names an evicted line as its parent:
-			// the summary takes that uuid, so the chain from the last
-			// line runs through the summary to the boundary, as after
-			// Claude Code's own compaction, instead of stopping short.
+		// Claude Code follows the parentUuids from the last message. When
+		// they lead to an evicted line, the summary takes that uuid, so
+		// the chain runs through the summary to the boundary, as after
+		// Claude Code's own compaction, instead of stopping short. The
+		// chain from the first kept message is the one to mend when the
+		// last message's does not enter the range (a sidechain's line).
+		if x := n.evictedParent(n.leaf(), true); x != "" {
+			summary = x
+		} else if x := n.evictedParent(n.firstKept, true); x != "" {
 			summary = x
 		}
 		logical := n.lastID(n.p.to) // the last line before the compaction

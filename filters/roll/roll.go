@@ -15,6 +15,7 @@ import (
 	"os"
 	"runtime"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/bstools/bs/blobstore"
@@ -88,6 +89,7 @@ type line struct {
 	time   string
 	tool   string
 	parsed bool // valid JSON: an entry the runtime reads (pi numbers them)
+	branch bool // on a branch of a pi tree that the last entry's path leaves: not in context
 	bsNote bool // a line bs roll wrote: never evicted
 	user   bool // a user turn: it closes any call left without a result
 
@@ -128,6 +130,20 @@ func Run(ctx context.Context, name string, r io.Reader, w io.Writer, opt Options
 	if sid != "" {
 		opt.Session = sid
 	}
+	branched := 0
+	if d == transcript.OpenClaw {
+		branched = markBranches(lines)
+	}
+	if branched > 0 {
+		// The context is the path, not the file: count it alone.
+		state = &gauge.State{}
+		for _, l := range lines {
+			if l.branch {
+				l.acct = gauge.Line{}
+			}
+			state.Add(l.acct)
+		}
+	}
 	res := withKept(state.Result(gopt), lines)
 	st := Stats{TokensBefore: res.Tokens, TokensAfter: res.Tokens, Window: res.Window}
 	if res.Ratio < opt.Trigger {
@@ -135,7 +151,13 @@ func Run(ctx context.Context, name string, r io.Reader, w io.Writer, opt Options
 	}
 	plan, ok := planEviction(lines, d, res, opt, needsNewline(sp))
 	if !ok {
-		opt.Log.Warn("context is over the trigger but nothing can be evicted: every message is among the last --min-keep", "tokens", res.Tokens, "window", res.Window)
+		args := []any{"tokens", res.Tokens, "window", res.Window}
+		if branched > 0 {
+			// Only the path from the last entry counts: name what else
+			// there is, in case the tree is not what the user thinks.
+			args = append(args, "lines_off_the_path", branched)
+		}
+		opt.Log.Warn("context is over the trigger but nothing can be evicted: every message is among the last --min-keep", args...)
 		return st, copyAll(w, sp)
 	}
 	return write(ctx, w, sp, lines, d, plan, res, opt, st)
@@ -368,7 +390,7 @@ type plan struct {
 func planEviction(lines []line, d transcript.Dialect, res gauge.Result, opt Options, lastOpen bool) (plan, bool) {
 	start := 0 // the in-context part begins after the latest compaction
 	for i, l := range lines {
-		if l.acct.Role != gauge.Compaction {
+		if l.acct.Role != gauge.Compaction || l.branch {
 			continue
 		}
 		start = i + 1
@@ -382,7 +404,7 @@ func planEviction(lines []line, d transcript.Dialect, res gauge.Result, opt Opti
 	// them belongs to.
 	end, seen := len(lines), 0
 	for i := len(lines) - 1; i >= start && seen < opt.MinKeep; i-- {
-		if lines[i].msg {
+		if lines[i].inContext() {
 			seen++
 			end = i
 		}
@@ -401,7 +423,7 @@ func planEviction(lines []line, d transcript.Dialect, res gauge.Result, opt Opti
 	open := map[string]bool{}
 	for i := start; i < len(lines); i++ {
 		l := lines[i]
-		if !l.msg {
+		if !l.inContext() {
 			continue
 		}
 		if l.user {
@@ -450,7 +472,7 @@ func planEviction(lines []line, d transcript.Dialect, res gauge.Result, opt Opti
 				continue // copied after the note: still in context
 			}
 			evicted += inContextEstimate(lines[i])
-			if lines[i].msg {
+			if lines[i].inContext() {
 				messages++
 				last = lines[i].time
 				if last == "" {
@@ -511,12 +533,20 @@ func entries(lines []line) int {
 
 // kept reports whether a line of the evicted range stays, copied after the
 // note: it is not a conversation message (the runtime needs it to load
-// the file: a header, a model or settings change) and not noise that goes
-// with its unit.
-func kept(l line) bool { return !l.msg && !l.noise }
+// the file: a header, a model or settings change), not noise that goes
+// with its unit, and not on a branch the context has left (a settings
+// change there does not apply).
+func kept(l line) bool { return !l.msg && !l.noise && !l.branch }
+
+// inContext reports whether a line is a conversation message in the
+// context: a message on a branch the user went back from is not.
+func (l line) inContext() bool { return l.msg && !l.branch }
 
 // inContextEstimate is a line's estimated share of the context.
 func inContextEstimate(l line) int {
+	if l.branch {
+		return 0
+	}
 	if l.acct.Role == gauge.Content || l.acct.Role == gauge.Usage {
 		return l.acct.Estimate
 	}
@@ -571,11 +601,53 @@ func keptStart(lines []line, c int) int {
 // latestCompaction is the index of the last compaction line, or -1.
 func latestCompaction(lines []line) int {
 	for i := len(lines) - 1; i >= 0; i-- {
-		if lines[i].acct.Role == gauge.Compaction {
+		if lines[i].acct.Role == gauge.Compaction && !lines[i].branch {
 			return i
 		}
 	}
 	return -1
+}
+
+// markBranches marks the lines of a pi tree (v2+) that are off the path
+// from the last entry up its parentIds to the root, and counts them. pi builds the context from that path alone: a user who
+// went back to an earlier entry and went on from there left the entries
+// after it on a branch, still in the file but out of the context. Lines
+// without an id (the header, bad lines) are on no branch.
+func markBranches(lines []line) int {
+	at := map[string]int{}
+	leaf := -1
+	for i, l := range lines {
+		if realID(l.id) {
+			at[l.id] = i
+			leaf = i
+		}
+	}
+	if leaf < 0 {
+		return 0
+	}
+	on := make([]bool, len(lines))
+	for i := leaf; !on[i]; {
+		on[i] = true
+		j, ok := at[lines[i].parent]
+		if !ok {
+			break
+		}
+		i = j
+	}
+	n := 0
+	for i := range lines {
+		if realID(lines[i].id) && !on[i] {
+			lines[i].branch = true
+			n++
+		}
+	}
+	return n
+}
+
+// realID reports whether id is one the transcript gives, not one bs made
+// up for an entry without one.
+func realID(id string) bool {
+	return id != "" && !strings.HasPrefix(id, transcript.GeneratedIDPrefix)
 }
 
 // noteText is the eviction note of seed 004, with how to get it back.

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -409,50 +411,7 @@ func TestRollClaudeChain(t *testing.T) {
 			opt := roll.Defaults()
 			opt.Trigger, opt.Target, opt.MinKeep = 0.02, 0.01, 4
 			out := rollAndCheck(t, "cc", in, opt)
-			type entry struct {
-				UUID, ParentUUID, Type, Subtype string
-				Summary                         bool
-				Rolled                          bool
-			}
-			byID := map[string]entry{}
-			var last entry
-			for _, l := range strings.Split(string(out), "\n") {
-				var e struct {
-					UUID             string          `json:"uuid"`
-					ParentUUID       *string         `json:"parentUuid"`
-					Type             string          `json:"type"`
-					Subtype          string          `json:"subtype"`
-					IsCompactSummary bool            `json:"isCompactSummary"`
-					Rolled           json.RawMessage `json:"_rolled"`
-				}
-				if json.Unmarshal([]byte(l), &e) != nil || e.UUID == "" {
-					continue
-				}
-				en := entry{UUID: e.UUID, Type: e.Type, Subtype: e.Subtype, Summary: e.IsCompactSummary, Rolled: e.Rolled != nil}
-				if e.ParentUUID != nil {
-					en.ParentUUID = *e.ParentUUID
-				}
-				byID[e.UUID] = en
-				if e.Type == "user" || e.Type == "assistant" {
-					last = en
-				}
-			}
-			sawSummary := false
-			e := last
-			for steps := 0; e.ParentUUID != ""; steps++ {
-				p, ok := byID[e.ParentUUID]
-				if !ok {
-					t.Fatalf("the chain from the last message stops at %s, whose parent %s is not in the file", e.UUID, e.ParentUUID)
-				}
-				if steps > len(byID) {
-					t.Fatal("the chain loops")
-				}
-				e = p
-				sawSummary = sawSummary || (e.Summary && e.Rolled)
-			}
-			if !sawSummary || e.Subtype != "compact_boundary" || !e.Rolled {
-				t.Errorf("the chain ends at %+v (through the summary: %v); want roll's compact boundary", e, sawSummary)
-			}
+			byID, _ := claudeChain(t, out)
 			// The boundary's logical parent is not the summary below it:
 			// a tool that follows logicalParentUuid would loop.
 			var boundary struct {
@@ -469,6 +428,207 @@ func TestRollClaudeChain(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// claudeEntry is what Claude Code's walk up the chain reads of a line.
+type claudeEntry struct {
+	UUID, ParentUUID, Type, Subtype string
+	Summary                         bool
+	Rolled                          bool
+}
+
+// claudeChain walks parentUuid up from the last message of a rolled Claude
+// Code file, as Claude Code loads the conversation. The walk must run
+// through roll's summary to its compact boundary, not stop at a parent
+// that was evicted. It returns the file's lines by uuid and the uuids on
+// the chain.
+func claudeChain(t *testing.T, out []byte) (byID map[string]claudeEntry, chain map[string]bool) {
+	t.Helper()
+	byID, chain = map[string]claudeEntry{}, map[string]bool{}
+	var last claudeEntry
+	for _, l := range strings.Split(string(out), "\n") {
+		var e struct {
+			UUID             string          `json:"uuid"`
+			ParentUUID       *string         `json:"parentUuid"`
+			Type             string          `json:"type"`
+			Subtype          string          `json:"subtype"`
+			IsCompactSummary bool            `json:"isCompactSummary"`
+			Rolled           json.RawMessage `json:"_rolled"`
+		}
+		if json.Unmarshal([]byte(l), &e) != nil || e.UUID == "" {
+			continue
+		}
+		en := claudeEntry{UUID: e.UUID, Type: e.Type, Subtype: e.Subtype, Summary: e.IsCompactSummary, Rolled: e.Rolled != nil}
+		if e.ParentUUID != nil {
+			en.ParentUUID = *e.ParentUUID
+		}
+		byID[e.UUID] = en
+		if e.Type == "user" || e.Type == "assistant" {
+			last = en
+		}
+	}
+	sawSummary := false
+	e := last
+	chain[e.UUID] = true
+	for steps := 0; e.ParentUUID != ""; steps++ {
+		p, ok := byID[e.ParentUUID]
+		if !ok {
+			t.Fatalf("the chain from the last message stops at %s, whose parent %s is not in the file", e.UUID, e.ParentUUID)
+		}
+		if steps > len(byID) {
+			t.Fatal("the chain loops")
+		}
+		e = p
+		chain[e.UUID] = true
+		sawSummary = sawSummary || (e.Summary && e.Rolled)
+	}
+	if !sawSummary || e.Subtype != "compact_boundary" || !e.Rolled {
+		t.Errorf("the chain ends at %+v (through the summary: %v); want roll's compact boundary", e, sawSummary)
+	}
+	return byID, chain
+}
+
+// TestRollClaudeRewind: a user who rewinds a Claude Code conversation to
+// an earlier message leaves the messages after it on a branch; the chain
+// from the last message skips them. After a roll that evicts the message
+// the chain goes back to, the chain still reaches the summary, whichever
+// message comes first after the range in the file.
+func TestRollClaudeRewind(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"type":"file-history-snapshot","messageId":"x","snapshot":{"messageId":"x","trackedFileBackups":{},"timestamp":"2026-03-08T12:00:00.000Z"},"isSnapshotUpdate":false}` + "\n")
+	parent := "null"
+	for i := 1; i <= 30; i++ {
+		if i == 7 {
+			parent = `"c0000002"` // the rewind: messages 3 to 6 are a branch
+		}
+		id := fmt.Sprintf("c%07d", i)
+		text := strings.Repeat(fmt.Sprintf("w%02d ", i), 1000) // 1000 tokens
+		if i%2 == 1 {
+			fmt.Fprintf(&b, `{"parentUuid":%s,"isSidechain":false,"type":"user","message":{"role":"user","content":%q},"uuid":%q,"timestamp":"2026-03-08T12:00:%02d.000Z","sessionId":"s"}`+"\n", parent, text, id, i)
+		} else {
+			fmt.Fprintf(&b, `{"parentUuid":%s,"isSidechain":false,"type":"assistant","message":{"id":"msg_%d","role":"assistant","content":[{"type":"text","text":%q}]},"uuid":%q,"timestamp":"2026-03-08T12:00:%02d.000Z","sessionId":"s"}`+"\n", parent, i, text, id, i)
+		}
+		parent = strconv.Quote(id)
+	}
+	opt := roll.Defaults()
+	opt.Window, opt.MinKeep = 30*1000*4/4*100/95, 4
+	out := rollAndCheck(t, "cc", []byte(b.String()), opt)
+	_, chain := claudeChain(t, out)
+	for i := 7; i <= 30; i++ {
+		if id := fmt.Sprintf("c%07d", i); strings.Contains(string(out), `"uuid":"`+id+`"`) && !chain[id] {
+			t.Errorf("%s is in the rolled file but not on the chain", id)
+		}
+	}
+}
+
+// piContext is what pi gives the model from a v2+ session, as its
+// buildSessionContext does: the path from the last entry up its
+// parentIds; cut at the latest compaction on it, the compaction's summary,
+// the path's entries from its first kept one on and what follows. It
+// returns the ids of the compaction and the messages in context, and of
+// the settings entries on the path; the path must reach the root.
+func piContext(t *testing.T, data []byte) (messages, settings []string) {
+	t.Helper()
+	type entry struct {
+		ID, Type, FirstKeptEntryID string
+		ParentID                   *string
+	}
+	byID := map[string]entry{}
+	var last entry
+	for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var e entry
+		if json.Unmarshal([]byte(l), &e) != nil || e.Type == "session" {
+			continue
+		}
+		if _, dup := byID[e.ID]; dup {
+			t.Fatalf("id %s twice in the file", e.ID)
+		}
+		byID[e.ID], last = e, e
+	}
+	var path []entry
+	for e := last; ; {
+		path = append(path, e)
+		if e.ParentID == nil {
+			break
+		}
+		p, ok := byID[*e.ParentID]
+		if !ok {
+			t.Fatalf("the path from the last entry stops at %s: its parent %s is not in the file", e.ID, *e.ParentID)
+		}
+		if len(path) > len(byID) {
+			t.Fatal("the path loops")
+		}
+		e = p
+	}
+	slices.Reverse(path)
+	from, c := 0, -1
+	for i, e := range path {
+		if e.Type == "compaction" {
+			c, from = i, i+1
+		}
+	}
+	for i := 0; i < c; i++ {
+		if path[i].ID == path[c].FirstKeptEntryID {
+			from = i
+			break
+		}
+	}
+	if c >= 0 {
+		messages = append(messages, path[c].ID)
+	}
+	for i, e := range path {
+		switch {
+		case e.Type == "message" && i >= from:
+			messages = append(messages, e.ID)
+		case e.Type == "thinking_level_change" || e.Type == "model_change":
+			settings = append(settings, e.ID)
+		}
+	}
+	return messages, settings
+}
+
+// TestRollPiBranch: a pi user went back to message 5 and went on from
+// there, and later back to message 15: messages 6 to 8 with a thinking
+// level set among them, and 16 to 20, are branches, in the file but not
+// in the context. Roll evicts from the context, so the messages it
+// counts and keeps are the path's: the context after is the summary and
+// the end of the context before, the branch's setting stays off the
+// path, and the path reaches the root.
+func TestRollPiBranch(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"type":"session","version":3,"id":"s","timestamp":"2026-03-08T12:00:00.000Z","cwd":"/"}` + "\n")
+	b.WriteString(`{"type":"thinking_level_change","id":"t0000000","parentId":null,"timestamp":"2026-03-08T12:00:00.000Z","thinkingLevel":"high"}` + "\n")
+	parent := "t0000000"
+	for i := 1; i <= 30; i++ {
+		switch i {
+		case 7:
+			fmt.Fprintf(&b, `{"type":"thinking_level_change","id":"t0000007","parentId":%q,"timestamp":"2026-03-08T12:00:00.000Z","thinkingLevel":"low"}`+"\n", parent)
+			parent = "t0000007"
+		case 9:
+			parent = "m0000005" // the user went back
+		case 21:
+			parent = "m0000015" // and again
+		}
+		id := fmt.Sprintf("m%07d", i)
+		role := []string{"assistant", "user"}[i%2]
+		fmt.Fprintf(&b, `{"type":"message","id":%q,"parentId":%q,"timestamp":"2026-03-08T12:00:%02d.000Z","message":{"role":%q,"content":[{"type":"text","text":%q}]}}`+"\n", id, parent, i, role, strings.Repeat(fmt.Sprintf("w%02d ", i), 1000))
+		parent = id
+	}
+	in := []byte(b.String())
+	before, _ := piContext(t, in)
+	if len(before) != 22 {
+		t.Fatalf("the test's context holds %d messages, want 22", len(before))
+	}
+	opt := roll.Defaults()
+	opt.Window, opt.MinKeep = 22*1000*100/120, 4 // 120%: the target is reached by evicting 8 of the path's messages
+	out := rollAndCheck(t, "pi", in, opt)
+	after, settings := piContext(t, out)
+	if want := before[8:]; !slices.Equal(after[1:], want) {
+		t.Errorf("the context after the roll is the summary and %v, want %v", after[1:], want)
+	}
+	if !slices.Equal(settings, []string{"t0000000"}) {
+		t.Errorf("settings on the path %v, want the thinking level set at the start only", settings)
 	}
 }
 
@@ -579,7 +739,11 @@ func TestRollReadsKeptEntriesAsTheGauge(t *testing.T) {
 		var b strings.Builder
 		b.WriteString(`{"type":"session","version":3,"id":"s","timestamp":"2026-03-08T12:00:00.000Z","cwd":"/"}` + "\n")
 		for i := range 6 {
-			fmt.Fprintf(&b, `{"type":"message","id":"m%07d","parentId":null,"timestamp":"2026-03-08T12:00:0%d.000Z","message":{"role":"user","content":[{"type":"text","text":%q}]}}`+"\n", i, i, strings.Repeat("w ", words))
+			parent := "null"
+			if i > 0 {
+				parent = fmt.Sprintf(`"m%07d"`, i-1)
+			}
+			fmt.Fprintf(&b, `{"type":"message","id":"m%07d","parentId":%s,"timestamp":"2026-03-08T12:00:0%d.000Z","message":{"role":"user","content":[{"type":"text","text":%q}]}}`+"\n", i, parent, i, strings.Repeat("w ", words))
 		}
 		b.WriteString(`{"type":"compaction","id":"c0000000","parentId":"m0000005","timestamp":"2026-03-08T12:01:00.000Z","summary":"before","firstKeptEntryId":"m0000002","tokensBefore":20000}` + "\n")
 		in := []byte(b.String())
@@ -611,8 +775,13 @@ func TestRollTwice(t *testing.T) {
 	opt := roll.Defaults()
 	opt.Store = store
 	first := rollAndCheck(t, "syn", synthetic(70), opt)
-	// The agent goes on: append turns after the compaction.
+	// The agent goes on: append turns after the compaction, the first a
+	// child of it, as pi appends to its leaf.
+	var compaction struct{ ID string }
+	firstLines := strings.Split(strings.TrimSpace(string(first)), "\n")
+	json.Unmarshal([]byte(firstLines[len(firstLines)-1]), &compaction)
 	more := strings.SplitAfter(string(synthetic(110)), "\n")
+	more[2+4*70] = regexp.MustCompile(`"parentId":"[^"]*"`).ReplaceAllString(more[2+4*70], `"parentId":"`+compaction.ID+`"`)
 	grown := append([]byte(nil), first...)
 	for _, l := range more[2+4*70:] {
 		grown = append(grown, l...)
@@ -626,7 +795,7 @@ func TestRollTwice(t *testing.T) {
 	if _, _, err := restore.Run(context.Background(), "x", bytes.NewReader(second), &back, restore.Options{All: true, Store: store}); err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(back.Bytes(), synthetic(110)) {
+	if back.String() != strings.Join(more, "") {
 		t.Error("restore --all after two rolls is not the whole session")
 	}
 }
