@@ -92,6 +92,9 @@ type run struct {
 	// Undoing bs roll (--all only).
 	skip         int  // lines still to drop after a marker: its copies
 	unrollFailed bool // a range could not be read back: keep every roll line
+	// The last note dropped said roll gave the input's last line its line
+	// feed, and no line has been written since: the output ends without.
+	dropNewline bool
 
 	mu   sync.Mutex // guards errs and res.KeysRestored, written by jobs
 	errs []error
@@ -118,6 +121,10 @@ func Run(ctx context.Context, name string, r io.Reader, w io.Writer, opt Options
 		}
 		return nil
 	})
+	end := &finalNewline{w: w}
+	if opt.All {
+		w = end
+	}
 	sink := transcript.NewSink(w, opt.Workers, nil)
 	err := func() error {
 		for {
@@ -140,7 +147,11 @@ func Run(ctx context.Context, name string, r io.Reader, w io.Writer, opt Options
 			}
 		}
 	}()
-	if cerr := sink.Close(); err == nil && cerr != nil {
+	cerr := sink.Close()
+	if cerr == nil && opt.All {
+		cerr = end.finish(x.dropNewline)
+	}
+	if err == nil && cerr != nil {
 		err = fmt.Errorf("writing output: %w", cerr)
 	}
 	if err != nil {
@@ -192,6 +203,7 @@ func (x *run) handle(ctx context.Context, sink *transcript.Sink, line transcript
 			x.skip--
 			return nil
 		}
+		x.dropNewline = false // a line follows the one roll ended, unless this is a note
 		if t != nil && t.Get(0, transcript.ArchivedField) >= 0 {
 			if ok, err := x.unarchive(ctx, sink, line, t, d); ok || err != nil {
 				return err
@@ -203,7 +215,10 @@ func (x *run) handle(ctx context.Context, sink *transcript.Sink, line transcript
 					return err
 				}
 			} else if !x.unrollFailed {
-				return nil // a note: not part of the original
+				// A note: not part of the original.
+				k := t.Get(t.Get(0, transcript.RolledField), transcript.RolledNewline)
+				x.dropNewline = k >= 0 && string(t.Raw(k)) == "true"
+				return nil
 			}
 		}
 	}
@@ -498,4 +513,41 @@ func isRestoreCall(tools []string) bool {
 		}
 	}
 	return true
+}
+
+// finalNewline passes writes through but holds back a line feed that ends
+// one, so that the output can end without it: roll gives a last line
+// without one its line feed before appending a note after it.
+type finalNewline struct {
+	w    io.Writer
+	held bool
+}
+
+func (f *finalNewline) Write(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	if f.held {
+		if _, err := f.w.Write([]byte{'\n'}); err != nil {
+			return 0, err
+		}
+		f.held = false
+	}
+	body := p
+	if body[len(body)-1] == '\n' {
+		body, f.held = body[:len(body)-1], true
+	}
+	if _, err := f.w.Write(body); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// finish writes the line feed held back, unless it is to be dropped.
+func (f *finalNewline) finish(drop bool) error {
+	if !f.held || drop {
+		return nil
+	}
+	_, err := f.w.Write([]byte{'\n'})
+	return err
 }

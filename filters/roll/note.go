@@ -67,6 +67,12 @@ func rolled(tokens, kept int) string {
 	return fmt.Sprintf(`%q:{"by":%q,"tokens":%d,"kept_lines":%d}`, transcript.RolledField, transcript.RolledBy, tokens, kept)
 }
 
+// rolledNewline is rolled for a note appended after a line feed roll
+// added.
+func rolledNewline(tokens, kept int) string {
+	return fmt.Sprintf(`%q:{"by":%q,"tokens":%d,"kept_lines":%d,%q:true}`, transcript.RolledField, transcript.RolledBy, tokens, kept, transcript.RolledNewline)
+}
+
 // rolledTag marks the other lines bs roll writes.
 func rolledTag() string {
 	return fmt.Sprintf(`%q:{"by":%q}`, transcript.RolledField, transcript.RolledBy)
@@ -185,7 +191,11 @@ func (n *note) relink(sp *spool) ([][]byte, error) {
 // compaction is the OpenClaw/pi compaction entry, appended as pi appends
 // its own: the kept entries from firstKeptEntryId (v2+) or
 // firstKeptEntryIndex (v1) on stay in context.
-func (n *note) compaction(tokensAfter, scope int) []byte {
+func (n *note) compaction(tokensAfter, scope int, newline bool) []byte {
+	r := rolled(tokensAfter, scope)
+	if newline {
+		r = rolledNewline(tokensAfter, scope)
+	}
 	if n.v3 {
 		id := n.shortID("compaction")
 		kept := id // nothing kept: the context starts at the compaction itself
@@ -193,7 +203,7 @@ func (n *note) compaction(tokensAfter, scope int) []byte {
 			kept = n.lines[n.firstKept].id
 		}
 		return []byte(fmt.Sprintf(`{"type":"compaction","id":%s,"parentId":%s,"timestamp":%s,"summary":%s,"firstKeptEntryId":%s,"tokensBefore":%d,%s}`+"\n",
-			q(id), nullOr(n.lastID(len(n.lines))), q(n.now), q(n.text), q(kept), n.tokens, rolled(tokensAfter, scope)))
+			q(id), nullOr(n.lastID(len(n.lines))), q(n.now), q(n.text), q(kept), n.tokens, r))
 	}
 	// v1 numbers the entries pi parses from 0, the header first (see
 	// entryLine); in the rolled file the marker and the kept copies stand
@@ -205,7 +215,7 @@ func (n *note) compaction(tokensAfter, scope int) []byte {
 		}
 	}
 	return []byte(fmt.Sprintf(`{"type":"compaction","timestamp":%s,"summary":%s,"firstKeptEntryIndex":%d,"tokensBefore":%d,%s}`+"\n",
-		q(n.now), q(n.text), index, n.tokens, rolled(tokensAfter, scope)))
+		q(n.now), q(n.text), index, n.tokens, r))
 }
 
 // noNoteClaude is the Claude Code summary's text under --no-note.

@@ -756,17 +756,25 @@ func write(ctx context.Context, w io.Writer, sp *spool, lines []line, d transcri
 				bw.copy(sp.section(lines[i].off, int64(lines[i].n)))
 			}
 		}
-		if last := lines[len(lines)-1]; needsNewline(sp) {
+		switch last := lines[len(lines)-1]; {
+		case needsNewline(sp) && !last.parsed:
 			// The last line is unfinished (an agent may be writing it):
 			// the note goes before it, never glued to it.
 			// Its usage, if any, predates the roll: the note's scope
 			// covers it (its text is in tokensAfter already).
 			bw.copy(sp.section(to, last.off-to))
-			bw.write(n.compaction(p.tokensAfter, 1))
+			bw.write(n.compaction(p.tokensAfter, 1, false))
 			bw.copy(sp.section(last.off, int64(last.n)))
-		} else {
+		case needsNewline(sp):
+			// A whole entry without its line feed: the compaction must
+			// come after it, or pi takes that entry for the leaf and
+			// never sees the compaction. It gets a line feed, which the
+			// compaction records for restore to take away.
 			bw.copy(sp.section(to, sp.size-to))
-			bw.write(n.compaction(p.tokensAfter, 0))
+			bw.write([]byte("\n"), n.compaction(p.tokensAfter, 0, true))
+		default:
+			bw.copy(sp.section(to, sp.size-to))
+			bw.write(n.compaction(p.tokensAfter, 0, false))
 		}
 	} else {
 		bw.write(n.notes(evicted, p.tokensAfter, afterNote)...)

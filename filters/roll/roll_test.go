@@ -1028,14 +1028,44 @@ func TestScopeCountsEveryLine(t *testing.T) {
 	}
 }
 
-// TestUnfinishedLastLine: a last line without its newline (an agent still
-// writing) is never evicted, even with --min-keep 0.
+// TestUnfinishedLastLine: a last line cut short, without its newline (an
+// agent still writing it), is never evicted, even with --min-keep 0, and
+// stays last.
 func TestUnfinishedLastLine(t *testing.T) {
-	in := bytes.TrimSuffix(synthetic(70), []byte("\n"))
+	in := append(synthetic(70), `{"type":"message","id":"ffff0001","parentId":"00000454","timestamp":"2026-03-08T12:0`...)
 	opt := roll.Defaults()
 	opt.MinKeep = 0
 	out := rollAndCheck(t, "open", in, opt)
 	if !bytes.HasSuffix(out, in[bytes.LastIndexByte(in, '\n'):]) {
 		t.Error("the unfinished last line did not stay last")
+	}
+}
+
+// TestLastLineWithoutNewline: a whole last entry without its line feed is
+// pi's leaf. The compaction goes after it, as pi would append it (else pi
+// would never see it), so the entry gets a line feed, which restore takes
+// away again.
+func TestLastLineWithoutNewline(t *testing.T) {
+	in := bytes.TrimSuffix(synthetic(70), []byte("\n"))
+	opt := roll.Defaults()
+	opt.Store = new(blobstore.Mem)
+	out := rollAndCheck(t, "whole", in, opt) // restore --all gives in back
+	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	last := string(in[bytes.LastIndexByte(in, '\n')+1:])
+	if len(lines) < 2 || lines[len(lines)-2] != last || !strings.Contains(lines[len(lines)-1], `"type":"compaction"`) {
+		t.Fatalf("the rolled file ends with %.80q and %.80q; want the last entry, then the compaction", lines[len(lines)-2], lines[len(lines)-1])
+	}
+	if messages, _ := piContext(t, out); len(messages) < 2 || !strings.Contains(last, messages[len(messages)-1]) {
+		t.Errorf("pi's context %v does not end with the last entry", messages)
+	}
+	// The agent goes on after the roll: the line feed roll added is now
+	// inside the file and stays there.
+	grown := append(append([]byte(nil), out...), `{"type":"message","id":"ffff0002","parentId":"x","timestamp":"2026-03-08T13:00:00.000Z","message":{"role":"user","content":"more"}}`+"\n"...)
+	var back bytes.Buffer
+	if _, _, err := restore.Run(context.Background(), "g", bytes.NewReader(grown), &back, restore.Options{All: true, Store: opt.Store}); err != nil {
+		t.Fatal(err)
+	}
+	if want := string(in) + "\n" + `{"type":"message","id":"ffff0002"`; !strings.HasPrefix(back.String(), want) {
+		t.Errorf("restore --all of the grown file does not give the input and the new line after a line feed")
 	}
 }

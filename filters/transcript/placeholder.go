@@ -12,11 +12,14 @@ import (
 // tokens, counting the N lines that follow the note. EvictedField marks the
 // line standing where evicted lines were: {"blobs":[…],"bytes":N,"skip":K}
 // names the blobs holding their exact bytes, in order, and how many of the
-// following lines are copies of lines kept from the range.
+// following lines are copies of lines kept from the range. A note appended
+// after an input whose complete last line had no line feed gave it one,
+// and says so with RolledNewline:true in its RolledField.
 const (
-	RolledField  = "_rolled"
-	RolledBy     = "bs roll"
-	EvictedField = "_evicted"
+	RolledField   = "_rolled"
+	RolledBy      = "bs roll"
+	EvictedField  = "_evicted"
+	RolledNewline = "newline_added"
 )
 
 // Placeholder returns the text left where a value of entry id was removed:
