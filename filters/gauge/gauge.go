@@ -154,8 +154,9 @@ func Measure(name string, r io.Reader, tee io.Writer, opt Options) (Result, erro
 		return t, nil
 	}
 	handle := func(line transcript.Line) error {
+		valid := -1 // for the ring: whether the line parses, if known
 		if d == transcript.OpenClaw {
-			defer ring.add(line.Body)
+			defer func() { ring.add(line.Body, valid) }()
 		}
 		// Inside a roll note's scope lines are counted one by one, in order.
 		if s.scope == 0 && !mayReset(line.Body) {
@@ -163,9 +164,11 @@ func Measure(name string, r io.Reader, tee io.Writer, opt Options) (Result, erro
 		}
 		t, err := parse(line)
 		if err != nil || t == nil {
+			valid = 0
 			s.Add(Line{}) // it is still a line of a roll note's scope
 			return err
 		}
+		valid = 1
 		l := classify(t, d, opt.Estimator, false, nil)
 		if l.Role == Usage || l.Role == Compaction {
 			tail.reset()

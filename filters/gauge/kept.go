@@ -95,7 +95,12 @@ type keptRing struct {
 	written int64      // bytes ever written to buf
 	lines   []ringLine // lines[head:] are held, oldest first
 	head    int
-	entries int // non-blank lines so far: pi's entry number of the next
+	entries int // pi's entry number of the next line
+	// A v1 session (its header has no version) numbers its entries for a
+	// compaction's firstKeptEntryIndex: only the lines pi parses get a
+	// number, so each line is checked. v2+ names entries by id instead.
+	started, v1 bool
+	p           transcript.Parser
 }
 
 type ringLine struct {
@@ -104,12 +109,26 @@ type ringLine struct {
 	number int
 }
 
-func (r *keptRing) add(body []byte) {
+// add takes the next line of the stream; valid says whether it is known
+// to parse (1), known not to (0), or not known (-1).
+func (r *keptRing) add(body []byte, valid int) {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return
 	}
+	if !r.started {
+		r.started = true
+		t, err := r.p.Parse(body)
+		r.v1 = err == nil && t.Str(t.Get(0, "type")) == "session" && t.Get(0, "version") < 0
+	}
+	if r.v1 && valid < 0 {
+		if _, err := r.p.Parse(body); err == nil {
+			valid = 1
+		}
+	}
 	number := r.entries
-	r.entries++
+	if !r.v1 || valid == 1 {
+		r.entries++ // a line pi cannot parse is no entry (and keptSum skips it)
+	}
 	if r.buf == nil {
 		r.buf = make([]byte, KeptLookback)
 	}

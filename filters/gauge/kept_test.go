@@ -107,6 +107,16 @@ func TestGaugeKeptEntriesOnThePath(t *testing.T) {
 	checkKept(t, false, in, same)
 }
 
+// TestGaugeV1NumbersParsedEntries: pi numbers a v1 session's entries by
+// the lines it parses, so a line cut short before the kept entries takes
+// no number, streamed or from the end.
+func TestGaugeV1NumbersParsedEntries(t *testing.T) {
+	in, same := piWithCompaction(true)
+	header := strings.Index(in, "\n\n") + 2
+	in = in[:header] + `{"type":"message","timestamp":"2026-03-08T12:00:00.500Z","message":{"role":"user","cont` + "\n" + in[header:]
+	checkKept(t, true, in, same)
+}
+
 // checkKept: the gauge of in, streamed and read from the end, is the
 // gauge of same, which holds the same context with nothing kept from
 // before its compaction.
