@@ -387,7 +387,7 @@ func indexFile(ctx context.Context, path string, store blobstore.Store, cm *comm
 			if rerr != nil {
 				cm.ui.warnf(msgIndexRolled, path, rerr)
 			}
-			n += indexEvicted(ctx, path, session, chunks, store, src.Dialect(), cm, w)
+			n += indexEvicted(ctx, path, session, chunks, store, src.Dialect(), &tools, cm, w)
 			continue
 		}
 		if rerr != nil {
@@ -407,8 +407,10 @@ func indexFile(ctx context.Context, path string, store blobstore.Store, cm *comm
 	}
 }
 
-// indexEvicted adds a row for each message in a range bs roll evicted.
-func indexEvicted(ctx context.Context, path, session string, chunks []restore.Ref, store blobstore.Store, d transcript.Dialect, cm *common, w *indexWriter) int {
+// indexEvicted adds a row for each message in a range bs roll evicted,
+// naming the tools of its results as roll named them, with the calls
+// before them (tools).
+func indexEvicted(ctx context.Context, path, session string, chunks []restore.Ref, store blobstore.Store, d transcript.Dialect, tools *transcript.ToolNamer, cm *common, w *indexWriter) int {
 	n := 0
 	var p transcript.Parser
 	for _, c := range chunks {
@@ -424,13 +426,14 @@ func indexEvicted(ctx context.Context, path, session string, chunks []restore.Re
 				continue
 			}
 			e := transcript.View(lt, d)
+			tools.Name(&e)
 			if !roll.Evictable(lt, e) {
 				continue // it stayed: roll gave it no row
 			}
 			if e.ID == "" {
 				e.ID = transcript.DeriveID(line) // as roll named it
 			}
-			w.add(index.Row{Session: session, EntryID: e.ID, Blob: blob, Kind: "entry", Tool: e.Tool(), Time: e.Time, Text: roll.EntryText(line)})
+			w.add(index.Row{Session: session, EntryID: e.ID, Blob: blob, Kind: "entry", Tool: transcript.EntryTool(&e), Time: e.Time, Text: roll.EntryText(line)})
 			n++
 		}
 	}

@@ -219,6 +219,7 @@ func scan(ctx context.Context, name string, sp *spool, opt Options) ([]line, tra
 	var state gauge.State
 	var off int64
 	lastMsgID, sid := "", ""
+	var tools transcript.ToolNamer // the tools of results whose lines do not name them
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, 0, nil, "", err
@@ -253,7 +254,8 @@ func scan(ctx context.Context, name string, sp *spool, opt Options) ([]line, tra
 			case transcript.OpenClaw:
 				li.parent = t.Str(t.Get(0, "parentId"))
 			}
-			li.tool = e.Tool()
+			tools.Name(&e)
+			li.tool = transcript.EntryTool(&e)
 			li.bsNote = isNote(t)
 			li.join, li.noise, lastMsgID = joins(t, d, lastMsgID)
 			li.issued, li.answered = callIDs(t, d)

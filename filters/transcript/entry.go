@@ -527,6 +527,21 @@ func (e *Entry) Tool() string {
 	return ""
 }
 
+// EntryTool is the tool of a whole entry, for a row that stands for it:
+// the one its line names, else the one a ToolNamer found for its values (a
+// Claude Code or Codex result names only the call it answers).
+func EntryTool(e *Entry) string {
+	if t := e.Tool(); t != "" {
+		return t
+	}
+	for _, v := range e.Values {
+		if v.Tool != "" {
+			return v.Tool
+		}
+	}
+	return ""
+}
+
 // ToolOf is the tool a value of e belongs to: the one a ToolNamer found,
 // else the entry's.
 func ToolOf(e *Entry, v Value) string {
