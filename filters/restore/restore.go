@@ -306,7 +306,9 @@ type fetch struct {
 func (x *run) line(ctx context.Context, sink *transcript.Sink, line transcript.Line, t *transcript.Tree, d transcript.Dialect) error {
 	e := transcript.View(t, d)
 	var edits []transcript.Edit
-	mine := x.opt.ID != "" && e.ID == x.opt.ID
+	// A line bs roll wrote is not the entry asked for, even with its id:
+	// a Claude Code summary takes the uuid of an entry it evicted.
+	mine := x.opt.ID != "" && e.ID == x.opt.ID && t.Get(0, transcript.RolledField) < 0
 	if mine {
 		x.found = true
 	}
