@@ -89,6 +89,7 @@ type line struct {
 	time   string
 	tool   string
 	parsed bool // valid JSON: an entry the runtime reads (pi numbers them)
+	blank  bool // white space only
 	branch bool // on a branch of a pi tree that the last entry's path leaves: not in context
 	bsNote bool // a line bs roll wrote: never evicted
 	user   bool // a user turn: it closes any call left without a result
@@ -234,6 +235,7 @@ func scan(ctx context.Context, name string, sp *spool, opt Options) ([]line, tra
 		li := line{off: off, n: l.Len(), num: l.Num}
 		off += int64(l.Len())
 		if t == nil {
+			li.blank = len(bytes.TrimSpace(l.Body)) == 0
 			state.Add(gauge.Line{}) // still a line of a roll note's scope
 		} else {
 			d := src.Dialect()
@@ -570,7 +572,7 @@ func withKept(res gauge.Result, lines []line) gauge.Result {
 	}
 	kept, bytes := 0, 0
 	for i := c - 1; i >= start; i-- {
-		if lines[i].parsed || lines[i].n > 2 { // not blank
+		if !lines[i].blank { // the gauge's lookback counts no blank line
 			bytes += lines[i].n
 		}
 		if bytes > gauge.KeptLookback {

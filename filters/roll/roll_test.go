@@ -733,12 +733,24 @@ func TestRollTwiceGaugeAgrees(t *testing.T) {
 
 // TestRollReadsKeptEntriesAsTheGauge: the context roll starts from counts
 // a pi compaction's kept entries exactly as the gauge does, within its
-// lookback and not beyond it, when roll reads every line (--strict).
+// lookback and not beyond it, when roll reads every line (--strict); as
+// the gauge, it counts no blank line's bytes against the lookback.
 func TestRollReadsKeptEntriesAsTheGauge(t *testing.T) {
-	for _, words := range []int{2000, 600000} { // four kept entries of 4 KB, and of 1.2 MB: past the lookback
+	for _, c := range []struct {
+		words, blanks int
+		counted       bool
+	}{
+		{2000, 0, true},    // four kept entries of 4 KB
+		{600000, 0, false}, // of 1.2 MB: past the lookback
+		{524000, 20, true}, // just within it, with blank lines that count for nothing
+	} {
+		words := c.words
 		var b strings.Builder
 		b.WriteString(`{"type":"session","version":3,"id":"s","timestamp":"2026-03-08T12:00:00.000Z","cwd":"/"}` + "\n")
 		for i := range 6 {
+			if i == 4 {
+				b.WriteString(strings.Repeat(strings.Repeat(" ", 99)+"\n", c.blanks))
+			}
 			parent := "null"
 			if i > 0 {
 				parent = fmt.Sprintf(`"m%07d"`, i-1)
@@ -758,7 +770,7 @@ func TestRollReadsKeptEntriesAsTheGauge(t *testing.T) {
 		opt := roll.Defaults()
 		opt.Window, opt.Strict, opt.Store = 100_000_000, true, new(blobstore.Mem)
 		st, err := roll.Run(context.Background(), "pi", bytes.NewReader(in), io.Discard, opt)
-		if counted := want.Tokens > 4*words/2; counted != (words < 100000) {
+		if counted := want.Tokens > 4*words/2; counted != c.counted {
 			t.Fatalf("kept entries of %d words each: the gauge reads %d tokens; the test expects them counted only within the lookback", words, want.Tokens)
 		}
 		if err != nil || st.Rolled || st.TokensBefore != want.Tokens {
