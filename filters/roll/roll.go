@@ -122,7 +122,7 @@ func Run(ctx context.Context, name string, r io.Reader, w io.Writer, opt Options
 	// from the end of the file in milliseconds, and the input goes through.
 	gopt := gauge.Options{Window: opt.Window, Estimator: opt.Estimator, Format: opt.Format}
 	if res, err := gauge.MeasureFile(sp.f, gopt); err == nil && res.Ratio < opt.Trigger && !opt.Strict {
-		return Stats{TokensBefore: res.Tokens, TokensAfter: res.Tokens, Window: res.Window}, copyAll(w, sp)
+		return Stats{TokensBefore: res.Tokens, TokensAfter: res.Tokens, Window: res.Window}, passThrough(ctx, name, w, sp, opt)
 	}
 	lines, d, state, sid, err := scan(ctx, name, sp, opt)
 	if err != nil {
@@ -206,6 +206,30 @@ func (s *spool) section(off, n int64) *io.SectionReader { return io.NewSectionRe
 func copyAll(w io.Writer, sp *spool) error {
 	_, err := io.Copy(w, sp.section(0, sp.size))
 	return err
+}
+
+// passThrough copies the input to w unchanged while its lines are parsed
+// beside the copy, so that a bad line still gets its warning: the gauge
+// that decided to leave the input alone read only the end of it.
+func passThrough(ctx context.Context, name string, w io.Writer, sp *spool, opt Options) error {
+	checked := make(chan error, 1)
+	go func() {
+		src := transcript.NewSource(name, sp.section(0, sp.size), opt.Format, opt.OnBadLine)
+		src.Parallel(runtime.GOMAXPROCS(0))
+		defer src.Close()
+		for ctx.Err() == nil {
+			if _, _, err := src.NextView(); err != nil {
+				if err == io.EOF {
+					err = nil
+				}
+				checked <- err
+				return
+			}
+		}
+		checked <- ctx.Err()
+	}()
+	err := copyAll(w, sp)
+	return errors.Join(err, <-checked)
 }
 
 // scan indexes every line: offsets, accounting and what eviction needs.
