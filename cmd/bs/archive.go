@@ -119,7 +119,7 @@ func runArchive(c *cli.Context) error {
 	}
 	var ix *indexWriter
 	if !c.Bool("no-index") {
-		ix = openIndexWriter(c.Context, c, cm.ui)
+		ix = openIndexWriter(c, cm)
 		defer ix.close()
 	}
 	return cm.each(c.Context, func(ctx context.Context, name string, r io.Reader, w io.Writer) error {

@@ -96,7 +96,7 @@ func runExtract(c *cli.Context) error {
 	}
 	var ix *indexWriter
 	if !opt.DryRun && !c.Bool("no-index") {
-		ix = openIndexWriter(c.Context, c, cm.ui)
+		ix = openIndexWriter(c, cm)
 		defer ix.close()
 	}
 	ctx := c.Context

@@ -35,14 +35,34 @@ import (
 type indexWriter struct {
 	ui     ui
 	path   string // the index file
+	store  string // the store every row's blob is in (index.Row.Store)
 	f      *os.File
 	w      *bufio.Writer
 	enc    *json.Encoder
 	failed bool
 }
 
-func openIndexWriter(ctx context.Context, c *cli.Context, u ui) *indexWriter {
-	return newIndexWriter(indexPath(c), u)
+func openIndexWriter(c *cli.Context, cm *common) *indexWriter {
+	w := newIndexWriter(indexPath(c), cm.ui)
+	w.store = rowStore(cm.storeDir)
+	return w
+}
+
+// rowStore is the store a row names, so that a search hit's restore
+// command finds its blob: "" for the default store, else the one the
+// filter was given, a directory made absolute (the command may run
+// elsewhere).
+func rowStore(dir string) string {
+	if dir == defaultStoreDir() {
+		return ""
+	}
+	if !strings.Contains(dir, "://") {
+		if abs, err := filepath.Abs(dir); err == nil && abs != defaultStoreDir() {
+			return abs
+		}
+		return ""
+	}
+	return dir
 }
 
 // newIndexWriter queues rows for the index at path.
@@ -77,6 +97,7 @@ func (w *indexWriter) add(r index.Row) {
 	if w == nil || w.enc == nil {
 		return
 	}
+	r.Store = w.store
 	if err := w.enc.Encode(r); err != nil {
 		w.abandon(err)
 	}
@@ -89,7 +110,7 @@ func (w *indexWriter) moved(session string) func(extract.Moved, []byte) {
 		}
 		// The row goes out with its text spliced in as the raw JSON
 		// string it was in the transcript: no decode, no re-encode.
-		head, err := json.Marshal(index.Row{Session: session, EntryID: m.EntryID, Pointer: m.Pointer, Blob: m.Blob, Kind: m.Kind, Tool: m.Tool, Time: m.Time})
+		head, err := json.Marshal(index.Row{Session: session, EntryID: m.EntryID, Pointer: m.Pointer, Blob: m.Blob, Kind: m.Kind, Tool: m.Tool, Time: m.Time, Store: w.store})
 		if err != nil {
 			w.abandon(err)
 			return
@@ -317,7 +338,7 @@ func indexCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			w := openIndexWriter(c.Context, c, cm.ui)
+			w := openIndexWriter(c, cm)
 			if w.enc == nil {
 				return &reported{code: exitFailure}
 			}

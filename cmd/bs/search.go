@@ -89,11 +89,12 @@ func runSearch(c *cli.Context) error {
 		return err
 	}
 	out := c.App.Writer
+	here := restoreStore(c)
 	for _, h := range hits {
-		cmd := restoreCommandFor(h.Row)
+		cmd := restoreCommandFor(h.Row, here)
 		h.Snippet = displaySnippet(h.Snippet)
 		if c.Bool("json") {
-			b, _ := json.Marshal(searchHit{h.EntryID, h.Session, h.Pointer, h.Blob, h.Kind, h.Tool, h.Time, h.Snippet, h.Score, cmd})
+			b, _ := json.Marshal(searchHit{h.EntryID, h.Session, h.Pointer, h.Blob, h.Kind, h.Tool, h.Time, h.Store, h.Snippet, h.Score, cmd})
 			fmt.Fprintf(out, "%s\n", b)
 			continue
 		}
@@ -144,6 +145,24 @@ func indexExists(path string) bool {
 	return len(pendingFiles(path)) > 0
 }
 
+// restoreStore is the store bs restore opens here without --store
+// (BS_STORE, else the configuration file's, else the default), as rowStore
+// names it.
+func restoreStore(c *cli.Context) string {
+	dir := os.Getenv("BS_STORE")
+	if dir == "" {
+		if cfg, err := loadConfig(c); err == nil {
+			if s := cfg.settings["restore"]["store"]; len(s.values) > 0 {
+				dir = s.values[0]
+			}
+		}
+	}
+	if dir == "" {
+		return ""
+	}
+	return rowStore(dir)
+}
+
 // searchHit is a hit as --json prints it.
 type searchHit struct {
 	EntryID string  `json:"entry_id"`
@@ -153,14 +172,25 @@ type searchHit struct {
 	Kind    string  `json:"kind"`
 	Tool    string  `json:"tool,omitempty"`
 	Time    string  `json:"time,omitempty"`
+	Store   string  `json:"store,omitempty"` // the store the blob is in, if not the default
 	Snippet string  `json:"snippet"`
 	Score   float64 `json:"score"`
 	Restore string  `json:"restore"`
 }
 
 // restoreCommandFor is the command that brings a hit back. The session is
-// the transcript's path when bs knew it.
-func restoreCommandFor(r index.Row) string {
+// the transcript's path when bs knew it; the store is named when it is not
+// the one bs restore would open here without --store (here, as rowStore
+// names it).
+func restoreCommandFor(r index.Row, here string) string {
+	bs := "bs restore"
+	if r.Store != here {
+		store := r.Store
+		if store == "" {
+			store = defaultStoreDir()
+		}
+		bs += " --store " + shellQuote(store)
+	}
 	file := r.Session
 	if !filepath.IsAbs(file) {
 		file = "TRANSCRIPT"
@@ -170,14 +200,14 @@ func restoreCommandFor(r index.Row) string {
 		file = "TRANSCRIPT"
 	}
 	if r.Kind == "entry" {
-		return fmt.Sprintf("bs restore --all -i %s", shellQuote(file))
+		return fmt.Sprintf("%s --all -i %s", bs, shellQuote(file))
 	}
 	if strings.Contains(r.Pointer, ",") {
 		// --keys takes a comma-separated list: a pointer with a comma
 		// cannot be named there, so the entry comes back whole.
-		return fmt.Sprintf("bs restore --id %s -i %s", shellQuote(r.EntryID), shellQuote(file))
+		return fmt.Sprintf("%s --id %s -i %s", bs, shellQuote(r.EntryID), shellQuote(file))
 	}
-	return fmt.Sprintf("bs restore --id %s --keys %s -i %s", shellQuote(r.EntryID), shellQuote(r.Pointer), shellQuote(file))
+	return fmt.Sprintf("%s --id %s --keys %s -i %s", bs, shellQuote(r.EntryID), shellQuote(r.Pointer), shellQuote(file))
 }
 
 func shellQuote(s string) string {

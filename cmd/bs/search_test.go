@@ -27,11 +27,28 @@ func TestDisplaySnippet(t *testing.T) {
 func TestRestoreCommandForCommaPointer(t *testing.T) {
 	dir := t.TempDir()
 	row := index.Row{Session: dir, EntryID: "e1", Pointer: "/message/content/0/arguments/a,b~1c", Kind: "tool_call"}
-	if got, want := restoreCommandFor(row), "bs restore --id e1 -i "+dir; got != want {
+	if got, want := restoreCommandFor(row, ""), "bs restore --id e1 -i "+dir; got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
 	row.Pointer = "/message/content/0/text"
-	if got := restoreCommandFor(row); !strings.Contains(got, " --keys /message/content/0/text ") {
+	if got := restoreCommandFor(row, ""); !strings.Contains(got, " --keys /message/content/0/text ") {
 		t.Errorf("got %q", got)
+	}
+}
+
+// TestRestoreCommandForStore: the command names the row's store when bs
+// restore would open another one here, the default store included.
+func TestRestoreCommandForStore(t *testing.T) {
+	row := index.Row{Session: "s", EntryID: "e1", Kind: "entry", Store: "/srv/bs store"}
+	for _, c := range []struct{ row, here, want string }{
+		{"/srv/bs store", "/srv/bs store", "bs restore --all -i TRANSCRIPT"},
+		{"/srv/bs store", "", "bs restore --store '/srv/bs store' --all -i TRANSCRIPT"},
+		{"", "/srv/other", "bs restore --store " + shellQuote(defaultStoreDir()) + " --all -i TRANSCRIPT"},
+		{"", "", "bs restore --all -i TRANSCRIPT"},
+	} {
+		row.Store = c.row
+		if got := restoreCommandFor(row, c.here); got != c.want {
+			t.Errorf("store %q, here %q: %q, want %q", c.row, c.here, got, c.want)
+		}
 	}
 }

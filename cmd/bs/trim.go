@@ -88,7 +88,7 @@ func runTrim(c *cli.Context) error {
 	}
 	var ix *indexWriter
 	if opt.Store != nil && !c.Bool("no-index") {
-		ix = openIndexWriter(c.Context, c, cm.ui)
+		ix = openIndexWriter(c, cm)
 		defer ix.close()
 	}
 	return cm.each(c.Context, func(ctx context.Context, name string, r io.Reader, w io.Writer) error {

@@ -43,7 +43,10 @@ type Row struct {
 	Kind    string // tool_call | tool_result | thinking | text | image | entry
 	Tool    string // tool name, may be ""
 	Time    string // entry timestamp as the transcript had it, may be ""
-	Text    string // the removed text (decoded); "" for images
+	// The store the blob went to, when the filter was given one (a flag,
+	// BS_STORE, the configuration file); "" for the default store.
+	Store string `json:",omitempty"`
+	Text  string // the removed text (decoded); "" for images; last, for the queue's writers
 }
 
 // Query is what [Index.Search] looks for. Text is plain user text, not FTS5
@@ -112,11 +115,20 @@ var (
 //
 // application_id marks the file as a bs index, so that another SQLite file
 // given by mistake is refused (ErrCorrupt) rather than written into;
-// user_version is the schema version.
+// user_version is the schema version. Version 2 added removed.store; a
+// version 1 file is brought up to date when opened (migrations).
 const (
 	appID         = 0x62736978 // "bsix"
-	schemaVersion = 1
+	schemaVersion = 2
 )
+
+// migrations[v] takes a file of schema version v to v+1.
+var migrations = map[int][]string{
+	1: {
+		`ALTER TABLE removed ADD COLUMN store TEXT NOT NULL DEFAULT ''`,
+		`PRAGMA user_version = 2`,
+	},
+}
 
 var schema = []string{
 	`CREATE TABLE removed (
@@ -130,6 +142,7 @@ var schema = []string{
 		time     TEXT NOT NULL,
 		tags     TEXT NOT NULL,
 		text     TEXT NOT NULL,
+		store    TEXT NOT NULL DEFAULT '',
 		UNIQUE (session, entry_id, pointer, blob)
 	)`,
 	`CREATE VIRTUAL TABLE removed_fts USING fts5(
@@ -295,10 +308,11 @@ func createPrivate(path string) error {
 	return f.Close()
 }
 
-// setUp checks that the file is a bs index, or makes it one if it is empty.
+// setUp checks that the file is a bs index, or makes it one if it is
+// empty, and brings an older one up to date.
 func (ix *Index) setUp() error {
 	ctx := context.Background()
-	fresh, err := ix.checkSchema(ctx, ix.db)
+	fresh, version, err := ix.checkSchema(ctx, ix.db)
 	if err != nil {
 		return err
 	}
@@ -308,7 +322,7 @@ func (ix *Index) setUp() error {
 	if err := ix.db.QueryRowContext(ctx, `PRAGMA journal_mode = WAL`).Scan(&mode); err != nil {
 		return err
 	}
-	if !fresh {
+	if !fresh && version == schemaVersion {
 		return nil
 	}
 	tx, err := ix.db.BeginTx(ctx, nil)
@@ -316,11 +330,19 @@ func (ix *Index) setUp() error {
 		return err
 	}
 	defer tx.Rollback()
-	// Another process may have set the file up since the check above.
-	if fresh, err = ix.checkSchema(ctx, tx); err != nil || !fresh {
+	// Another process may have set the file up, or migrated it, since the
+	// check above.
+	if fresh, version, err = ix.checkSchema(ctx, tx); err != nil {
 		return err
 	}
-	for _, stmt := range schema {
+	stmts := schema
+	if !fresh {
+		stmts = nil
+		for v := version; v < schemaVersion; v++ {
+			stmts = append(stmts, migrations[v]...)
+		}
+	}
+	for _, stmt := range stmts {
 		if _, err := tx.ExecContext(ctx, stmt); err != nil {
 			return err
 		}
@@ -332,12 +354,13 @@ type querier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
-// checkSchema reports whether the file is empty (fresh) and fails when it
-// is neither empty nor a bs index of a known version.
-func (ix *Index) checkSchema(ctx context.Context, q querier) (fresh bool, err error) {
+// checkSchema reports whether the file is empty (fresh), else its schema
+// version, and fails when it is neither empty nor a bs index of a known
+// version.
+func (ix *Index) checkSchema(ctx context.Context, q querier) (fresh bool, version int, err error) {
 	// One statement, so one snapshot: another process may be setting the
 	// file up at this very moment.
-	var id, version, objects, ours int
+	var id, objects, ours int
 	if err := q.QueryRowContext(ctx, `SELECT
 			(SELECT application_id FROM pragma_application_id),
 			(SELECT user_version FROM pragma_user_version),
@@ -345,19 +368,19 @@ func (ix *Index) checkSchema(ctx context.Context, q querier) (fresh bool, err er
 			count(CASE WHEN name IN ('removed', 'removed_fts') THEN 1 END)
 		FROM sqlite_schema`,
 	).Scan(&id, &version, &objects, &ours); err != nil {
-		return false, err
+		return false, 0, err
 	}
 	switch {
 	case id == 0 && version == 0 && objects == 0:
-		return true, nil
+		return true, 0, nil
 	case id != appID:
-		return false, fmt.Errorf("%w: a SQLite file of another program", ErrCorrupt)
+		return false, 0, fmt.Errorf("%w: a SQLite file of another program", ErrCorrupt)
 	case version > schemaVersion:
-		return false, fmt.Errorf("index schema version %d is newer than this bs knows (%d): upgrade bs", version, schemaVersion)
-	case ours != 2:
-		return false, fmt.Errorf("%w: its tables are missing", ErrCorrupt)
+		return false, 0, fmt.Errorf("index schema version %d is newer than this bs knows (%d): upgrade bs", version, schemaVersion)
+	case version < 1 || ours != 2:
+		return false, 0, fmt.Errorf("%w: its tables are missing", ErrCorrupt)
 	}
-	return false, nil
+	return false, version, nil
 }
 
 // Close closes the index.
@@ -380,15 +403,15 @@ func (ix *Index) Add(ctx context.Context, rows []Row) error {
 		}
 		defer tx.Rollback()
 		stmt, err := tx.PrepareContext(ctx, `INSERT INTO removed
-			(session, entry_id, pointer, blob, kind, tool, time, tags, text)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+			(session, entry_id, pointer, blob, kind, tool, time, tags, text, store)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT DO NOTHING`)
 		if err != nil {
 			return err
 		}
 		defer stmt.Close()
 		for _, r := range rows {
-			if _, err := stmt.ExecContext(ctx, r.Session, r.EntryID, r.Pointer, r.Blob, r.Kind, r.Tool, r.Time, rowTags(r), PlainText(r.Text)); err != nil {
+			if _, err := stmt.ExecContext(ctx, r.Session, r.EntryID, r.Pointer, r.Blob, r.Kind, r.Tool, r.Time, rowTags(r), PlainText(r.Text), r.Store); err != nil {
 				return err
 			}
 		}
@@ -619,7 +642,7 @@ func (ix *Index) floor(ctx context.Context, toks, tags []string) (int64, error) 
 // again on the fields themselves.
 func (ix *Index) match(ctx context.Context, q Query, expr string, floor int64, n int, hits *[]Hit, seen map[int64]bool) error {
 	var sb strings.Builder
-	fmt.Fprintf(&sb, `SELECT r.id, r.session, r.entry_id, r.pointer, r.blob, r.kind, r.tool, r.time,
+	fmt.Fprintf(&sb, `SELECT r.id, r.session, r.entry_id, r.pointer, r.blob, r.kind, r.tool, r.time, r.store,
 			snippet(removed_fts, 0, '[', ']', '…', %d), removed_fts.rank
 		FROM removed_fts CROSS JOIN removed AS r ON r.id = removed_fts.rowid
 		WHERE removed_fts MATCH ? AND removed_fts.rowid >= ?`, snippetTokens)
@@ -641,7 +664,7 @@ func (ix *Index) match(ctx context.Context, q Query, expr string, floor int64, n
 	for rows.Next() {
 		var id int64
 		var h Hit
-		if err := rows.Scan(&id, &h.Session, &h.EntryID, &h.Pointer, &h.Blob, &h.Kind, &h.Tool, &h.Time, &h.Snippet, &h.Score); err != nil {
+		if err := rows.Scan(&id, &h.Session, &h.EntryID, &h.Pointer, &h.Blob, &h.Kind, &h.Tool, &h.Time, &h.Store, &h.Snippet, &h.Score); err != nil {
 			return err
 		}
 		if !seen[id] {

@@ -279,6 +279,41 @@ func TestReopen(t *testing.T) {
 	}
 }
 
+// TestMigrateV1: an index written before rows recorded their store
+// (schema version 1, no removed.store) is brought up to date when opened:
+// its rows stay, with no store, and new rows keep theirs.
+func TestMigrateV1(t *testing.T) {
+	ix, path := openTemp(t)
+	mustAdd(t, ix, sample()...)
+	ix.Close()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`ALTER TABLE removed DROP COLUMN store; PRAGMA user_version = 1`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	ix, err = Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	var version int
+	if err := ix.db.QueryRow(`PRAGMA user_version`).Scan(&version); err != nil || version != schemaVersion {
+		t.Fatalf("schema version %d (%v) after opening, want %d", version, err, schemaVersion)
+	}
+	if got := search(t, ix, Query{Text: "migrations"}); len(got) != 1 || got[0].Store != "" {
+		t.Errorf("the old row after migrating: %+v", got)
+	}
+	r := row("new", "e9", "text", "", "a value in a store of its own")
+	r.Store = "s3://bucket/bs?region=eu-west-1"
+	mustAdd(t, ix, r)
+	if got := search(t, ix, Query{Text: "store of its own"}); len(got) != 1 || got[0].Store != r.Store {
+		t.Errorf("a new row's store: %+v", got)
+	}
+}
+
 func TestMissingFileSearch(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "a", "b", "index.db")
 	ix, err := Open(path)
