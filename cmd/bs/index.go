@@ -11,7 +11,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/rogpeppe/go-internal/lockedfile"
 
@@ -87,9 +89,19 @@ func newIndexWriter(path string, u ui) *indexWriter {
 func pendingDir(path string) string { return path + ".pending" }
 
 // pendingFiles are the complete row files waiting for the index at path
-// (close gives a file this name once it is whole).
+// (close gives a file this name once it is whole), oldest first: rows go
+// into the index in the order the filters made them, so that a later
+// roll's row of a whole entry comes after the rows of values extracted
+// from it before (index.Hit.Packed).
 func pendingFiles(path string) []string {
 	files, _ := filepath.Glob(filepath.Join(pendingDir(path), "rows-*.jsonl"))
+	mtime := make(map[string]time.Time, len(files))
+	for _, f := range files {
+		if info, err := os.Stat(f); err == nil {
+			mtime[f] = info.ModTime()
+		}
+	}
+	slices.SortStableFunc(files, func(a, b string) int { return mtime[a].Compare(mtime[b]) })
 	return files
 }
 

@@ -91,7 +91,7 @@ func runSearch(c *cli.Context) error {
 	out := c.App.Writer
 	here := restoreStore(c)
 	for _, h := range hits {
-		cmd := restoreCommandFor(h.Row, here)
+		cmd := restoreCommandFor(h, here)
 		h.Snippet = displaySnippet(h.Snippet)
 		if c.Bool("json") {
 			b, _ := json.Marshal(searchHit{h.EntryID, h.Session, h.Pointer, h.Blob, h.Kind, h.Tool, h.Time, h.Store, h.Snippet, h.Score, cmd})
@@ -181,8 +181,10 @@ type searchHit struct {
 // restoreCommandFor is the command that brings a hit back. The session is
 // the transcript's path when bs knew it; the store is named when it is not
 // the one bs restore would open here without --store (here, as rowStore
-// names it).
-func restoreCommandFor(r index.Row, here string) string {
+// names it). An entry evicted or archived whole, or holding a value
+// extracted before that, comes back with restore --all.
+func restoreCommandFor(h index.Hit, here string) string {
+	r := h.Row
 	bs := "bs restore"
 	if r.Store != here {
 		store := r.Store
@@ -199,7 +201,7 @@ func restoreCommandFor(r index.Row, here string) string {
 		// that names nothing would only mislead.
 		file = "TRANSCRIPT"
 	}
-	if r.Kind == "entry" {
+	if r.Kind == "entry" || h.Packed {
 		return fmt.Sprintf("%s --all -i %s", bs, shellQuote(file))
 	}
 	if strings.Contains(r.Pointer, ",") {

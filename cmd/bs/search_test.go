@@ -27,11 +27,11 @@ func TestDisplaySnippet(t *testing.T) {
 func TestRestoreCommandForCommaPointer(t *testing.T) {
 	dir := t.TempDir()
 	row := index.Row{Session: dir, EntryID: "e1", Pointer: "/message/content/0/arguments/a,b~1c", Kind: "tool_call"}
-	if got, want := restoreCommandFor(row, ""), "bs restore --id e1 -i "+dir; got != want {
+	if got, want := restoreCommandFor(index.Hit{Row: row}, ""), "bs restore --id e1 -i "+dir; got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
 	row.Pointer = "/message/content/0/text"
-	if got := restoreCommandFor(row, ""); !strings.Contains(got, " --keys /message/content/0/text ") {
+	if got := restoreCommandFor(index.Hit{Row: row}, ""); !strings.Contains(got, " --keys /message/content/0/text ") {
 		t.Errorf("got %q", got)
 	}
 }
@@ -47,7 +47,7 @@ func TestRestoreCommandForStore(t *testing.T) {
 		{"", "", "bs restore --all -i TRANSCRIPT"},
 	} {
 		row.Store = c.row
-		if got := restoreCommandFor(row, c.here); got != c.want {
+		if got := restoreCommandFor(index.Hit{Row: row}, c.here); got != c.want {
 			t.Errorf("store %q, here %q: %q, want %q", c.row, c.here, got, c.want)
 		}
 	}

@@ -73,6 +73,13 @@ type Hit struct {
 	// group ordered by its own Score, so Score is not monotonic across the
 	// two groups.
 	Score float64
+
+	// Packed says that the value's entry was later evicted by bs roll or
+	// collapsed by bs archive whole (a row of kind entry, newer than the
+	// value's): restore --all brings the entry back, with the value.
+	Packed bool
+
+	id int64 // the row's
 }
 
 // DefaultLimit is the number of hits Search returns when Query.Limit is 0.
@@ -596,6 +603,17 @@ func (ix *Index) Search(ctx context.Context, q Query) ([]Hit, error) {
 	if len(hits) > limit {
 		hits = hits[:limit]
 	}
+	for i := range hits {
+		if hits[i].Kind == "entry" {
+			continue
+		}
+		err := ix.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM removed
+			WHERE session = ? AND entry_id = ? AND kind = 'entry' AND id > ?)`,
+			hits[i].Session, hits[i].EntryID, hits[i].id).Scan(&hits[i].Packed)
+		if err != nil {
+			return nil, ix.wrap("search", err)
+		}
+	}
 	return hits, nil
 }
 
@@ -662,13 +680,12 @@ func (ix *Index) match(ctx context.Context, q Query, expr string, floor int64, n
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var id int64
 		var h Hit
-		if err := rows.Scan(&id, &h.Session, &h.EntryID, &h.Pointer, &h.Blob, &h.Kind, &h.Tool, &h.Time, &h.Store, &h.Snippet, &h.Score); err != nil {
+		if err := rows.Scan(&h.id, &h.Session, &h.EntryID, &h.Pointer, &h.Blob, &h.Kind, &h.Tool, &h.Time, &h.Store, &h.Snippet, &h.Score); err != nil {
 			return err
 		}
-		if !seen[id] {
-			seen[id] = true
+		if !seen[h.id] {
+			seen[h.id] = true
 			*hits = append(*hits, h)
 		}
 	}

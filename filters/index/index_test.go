@@ -314,6 +314,32 @@ func TestMigrateV1(t *testing.T) {
 	}
 }
 
+// TestPacked: a value whose entry a later roll or archive took whole is
+// marked Packed (restore --all brings it back); one extracted after that
+// entry row, or from another entry, is not.
+func TestPacked(t *testing.T) {
+	ix, _ := openTemp(t)
+	value := row("s", "e1", "tool_result", "bash", "the first moved value")
+	value.Pointer = "/message/content/0/text"
+	entry := row("s", "e1", "entry", "bash", "the whole entry")
+	entry.Pointer = ""
+	later := row("s", "e1", "thinking", "", "the second moved value")
+	later.Pointer = "/message/content/1/thinking"
+	other := row("s", "e2", "tool_result", "bash", "the third moved value")
+	other.Pointer = "/message/content/0/text"
+	mustAdd(t, ix, value, other)
+	mustAdd(t, ix, entry)
+	mustAdd(t, ix, later)
+	packed := map[string]bool{}
+	for _, h := range search(t, ix, Query{Text: "moved value"}) {
+		packed[h.Pointer+" "+h.EntryID] = h.Packed
+	}
+	want := map[string]bool{value.Pointer + " e1": true, later.Pointer + " e1": false, other.Pointer + " e2": false}
+	if fmt.Sprint(packed) != fmt.Sprint(want) {
+		t.Errorf("packed %v, want %v", packed, want)
+	}
+}
+
 func TestMissingFileSearch(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "a", "b", "index.db")
 	ix, err := Open(path)
