@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/rogpeppe/go-internal/lockedfile"
@@ -173,8 +172,8 @@ func (ip inPlace) rewriteFile(ctx context.Context, path string, body func(src *o
 	if err = tmp.Chmod(info.Mode().Perm()); err != nil {
 		return err
 	}
-	if st, ok := info.Sys().(*syscall.Stat_t); ok {
-		_ = tmp.Chown(int(st.Uid), int(st.Gid)) // best effort: only root may give files away
+	if uid, gid, ok := fileOwner(info); ok {
+		_ = tmp.Chown(uid, gid) // best effort: only root may give files away
 	}
 	// Copy what was appended meanwhile, sync (the slow part), then copy and
 	// sync again, so that the window between the last copy and the rename,
@@ -361,13 +360,6 @@ func catchUp(old *os.File, path string, tmp *os.File, dev, ino uint64, timeout t
 func statOf(f *os.File) os.FileInfo {
 	info, _ := f.Stat()
 	return info
-}
-
-func fileID(info os.FileInfo) (dev, ino uint64) {
-	if st, ok := info.Sys().(*syscall.Stat_t); ok {
-		return uint64(st.Dev), uint64(st.Ino)
-	}
-	return 0, 0
 }
 
 func sleep(ctx context.Context, d time.Duration) error {

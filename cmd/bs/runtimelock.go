@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"syscall"
 	"time"
 )
 
@@ -121,7 +120,7 @@ func readRuntimeLock(lp string) (holder string, stale bool) {
 	if time.Since(created) > runtimeLockStale {
 		return holder, true
 	}
-	if err := syscall.Kill(l.PID, 0); errors.Is(err, syscall.ESRCH) {
+	if processGone(l.PID) {
 		return holder, true
 	}
 	return holder, false
