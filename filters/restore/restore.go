@@ -203,6 +203,7 @@ func (x *run) handle(ctx context.Context, sink *transcript.Sink, line transcript
 			x.skip--
 			return nil
 		}
+		dropNewline := x.dropNewline
 		x.dropNewline = false // a line follows the one roll ended, unless this is a note
 		if t != nil && t.Get(0, transcript.ArchivedField) >= 0 {
 			if ok, err := x.unarchive(ctx, sink, line, t, d); ok || err != nil {
@@ -217,7 +218,7 @@ func (x *run) handle(ctx context.Context, sink *transcript.Sink, line transcript
 			} else if !x.unrollFailed {
 				// A note: not part of the original.
 				k := t.Get(t.Get(0, transcript.RolledField), transcript.RolledNewline)
-				x.dropNewline = k >= 0 && string(t.Raw(k)) == "true"
+				x.dropNewline = dropNewline || k >= 0 && string(t.Raw(k)) == "true"
 				return nil
 			}
 		}
@@ -307,13 +308,15 @@ func (x *run) line(ctx context.Context, sink *transcript.Sink, line transcript.L
 	e := transcript.View(t, d)
 	var edits []transcript.Edit
 	// A line bs roll wrote is not the entry asked for, even with its id:
-	// a Claude Code summary takes the uuid of an entry it evicted.
-	mine := x.opt.ID != "" && e.ID == x.opt.ID && t.Get(0, transcript.RolledField) < 0
+	// a Claude Code summary, or a pi bridge, takes the id of an entry it
+	// evicted.
+	ours := t.Get(0, transcript.RolledField) >= 0
+	mine := x.opt.ID != "" && e.ID == x.opt.ID && !ours
 	if mine {
 		x.found = true
 	}
 
-	if raw, ok := x.opt.SetExtractable[e.ID]; ok && e.ID != "" {
+	if raw, ok := x.opt.SetExtractable[e.ID]; ok && e.ID != "" && !ours {
 		x.setHit[e.ID] = true
 		if e.Extractable >= 0 {
 			edits = append(edits, t.ReplaceValue(e.Extractable, raw))

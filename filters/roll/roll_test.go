@@ -1080,4 +1080,11 @@ func TestLastLineWithoutNewline(t *testing.T) {
 	if want := string(in) + "\n" + `{"type":"message","id":"ffff0002"`; !strings.HasPrefix(back.String(), want) {
 		t.Errorf("restore --all of the grown file does not give the input and the new line after a line feed")
 	}
+	// Rolled again with nothing appended: the second compaction follows
+	// the first, and the line feed still goes (rollAndCheck restores).
+	opt.Target, opt.Trigger = 0.3, 0.5
+	again := rollAndCheck(t, "whole2", out, opt)
+	if strings.Count(string(again), `"type":"compaction"`) != 2 {
+		t.Fatalf("the second roll wrote no compaction")
+	}
 }
