@@ -75,11 +75,11 @@ type Hit struct {
 	Score float64
 
 	// Packed says that the value's entry was later evicted by bs roll or
-	// collapsed by bs archive whole (a row of kind entry, newer than the
+	// collapsed by bs archive whole (a row of kind entry added after the
 	// value's): restore --all brings the entry back, with the value.
 	Packed bool
 
-	id int64 // the row's
+	id, seq int64 // the row's
 }
 
 // DefaultLimit is the number of hits Search returns when Query.Limit is 0.
@@ -122,8 +122,13 @@ var (
 //
 // application_id marks the file as a bs index, so that another SQLite file
 // given by mistake is refused (ErrCorrupt) rather than written into;
-// user_version is the schema version. Version 2 added removed.store; a
-// version 1 file is brought up to date when opened (migrations).
+// user_version is the schema version. Version 2 added removed.store and
+// removed.seq; a version 1 file is brought up to date when opened
+// (migrations).
+//
+// seq orders the rows by when they were last added: a row added again
+// (the same value extracted anew after a restore) moves to the end, which
+// rowids cannot do. Hit.Packed compares it.
 const (
 	appID         = 0x62736978 // "bsix"
 	schemaVersion = 2
@@ -133,6 +138,9 @@ const (
 var migrations = map[int][]string{
 	1: {
 		`ALTER TABLE removed ADD COLUMN store TEXT NOT NULL DEFAULT ''`,
+		`ALTER TABLE removed ADD COLUMN seq INTEGER NOT NULL DEFAULT 0`,
+		`UPDATE removed SET seq = id`,
+		`CREATE INDEX removed_seq ON removed(seq)`,
 		`PRAGMA user_version = 2`,
 	},
 }
@@ -150,8 +158,10 @@ var schema = []string{
 		tags     TEXT NOT NULL,
 		text     TEXT NOT NULL,
 		store    TEXT NOT NULL DEFAULT '',
+		seq      INTEGER NOT NULL DEFAULT 0,
 		UNIQUE (session, entry_id, pointer, blob)
 	)`,
+	`CREATE INDEX removed_seq ON removed(seq)`,
 	`CREATE VIRTUAL TABLE removed_fts USING fts5(
 		text, tags,
 		content='removed', content_rowid='id',
@@ -409,16 +419,23 @@ func (ix *Index) Add(ctx context.Context, rows []Row) error {
 			return err
 		}
 		defer tx.Rollback()
+		var seq int64
+		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(max(seq), 0) FROM removed`).Scan(&seq); err != nil {
+			return err
+		}
+		// A row already there keeps its text (no trigger fires) and moves
+		// to the end of the order.
 		stmt, err := tx.PrepareContext(ctx, `INSERT INTO removed
-			(session, entry_id, pointer, blob, kind, tool, time, tags, text, store)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-			ON CONFLICT DO NOTHING`)
+			(session, entry_id, pointer, blob, kind, tool, time, tags, text, store, seq)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (session, entry_id, pointer, blob) DO UPDATE SET seq = excluded.seq`)
 		if err != nil {
 			return err
 		}
 		defer stmt.Close()
 		for _, r := range rows {
-			if _, err := stmt.ExecContext(ctx, r.Session, r.EntryID, r.Pointer, r.Blob, r.Kind, r.Tool, r.Time, rowTags(r), PlainText(r.Text), r.Store); err != nil {
+			seq++
+			if _, err := stmt.ExecContext(ctx, r.Session, r.EntryID, r.Pointer, r.Blob, r.Kind, r.Tool, r.Time, rowTags(r), PlainText(r.Text), r.Store, seq); err != nil {
 				return err
 			}
 		}
@@ -608,8 +625,8 @@ func (ix *Index) Search(ctx context.Context, q Query) ([]Hit, error) {
 			continue
 		}
 		err := ix.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM removed
-			WHERE session = ? AND entry_id = ? AND kind = 'entry' AND id > ?)`,
-			hits[i].Session, hits[i].EntryID, hits[i].id).Scan(&hits[i].Packed)
+			WHERE session = ? AND entry_id = ? AND kind = 'entry' AND seq > ?)`,
+			hits[i].Session, hits[i].EntryID, hits[i].seq).Scan(&hits[i].Packed)
 		if err != nil {
 			return nil, ix.wrap("search", err)
 		}
@@ -660,7 +677,7 @@ func (ix *Index) floor(ctx context.Context, toks, tags []string) (int64, error) 
 // again on the fields themselves.
 func (ix *Index) match(ctx context.Context, q Query, expr string, floor int64, n int, hits *[]Hit, seen map[int64]bool) error {
 	var sb strings.Builder
-	fmt.Fprintf(&sb, `SELECT r.id, r.session, r.entry_id, r.pointer, r.blob, r.kind, r.tool, r.time, r.store,
+	fmt.Fprintf(&sb, `SELECT r.id, r.seq, r.session, r.entry_id, r.pointer, r.blob, r.kind, r.tool, r.time, r.store,
 			snippet(removed_fts, 0, '[', ']', '…', %d), removed_fts.rank
 		FROM removed_fts CROSS JOIN removed AS r ON r.id = removed_fts.rowid
 		WHERE removed_fts MATCH ? AND removed_fts.rowid >= ?`, snippetTokens)
@@ -681,7 +698,7 @@ func (ix *Index) match(ctx context.Context, q Query, expr string, floor int64, n
 	defer rows.Close()
 	for rows.Next() {
 		var h Hit
-		if err := rows.Scan(&h.id, &h.Session, &h.EntryID, &h.Pointer, &h.Blob, &h.Kind, &h.Tool, &h.Time, &h.Store, &h.Snippet, &h.Score); err != nil {
+		if err := rows.Scan(&h.id, &h.seq, &h.Session, &h.EntryID, &h.Pointer, &h.Blob, &h.Kind, &h.Tool, &h.Time, &h.Store, &h.Snippet, &h.Score); err != nil {
 			return err
 		}
 		if !seen[h.id] {

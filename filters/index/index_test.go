@@ -290,7 +290,7 @@ func TestMigrateV1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Exec(`ALTER TABLE removed DROP COLUMN store; PRAGMA user_version = 1`); err != nil {
+	if _, err := db.Exec(`DROP INDEX removed_seq; ALTER TABLE removed DROP COLUMN store; ALTER TABLE removed DROP COLUMN seq; PRAGMA user_version = 1`); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()
@@ -311,6 +311,14 @@ func TestMigrateV1(t *testing.T) {
 	mustAdd(t, ix, r)
 	if got := search(t, ix, Query{Text: "store of its own"}); len(got) != 1 || got[0].Store != r.Store {
 		t.Errorf("a new row's store: %+v", got)
+	}
+	// The old rows keep their order, before the new one.
+	old := sample()[0]
+	packed := row(old.Session, old.EntryID, "entry", "", "the whole entry, later")
+	packed.Pointer = ""
+	mustAdd(t, ix, packed)
+	if got := search(t, ix, Query{Text: old.Text}); len(got) == 0 || !got[0].Packed {
+		t.Errorf("a migrated row before a newer entry row: %+v", got)
 	}
 }
 
@@ -337,6 +345,14 @@ func TestPacked(t *testing.T) {
 	want := map[string]bool{value.Pointer + " e1": true, later.Pointer + " e1": false, other.Pointer + " e2": false}
 	if fmt.Sprint(packed) != fmt.Sprint(want) {
 		t.Errorf("packed %v, want %v", packed, want)
+	}
+	// The entry restored, the same value extracted again: its row is the
+	// newest now, and not packed.
+	mustAdd(t, ix, value)
+	for _, h := range search(t, ix, Query{Text: "first moved value"}) {
+		if h.Packed {
+			t.Errorf("a value added again after the entry row is still packed: %+v", h)
+		}
 	}
 }
 
