@@ -29,6 +29,10 @@ type Options struct {
 	// stream of the whole file would know by then.
 	model  string
 	window int
+	// onPath, when not nil, holds the ids of the pi entries on the path
+	// from the file's last entry to the root: an entry with another id is
+	// on a branch the context has left, and counts for nothing.
+	onPath map[string]bool
 }
 
 // Result is the gauge's reading.
@@ -169,6 +173,10 @@ func Measure(name string, r io.Reader, tee io.Writer, opt Options) (Result, erro
 			return err
 		}
 		valid = 1
+		if opt.offPath(t) {
+			s.Add(Line{})
+			return nil
+		}
 		l := classify(t, d, opt.Estimator, false, nil)
 		if l.Role == Usage || l.Role == Compaction {
 			tail.reset()
@@ -225,7 +233,7 @@ func Measure(name string, r io.Reader, tee io.Writer, opt Options) (Result, erro
 	// The lines after the last reset are in context: estimate them now.
 	err := tail.each(func(line transcript.Line) error {
 		t, err := parse(line)
-		if err != nil || t == nil {
+		if err != nil || t == nil || opt.offPath(t) {
 			return err
 		}
 		s.Add(classify(t, d, opt.Estimator, false, nil))
@@ -478,6 +486,7 @@ func MeasureFile(f *os.File, opt Options) (Result, error) {
 	var p transcript.Parser
 	stop := false
 	var walked int64 // bytes walked back from the end
+	var path piPath
 	err = backwardLines(f, info.Size(), func(line []byte) bool {
 		walked += int64(len(line)) + 1
 		if len(bytes.TrimSpace(line)) == 0 {
@@ -489,6 +498,10 @@ func MeasureFile(f *os.File, opt Options) (Result, error) {
 		t, err := p.Parse(line)
 		if err != nil {
 			lines = append(lines, Line{}) // counts for nothing but a line, as in Measure
+			return true
+		}
+		if d == transcript.OpenClaw && !path.back(t) {
+			lines = append(lines, Line{}) // on a branch: not in context
 			return true
 		}
 		l := classify(t, d, opt.Estimator, false, nil)
@@ -524,6 +537,9 @@ func MeasureFile(f *os.File, opt Options) (Result, error) {
 		if at := rollNoteBefore(f, info.Size(), walked); at >= 0 {
 			o := opt
 			o.Format = d
+			if path.tree {
+				o.onPath = pathFrom(f, at, info.Size())
+			}
 			// The model and window named before the note, as a stream
 			// of the whole file would know them.
 			o.model, o.window = lastModel(f, at, d, opt)
@@ -787,4 +803,57 @@ func EstimateAll(name string, r io.Reader, opt Options) (int, error) {
 			total += Contents(t, src.Dialect(), opt.Estimator, nil)
 		}
 	}
+}
+
+// piPath follows a pi tree (v2+) backwards from the last entry of the
+// file: pi's context is the path from that entry up its parentIds, and an
+// entry off it is on a branch the user went back from. Parents come before
+// their children in the file, so one walk back finds the path.
+type piPath struct {
+	tree bool   // an entry with an id was seen
+	want string // the id of the next entry on the path
+}
+
+// back takes the next line back and reports whether it is on the path
+// (a line without an id, as the header, is on no branch).
+func (p *piPath) back(t *transcript.Tree) bool {
+	id := t.Str(t.Get(0, "id"))
+	if id == "" || t.Str(t.Get(0, "type")) == "session" {
+		return true
+	}
+	if !p.tree {
+		p.tree, p.want = true, id // the last entry: the leaf
+	}
+	if id != p.want {
+		return false
+	}
+	p.want = t.Str(t.Get(0, "parentId"))
+	return true
+}
+
+// pathFrom is the set of ids on the path from the last entry back to the
+// bytes at off, for a Measure from off to the end.
+func pathFrom(f *os.File, off, size int64) map[string]bool {
+	on := map[string]bool{}
+	var path piPath
+	var p transcript.Parser
+	backwardLines(f, size, func(line []byte) bool {
+		size -= int64(len(line)) + 1
+		if t, err := p.Parse(line); err == nil && path.back(t) {
+			if id := t.Str(t.Get(0, "id")); id != "" {
+				on[id] = true
+			}
+		}
+		return size > off
+	})
+	return on
+}
+
+// offPath reports whether t is a pi entry off Options.onPath.
+func (o Options) offPath(t *transcript.Tree) bool {
+	if o.onPath == nil {
+		return false
+	}
+	id := t.Str(t.Get(0, "id"))
+	return id != "" && t.Str(t.Get(0, "type")) != "session" && !o.onPath[id]
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -178,6 +179,50 @@ func BenchmarkMeasureStream(b *testing.B) {
 	for b.Loop() {
 		if _, err := Measure("bench", bytes.NewReader(data), nil, Options{}); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestGaugeFileFollowsThePath: a pi user went back (/tree) to message 40,
+// before a compaction and the two turns after it, and typed a prompt. pi's
+// context is the path from that prompt: messages 1 to 40, whose last usage
+// is 4000, and the prompt. Read from the end, the gauge takes that usage,
+// not the later one on the branch the user left; a roll note before the
+// branch does not change that.
+func TestGaugeFileFollowsThePath(t *testing.T) {
+	for _, rolled := range []bool{false, true} {
+		var b strings.Builder
+		b.WriteString(`{"type":"session","version":3,"id":"s","timestamp":"2026-03-08T12:00:00.000Z","cwd":"/"}` + "\n")
+		msg := func(id, parent, role, text string, usage int) {
+			u := ""
+			if usage > 0 {
+				u = fmt.Sprintf(`,"usage":{"input":%d,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":%d},"stopReason":"stop"`, usage, usage)
+			}
+			fmt.Fprintf(&b, `{"type":"message","id":%q,"parentId":%s,"timestamp":"2026-03-08T12:00:00.000Z","message":{"role":%q,"content":[{"type":"text","text":%q}]%s}}`+"\n", id, parent, role, text, u)
+		}
+		parent := "null"
+		for i := 1; i <= 40; i++ {
+			id := fmt.Sprintf("m%07d", i)
+			if i%2 == 1 {
+				msg(id, parent, "user", "question", 0)
+			} else {
+				msg(id, parent, "assistant", "answer", 100*i)
+			}
+			parent = strconv.Quote(id)
+			if rolled && i == 30 {
+				// bs roll's compaction, appended at the end of the file
+				// as it then was; the agent went on from it.
+				b.WriteString(`{"type":"compaction","id":"r0000000","parentId":"m0000030","timestamp":"2026-03-08T12:00:30.000Z","summary":"rolled","firstKeptEntryId":"m0000029","tokensBefore":9000,"_rolled":{"by":"bs roll","tokens":1234,"kept_lines":0}}` + "\n")
+				parent = `"r0000000"`
+			}
+		}
+		b.WriteString(`{"type":"compaction","id":"c0000000","parentId":"m0000040","timestamp":"2026-03-08T12:01:00.000Z","summary":"before","firstKeptEntryId":"m0000039","tokensBefore":4000}` + "\n")
+		msg("m0000041", `"c0000000"`, "user", "more", 0)
+		msg("m0000042", `"m0000041"`, "assistant", "done", 500)
+		msg("m0000043", `"m0000040"`, "user", "a prompt of forty characters, give or t", 0)
+		in := b.String()
+		if got := measurePrefix(t, []byte(in)); got.Tokens != 4010 || got.Source != "usage" {
+			t.Errorf("rolled %v: from the end %d (%s), want the path's usage 4000 and the prompt's 10", rolled, got.Tokens, got.Source)
 		}
 	}
 }
