@@ -90,9 +90,14 @@ type line struct {
 	tool   string
 	parsed bool // valid JSON: an entry the runtime reads (pi numbers them)
 	blank  bool // white space only
-	branch bool // on a branch of a pi tree that the last entry's path leaves: not in context
-	bsNote bool // a line bs roll wrote: never evicted
-	user   bool // a user turn: it closes any call left without a result
+	branch bool // on a branch the runtime's path from the last entry leaves: not in context
+
+	// Claude Code: the API message id of an assistant line (one response
+	// spans several lines) and whether the line is a sidechain's.
+	msgID     string
+	sidechain bool
+	bsNote    bool // a line bs roll wrote: never evicted
+	user      bool // a user turn: it closes any call left without a result
 
 	issued, answered []string // tool call ids the line makes and answers
 
@@ -132,8 +137,11 @@ func Run(ctx context.Context, name string, r io.Reader, w io.Writer, opt Options
 		opt.Session = sid
 	}
 	branched := 0
-	if d == transcript.OpenClaw {
+	switch d {
+	case transcript.OpenClaw:
 		branched = markBranches(lines)
+	case transcript.ClaudeCode:
+		branched = markClaudeBranches(lines)
 	}
 	if branched > 0 {
 		// The context is the path, not the file: count it alone.
@@ -277,6 +285,10 @@ func scan(ctx context.Context, name string, sp *spool, opt Options) ([]line, tra
 			switch d {
 			case transcript.ClaudeCode:
 				li.parent = t.Str(t.Get(0, "parentUuid"))
+				li.sidechain = string(t.Raw(max(t.Get(0, "isSidechain"), 0))) == "true"
+				if t.Str(t.Get(0, "type")) == "assistant" {
+					li.msgID = t.Str(t.Path(0, "message", "id"))
+				}
 			case transcript.OpenClaw:
 				li.parent = t.Str(t.Get(0, "parentId"))
 			}
@@ -662,6 +674,85 @@ func markBranches(lines []line) int {
 		}
 		i = j
 	}
+	return markOff(lines, on)
+}
+
+// markClaudeBranches marks the lines of a Claude Code session that are off
+// the chain Claude Code loads: the parentUuids from the last line that is
+// not a sidechain's. A rewind leaves the messages after the point rewound
+// to on a branch. The chain alone misses lines that are in context: a
+// response spread over several lines, and the results of its parallel
+// calls, each a child of its call's line; those join the lines they go
+// with. When the chain does not end at a root (a parent not in the file)
+// or is a single line (a file without parentUuids), nothing is marked:
+// the tree cannot be read.
+func markClaudeBranches(lines []line) int {
+	at := map[string]int{}
+	leaf := -1
+	for i, l := range lines {
+		if realID(l.id) {
+			at[l.id] = i
+			if !l.sidechain || leaf < 0 || lines[leaf].sidechain {
+				leaf = i
+			}
+		}
+	}
+	if leaf < 0 {
+		return 0
+	}
+	on := make([]bool, len(lines))
+	chain := 0
+	for i := leaf; ; chain++ {
+		on[i] = true
+		if lines[i].parent == "" {
+			break // the root, or a compact boundary
+		}
+		j, ok := at[lines[i].parent]
+		if !ok || on[j] {
+			return 0 // a parent not in the file, or a loop
+		}
+		i = j
+	}
+	if chain == 0 {
+		return 0
+	}
+	msgs, calls := map[string]bool{}, map[string]bool{}
+	for i, l := range lines {
+		if on[i] {
+			if l.msgID != "" {
+				msgs[l.msgID] = true
+			}
+			for _, c := range l.issued {
+				calls[c] = true
+			}
+		}
+	}
+	// Calls come before their results: one pass forwards takes each line
+	// that goes with one already taken.
+	for i, l := range lines {
+		if on[i] || !realID(l.id) {
+			continue
+		}
+		with := l.msgID != "" && msgs[l.msgID]
+		for _, c := range l.answered {
+			with = with || calls[c]
+		}
+		if with {
+			on[i] = true
+			if l.msgID != "" {
+				msgs[l.msgID] = true
+			}
+			for _, c := range l.issued {
+				calls[c] = true
+			}
+		}
+	}
+	return markOff(lines, on)
+}
+
+// markOff marks every line with an id that is not on (the path) as on a
+// branch, and counts them.
+func markOff(lines []line, on []bool) int {
 	n := 0
 	for i := range lines {
 		if realID(lines[i].id) && !on[i] {

@@ -491,9 +491,11 @@ func claudeChain(t *testing.T, out []byte) (byID map[string]claudeEntry, chain m
 
 // TestRollClaudeRewind: a user who rewinds a Claude Code conversation to
 // an earlier message leaves the messages after it on a branch; the chain
-// from the last message skips them. After a roll that evicts the message
-// the chain goes back to, the chain still reaches the summary, whichever
-// message comes first after the range in the file.
+// from the last message skips them, and so does the context the last
+// usage measured. After the roll the chain still reaches the summary
+// (whichever message comes first after the range in the file), and what
+// is left on it is within the target: the branch's messages counted for
+// nothing, before or evicted.
 func TestRollClaudeRewind(t *testing.T) {
 	var b strings.Builder
 	b.WriteString(`{"type":"file-history-snapshot","messageId":"x","snapshot":{"messageId":"x","trackedFileBackups":{},"timestamp":"2026-03-08T12:00:00.000Z"},"isSnapshotUpdate":false}` + "\n")
@@ -504,21 +506,34 @@ func TestRollClaudeRewind(t *testing.T) {
 		}
 		id := fmt.Sprintf("c%07d", i)
 		text := strings.Repeat(fmt.Sprintf("w%02d ", i), 1000) // 1000 tokens
+		usage := ""
+		if i == 30 {
+			// The context the provider saw: the 26 messages on the chain.
+			usage = `,"usage":{"input_tokens":26000,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":0}`
+		}
 		if i%2 == 1 {
 			fmt.Fprintf(&b, `{"parentUuid":%s,"isSidechain":false,"type":"user","message":{"role":"user","content":%q},"uuid":%q,"timestamp":"2026-03-08T12:00:%02d.000Z","sessionId":"s"}`+"\n", parent, text, id, i)
 		} else {
-			fmt.Fprintf(&b, `{"parentUuid":%s,"isSidechain":false,"type":"assistant","message":{"id":"msg_%d","role":"assistant","content":[{"type":"text","text":%q}]},"uuid":%q,"timestamp":"2026-03-08T12:00:%02d.000Z","sessionId":"s"}`+"\n", parent, i, text, id, i)
+			fmt.Fprintf(&b, `{"parentUuid":%s,"isSidechain":false,"type":"assistant","message":{"id":"msg_%d","role":"assistant","content":[{"type":"text","text":%q}]%s},"uuid":%q,"timestamp":"2026-03-08T12:00:%02d.000Z","sessionId":"s"}`+"\n", parent, i, text, usage, id, i)
 		}
 		parent = strconv.Quote(id)
 	}
 	opt := roll.Defaults()
-	opt.Window, opt.MinKeep = 30*1000*4/4*100/95, 4
+	opt.Window, opt.MinKeep = 26000*100/95, 4
 	out := rollAndCheck(t, "cc", []byte(b.String()), opt)
-	_, chain := claudeChain(t, out)
+	byID, chain := claudeChain(t, out)
+	left := 0
 	for i := 7; i <= 30; i++ {
-		if id := fmt.Sprintf("c%07d", i); strings.Contains(string(out), `"uuid":"`+id+`"`) && !chain[id] {
+		id := fmt.Sprintf("c%07d", i)
+		if _, in := byID[id]; in && !chain[id] {
 			t.Errorf("%s is in the rolled file but not on the chain", id)
 		}
+		if chain[id] && !byID[id].Summary { // the summary may take an evicted uuid
+			left += 1000
+		}
+	}
+	if target := int(opt.Target * float64(opt.Window)); left > target {
+		t.Errorf("the chain holds %d tokens of messages after the roll, above the target %d", left, target)
 	}
 }
 
