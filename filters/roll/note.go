@@ -178,9 +178,30 @@ func (n *note) relink(sp *spool) ([][]byte, error) {
 		}
 		out = append(out, body)
 	}
-	if x := n.evictedParent(n.firstKept, false); x != "" {
-		out = append(out, []byte(fmt.Sprintf(`{"type":"custom","customType":"bs:bridge","data":{},"id":%s,"parentId":%s,"timestamp":%s,%s}`+"\n",
-			q(x), q(prev), q(n.now), rolledTag())))
+	bridge := func(id, parent string) []byte {
+		return []byte(fmt.Sprintf(`{"type":"custom","customType":"bs:bridge","data":{},"id":%s,"parentId":%s,"timestamp":%s,%s}`+"\n",
+			q(id), q(parent), q(n.now), rolledTag()))
+	}
+	x := n.evictedParent(n.firstKept, false)
+	if x != "" {
+		out = append(out, bridge(x, prev))
+	}
+	// A branch the user left may fork from inside the range and go on
+	// after it: its first line names an evicted entry. That entry's id
+	// gets a bridge too, hung from the marker, so the tree stays whole
+	// (pi's /tree would show the branch as a root of its own).
+	evicted := map[string]bool{}
+	for i := n.p.from; i < n.p.to; i++ {
+		if l := n.lines[i]; realID(l.id) && !kept(l) {
+			evicted[l.id] = true
+		}
+	}
+	bridged := map[string]bool{x: true}
+	for _, l := range n.lines[n.p.to:] {
+		if evicted[l.parent] && !bridged[l.parent] {
+			bridged[l.parent] = true
+			out = append(out, bridge(l.parent, n.markerID()))
+		}
 	}
 	if out == nil {
 		out = [][]byte{} // not nil: the lines after the marker are these

@@ -624,6 +624,10 @@ func TestRollPiBranch(t *testing.T) {
 			parent = "m0000005" // the user went back
 		case 21:
 			parent = "m0000015" // and again
+		case 25:
+			// A branch written late that forks from message 9, which the
+			// roll evicts: it still hangs from the tree after.
+			b.WriteString(`{"type":"message","id":"b0000001","parentId":"m0000009","timestamp":"2026-03-08T12:00:24.500Z","message":{"role":"user","content":[{"type":"text","text":"another way"}]}}` + "\n")
 		}
 		id := fmt.Sprintf("m%07d", i)
 		role := []string{"assistant", "user"}[i%2]
@@ -644,6 +648,27 @@ func TestRollPiBranch(t *testing.T) {
 	}
 	if !slices.Equal(settings, []string{"t0000000"}) {
 		t.Errorf("settings on the path %v, want the thinking level set at the start only", settings)
+	}
+	ids := map[string]bool{}
+	var parents []string
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		var e struct {
+			ID       string
+			ParentID *string
+			Type     string
+		}
+		json.Unmarshal([]byte(l), &e)
+		if e.Type != "session" {
+			ids[e.ID] = true
+			if e.ParentID != nil {
+				parents = append(parents, *e.ParentID)
+			}
+		}
+	}
+	for _, p := range parents {
+		if !ids[p] {
+			t.Errorf("an entry names %s as its parent, which is not in the rolled file", p)
+		}
 	}
 }
 
