@@ -94,6 +94,16 @@ func runGauge(c *cli.Context) error {
 				teeW = cm.stdout
 			}
 			res, err = gauge.Measure(name, r, teeW, opt)
+			if f, ok := r.(*os.File); ok && err == nil && res.OffPath {
+				// A file read as a stream (--tee, --strict): every line
+				// was read; the figure is the path's, from the end.
+				if info, serr := f.Stat(); serr == nil && info.Mode().IsRegular() {
+					res, err = gauge.MeasureFile(f, opt)
+				}
+			}
+			if err == nil && res.OffPath {
+				cm.ui.warnf(msgGaugeOffPath, name)
+			}
 		}
 		if err != nil {
 			return err

@@ -45,6 +45,12 @@ type Result struct {
 	EstimatedTokens int     `json:"estimated_tokens"`
 	Model           string  `json:"model,omitempty"`
 	Estimator       string  `json:"estimator"`
+
+	// OffPath says that a stream of a pi session (v2+) was read in file
+	// order although the path from its last entry leaves the line whose
+	// usage or compaction the reading started from: the user went back
+	// to an earlier entry. MeasureFile reads such a file along the path.
+	OffPath bool `json:"-"`
 }
 
 // String renders the one-line gauge of seed 003 §6.4.
@@ -145,6 +151,7 @@ func Measure(name string, r io.Reader, tee io.Writer, opt Options) (Result, erro
 		tail tailBuffer
 		head []transcript.Line // lines read while detecting the dialect
 		ring keptRing          // for a pi compaction to look back into
+		tree streamTree        // does the path from the last entry reach the reset?
 	)
 	defer tail.close()
 	parse := func(line transcript.Line) (*transcript.Tree, error) {
@@ -178,6 +185,9 @@ func Measure(name string, r io.Reader, tee io.Writer, opt Options) (Result, erro
 			return nil
 		}
 		l := classify(t, d, opt.Estimator, false, nil)
+		if d == transcript.OpenClaw {
+			tree.add(t, line.Num, l.Role == Usage || l.Role == Compaction)
+		}
 		if l.Role == Usage || l.Role == Compaction {
 			tail.reset()
 		} else if l.Role == Content {
@@ -236,13 +246,65 @@ func Measure(name string, r io.Reader, tee io.Writer, opt Options) (Result, erro
 		if err != nil || t == nil || opt.offPath(t) {
 			return err
 		}
+		if d == transcript.OpenClaw {
+			tree.add(t, line.Num, false)
+		}
 		s.Add(classify(t, d, opt.Estimator, false, nil))
 		return nil
 	})
 	if err != nil {
 		return Result{}, err
 	}
-	return s.Result(opt), nil
+	res := s.Result(opt)
+	res.OffPath = opt.onPath == nil && tree.offPath()
+	return res, nil
+}
+
+// streamTree keeps the ids and parents of the pi entries after the line
+// the reading starts from (the last usage or compaction), so that at the
+// end of a stream the gauge can tell whether the path from the last entry
+// runs back to that line. Only the lines after it are kept.
+type streamTree struct {
+	resetID string
+	parents map[string]string
+	leaf    string
+	leafNum int // the lines after the reset that are not parsed on the way come last
+}
+
+func (s *streamTree) add(t *transcript.Tree, num int, reset bool) {
+	id := t.Str(t.Get(0, "id"))
+	if id == "" || t.Str(t.Get(0, "type")) == "session" {
+		return
+	}
+	if reset {
+		s.resetID = id
+		clear(s.parents)
+	} else {
+		if s.parents == nil {
+			s.parents = map[string]string{}
+		}
+		s.parents[id] = t.Str(t.Get(0, "parentId"))
+	}
+	if num >= s.leafNum {
+		s.leaf, s.leafNum = id, num
+	}
+}
+
+// offPath reports whether the path from the last entry leaves the lines
+// after the reset anywhere but at it.
+func (s *streamTree) offPath() bool {
+	if s.resetID == "" {
+		return false // read from the start: every line was counted
+	}
+	x := s.leaf
+	for steps := 0; x != s.resetID && steps <= len(s.parents); steps++ {
+		p, ok := s.parents[x]
+		if !ok {
+			return true // before the reset, or the root: not through it
+		}
+		x = p
+	}
+	return x != s.resetID
 }
 
 // A line can reset the gauge, or name the model or window, only through a

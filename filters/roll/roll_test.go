@@ -56,6 +56,9 @@ func rollAndCheck(t *testing.T, name string, in []byte, opt roll.Options) []byte
 	if res.Tokens != st.TokensAfter {
 		t.Errorf("gauge of the output %d, roll aimed for %d", res.Tokens, st.TokensAfter)
 	}
+	if res.OffPath {
+		t.Error("the gauge of the output, streamed, says the last entry's path leaves the line it read from")
+	}
 	// Read from the end of a file, past the stale usage after a note.
 	path := filepath.Join(t.TempDir(), "rolled.jsonl")
 	os.WriteFile(path, out.Bytes(), 0o600)
