@@ -125,6 +125,9 @@ func (r *keptRing) add(body []byte, valid int) {
 			valid = 1
 		}
 	}
+	if r.v1 && valid != 1 && transcript.JSONLossily(body) {
+		valid = 1 // pi reads it: it numbers it
+	}
 	number := r.entries
 	if !r.v1 || valid == 1 {
 		r.entries++ // a line pi cannot parse is no entry (and keptSum skips it)

@@ -118,6 +118,17 @@ func TestGaugeV1NumbersParsedEntries(t *testing.T) {
 	checkKept(t, true, in, same)
 }
 
+// TestGaugeV1NumbersLossyEntries: a line pi reads only once its invalid
+// UTF-8 is replaced (bs passes it through as a bad line) still takes a
+// number, as pi gives it one.
+func TestGaugeV1NumbersLossyEntries(t *testing.T) {
+	in, same := piWithCompaction(true)
+	header := strings.Index(in, "\n\n") + 2
+	in = in[:header] + `{"type":"custom","customType":"note","data":{"text":"caf` + "\xff" + `"},"timestamp":"2026-03-08T12:00:00.500Z"}` + "\n" + in[header:]
+	in = strings.Replace(in, `"firstKeptEntryIndex":3`, `"firstKeptEntryIndex":4`, 1)
+	checkKept(t, true, in, same)
+}
+
 // checkKept: the gauge of in, streamed and read from the end, is the
 // gauge of same, which holds the same context with nothing kept from
 // before its compaction.

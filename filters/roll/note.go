@@ -231,7 +231,7 @@ func (n *note) compaction(tokensAfter, scope int, newline bool) []byte {
 	// before the first kept entry.
 	index := entries(n.lines[:n.p.from]) + 1 + entries(n.lines[n.p.to:n.firstKept])
 	for _, i := range n.p.keep {
-		if n.lines[i].parsed {
+		if n.lines[i].entry {
 			index++
 		}
 	}

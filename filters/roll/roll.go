@@ -88,7 +88,8 @@ type line struct {
 	parent string // the id of the entry before it in the runtime's tree (pi's parentId, Claude Code's parentUuid)
 	time   string
 	tool   string
-	parsed bool // valid JSON: an entry the runtime reads (pi numbers them)
+	parsed bool // valid JSON: an entry the runtime reads
+	entry  bool // an entry pi numbers: valid JSON, or JSON once invalid UTF-8 is replaced (transcript.JSONLossily)
 	blank  bool // white space only
 	branch bool // on a branch the runtime's path from the last entry leaves: not in context
 
@@ -268,10 +269,11 @@ func scan(ctx context.Context, name string, sp *spool, opt Options) ([]line, tra
 		off += int64(l.Len())
 		if t == nil {
 			li.blank = len(bytes.TrimSpace(l.Body)) == 0
+			li.entry = !li.blank && transcript.JSONLossily(l.Body)
 			state.Add(gauge.Line{}) // still a line of a roll note's scope
 		} else {
 			d := src.Dialect()
-			li.parsed = true
+			li.parsed, li.entry = true, true
 			li.acct = src.Annotation().(gauge.Line)
 			state.Add(li.acct)
 			e := transcript.View(t, d)
@@ -550,7 +552,7 @@ func entryLine(lines []line, k int) int {
 		return -1
 	}
 	for j, l := range lines {
-		if l.parsed {
+		if l.entry {
 			if k == 0 {
 				return j
 			}
@@ -564,7 +566,7 @@ func entryLine(lines []line, k int) int {
 func entries(lines []line) int {
 	n := 0
 	for _, l := range lines {
-		if l.parsed {
+		if l.entry {
 			n++
 		}
 	}

@@ -266,6 +266,9 @@ func TestRollV1FirstKeptEntryIndex(t *testing.T) {
 	var b strings.Builder
 	b.WriteString(`{"type":"session","id":"v1","timestamp":"2026-03-08T12:00:00.000Z","cwd":"/","provider":"anthropic","modelId":"claude-sonnet-4-5","thinkingLevel":"off"}` + "\n\n")
 	b.WriteString(`{"type":"message","timestamp":"2026-03-08T12:00:00.000Z","message":{"role":"user","content":"glued"}}{"type":"message"}` + "\n")
+	// Invalid UTF-8: bs passes the line through, pi (as encoding/json
+	// below) reads it with U+FFFD and numbers it.
+	b.WriteString(`{"type":"custom","customType":"note","data":{"text":"caf` + "\xff" + `"},"timestamp":"2026-03-08T12:00:00.000Z"}` + "\n")
 	for i := range 12 {
 		text := strings.Repeat(fmt.Sprintf("output of turn %d ", i), 120)
 		fmt.Fprintf(&b, `{"type":"message","timestamp":"2026-03-08T12:%02d:00.000Z","message":{"role":"user","content":"question %d","timestamp":1}}`+"\n", i, i)

@@ -435,3 +435,16 @@ func invalid(b []byte, i int, where string) error {
 }
 
 func unexpectedEnd(b []byte) error { return &SyntaxError{len(b), "unexpected end of line"} }
+
+// JSONLossily reports whether b, which the Parser rejects, is a JSON value
+// once its invalid UTF-8 is replaced by U+FFFD, as a JavaScript runtime
+// decodes a file it reads as UTF-8: pi reads such a line as an entry and
+// counts it among its entries.
+func JSONLossily(b []byte) bool {
+	if utf8.Valid(b) {
+		return false
+	}
+	var p Parser
+	_, err := p.Parse(bytes.ToValidUTF8(b, []byte("\uFFFD")))
+	return err == nil
+}
