@@ -40,6 +40,9 @@ type Line struct {
 	// On a pi compaction (v2+): its parentId, where the path of the tree
 	// that leads to it goes back from; the kept entries are on that path.
 	Parent string
+	// On a bs roll note: the estimator its figure was made with, when it
+	// says.
+	Estimator string
 }
 
 // Estimator turns text into an estimated token count.
@@ -104,7 +107,7 @@ func classify(t *transcript.Tree, d transcript.Dialect, est Estimator, usageEsti
 	// A bs roll note states the context it leaves behind, in any dialect.
 	if r := t.Get(0, transcript.RolledField); r >= 0 {
 		if tok := t.Get(r, "tokens"); tok >= 0 {
-			return Line{Role: Compaction, Estimate: intAt(t, tok), Scope: intAt(t, t.Get(r, "kept_lines"))}
+			return Line{Role: Compaction, Estimate: intAt(t, tok), Scope: intAt(t, t.Get(r, "kept_lines")), Estimator: t.Str(t.Get(r, "estimator"))}
 		}
 		return Line{}
 	}

@@ -45,6 +45,10 @@ type Result struct {
 	EstimatedTokens int     `json:"estimated_tokens"`
 	Model           string  `json:"model,omitempty"`
 	Estimator       string  `json:"estimator"`
+	// RollEstimator names the estimator of the bs roll note the figure
+	// starts from, when it is not Estimator: that part of the estimate is
+	// roll's, made with it.
+	RollEstimator string `json:"roll_estimator,omitempty"`
 
 	// OffPath says that a stream of a pi session (v2+) was read in file
 	// order although the path from its last entry leaves the line whose
@@ -74,6 +78,8 @@ type State struct {
 	Model    string
 	Window   int // a window the transcript states
 	scope    int // lines still inside a roll note's accounting
+	// The estimator of the roll note the estimate starts from, if any.
+	noteEstimator string
 }
 
 // Add accounts for one line.
@@ -95,10 +101,12 @@ func (s *State) Add(l Line) {
 	switch l.Role {
 	case Usage:
 		s.HasUsage, s.Usage, s.Estimate = true, l.Tokens, 0
+		s.noteEstimator = ""
 	case Compaction:
 		// Usage recorded before a compaction is stale: estimate from here
 		// (for pi, the line's Estimate includes the entries it keeps).
 		s.HasUsage, s.Usage, s.Estimate = false, 0, l.Estimate
+		s.noteEstimator = l.Estimator
 	case Content:
 		s.Estimate += l.Estimate
 	}
@@ -116,6 +124,9 @@ func (s *State) Tokens() int { return s.Usage + s.Estimate }
 // Result turns the state into a reading.
 func (s *State) Result(opt Options) Result {
 	r := Result{Tokens: s.Tokens(), UsageTokens: s.Usage, EstimatedTokens: s.Estimate, Model: s.Model, Source: "estimate", Estimator: opt.Estimator.Name()}
+	if s.noteEstimator != r.Estimator {
+		r.RollEstimator = s.noteEstimator
+	}
 	if s.HasUsage {
 		r.Source = "usage"
 	}

@@ -24,10 +24,11 @@ type note struct {
 	session   string
 	v3        bool // OpenClaw/pi entries have ids (v2+)
 	firstKept int  // the first kept message line
+	estimator string
 }
 
 func newNote(d transcript.Dialect, lines []line, p plan, opt Options, res gauge.Result) *note {
-	n := &note{d: d, text: p.note, now: opt.Now.UTC().Format(time.RFC3339Nano), tokens: res.Tokens, lines: lines, p: p, session: opt.Session}
+	n := &note{d: d, text: p.note, now: opt.Now.UTC().Format(time.RFC3339Nano), tokens: res.Tokens, lines: lines, p: p, session: opt.Session, estimator: opt.Estimator.Name()}
 	n.seed = fmt.Sprintf("%d-%d-%s", p.from, p.to, n.now)
 	n.firstKept = p.to
 	for n.firstKept < len(lines) && !lines[n.firstKept].inContext() {
@@ -62,15 +63,16 @@ func (n *note) uuid(salt string) string {
 
 func q(s string) string { return string(transcript.AppendQuote(nil, s)) }
 
-// rolled is the _rolled member of a note that carries the accounting.
-func rolled(tokens, kept int) string {
-	return fmt.Sprintf(`%q:{"by":%q,"tokens":%d,"kept_lines":%d}`, transcript.RolledField, transcript.RolledBy, tokens, kept)
+// rolled is the _rolled member of a note that carries the accounting,
+// with the estimator the figure was made with.
+func (n *note) rolled(tokens, kept int) string {
+	return fmt.Sprintf(`%q:{"by":%q,"tokens":%d,"kept_lines":%d,"estimator":%q}`, transcript.RolledField, transcript.RolledBy, tokens, kept, n.estimator)
 }
 
 // rolledNewline is rolled for a note appended after a line feed roll
 // added.
-func rolledNewline(tokens, kept int) string {
-	return fmt.Sprintf(`%q:{"by":%q,"tokens":%d,"kept_lines":%d,%q:true}`, transcript.RolledField, transcript.RolledBy, tokens, kept, transcript.RolledNewline)
+func (n *note) rolledNewline(tokens, kept int) string {
+	return fmt.Sprintf(`%q:{"by":%q,"tokens":%d,"kept_lines":%d,"estimator":%q,%q:true}`, transcript.RolledField, transcript.RolledBy, tokens, kept, n.estimator, transcript.RolledNewline)
 }
 
 // rolledTag marks the other lines bs roll writes.
@@ -213,9 +215,9 @@ func (n *note) relink(sp *spool) ([][]byte, error) {
 // its own: the kept entries from firstKeptEntryId (v2+) or
 // firstKeptEntryIndex (v1) on stay in context.
 func (n *note) compaction(tokensAfter, scope int, newline bool) []byte {
-	r := rolled(tokensAfter, scope)
+	r := n.rolled(tokensAfter, scope)
 	if newline {
-		r = rolledNewline(tokensAfter, scope)
+		r = n.rolledNewline(tokensAfter, scope)
 	}
 	if n.v3 {
 		id := n.shortID("compaction")
@@ -279,14 +281,14 @@ func (n *note) notes(evicted string, tokensAfter, after int) [][]byte {
 		}
 		return [][]byte{
 			[]byte(fmt.Sprintf(`{"parentUuid":null,"logicalParentUuid":%s,"isSidechain":false,"type":"system","subtype":"compact_boundary","content":"Conversation compacted","isMeta":false,"timestamp":%s,"uuid":%s,"level":"info","compactMetadata":{"trigger":"bs-roll","preTokens":%d}%s,%s,%s}`+"\n",
-				nullOr(logical), q(n.now), q(boundary), n.tokens, session, ev, rolled(tokensAfter, after+1))),
+				nullOr(logical), q(n.now), q(boundary), n.tokens, session, ev, n.rolled(tokensAfter, after+1))),
 			[]byte(fmt.Sprintf(`{"parentUuid":%s,"isSidechain":false,"type":"user","message":{"role":"user","content":%s},"isVisibleInTranscriptOnly":true,"isCompactSummary":true,"uuid":%s,"timestamp":%s%s,%s}`+"\n",
 				q(boundary), q(text), q(summary), q(n.now), session, rolledTag())),
 		}
 	case transcript.Codex:
-		return [][]byte{[]byte(fmt.Sprintf(`{"timestamp":%s,"type":"compacted","payload":{"message":%s},%s,%s}`+"\n", q(n.now), q(n.text), ev, rolled(tokensAfter, after)))}
+		return [][]byte{[]byte(fmt.Sprintf(`{"timestamp":%s,"type":"compacted","payload":{"message":%s},%s,%s}`+"\n", q(n.now), q(n.text), ev, n.rolled(tokensAfter, after)))}
 	case transcript.BrainSurgeon:
-		return [][]byte{[]byte(fmt.Sprintf(`{"__id":%s,"type":"system","timestamp":%s,"text":%s,%s,%s}`+"\n", q(transcript.GeneratedIDPrefix+n.shortID("note")), q(n.now), q(n.text), ev, rolled(tokensAfter, after)))}
+		return [][]byte{[]byte(fmt.Sprintf(`{"__id":%s,"type":"system","timestamp":%s,"text":%s,%s,%s}`+"\n", q(transcript.GeneratedIDPrefix+n.shortID("note")), q(n.now), q(n.text), ev, n.rolled(tokensAfter, after)))}
 	}
-	return [][]byte{[]byte(fmt.Sprintf(`{"role":"system","content":%s,%s,%s}`+"\n", q(n.text), ev, rolled(tokensAfter, after)))}
+	return [][]byte{[]byte(fmt.Sprintf(`{"role":"system","content":%s,%s,%s}`+"\n", q(n.text), ev, n.rolled(tokensAfter, after)))}
 }
