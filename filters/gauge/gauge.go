@@ -33,6 +33,45 @@ type Options struct {
 	// from the file's last entry to the root: an entry with another id is
 	// on a branch the context has left, and counts for nothing.
 	onPath map[string]bool
+	// thread, for Claude Code, is which thread the file is: its first
+	// message's. A subagent's lines (isSidechain), which older Claude
+	// Code wrote into the main file, are not in the main thread's context.
+	thread thread
+}
+
+type thread int8
+
+const (
+	threadUnknown thread = iota
+	threadMain
+	threadSidechain
+)
+
+// threadOf is the thread of a Claude Code message line, or threadUnknown
+// for another line.
+func threadOf(t *transcript.Tree) thread {
+	switch t.Str(t.Get(0, "type")) {
+	case "user", "assistant":
+		if string(t.Raw(max(t.Get(0, "isSidechain"), 0))) == "true" {
+			return threadSidechain
+		}
+		return threadMain
+	}
+	return threadUnknown
+}
+
+// skip reports whether a parsed line is out of the context the reading
+// follows: off a pi path, or a Claude Code line of another thread (which
+// it learns from the first message line when it does not know it yet).
+func (o *Options) skip(t *transcript.Tree, d transcript.Dialect) bool {
+	if d != transcript.ClaudeCode {
+		return o.offPath(t)
+	}
+	if o.thread == threadUnknown {
+		o.thread = threadOf(t)
+	}
+	th := threadOf(t)
+	return th != threadUnknown && o.thread != threadUnknown && th != o.thread
 }
 
 // Result is the gauge's reading.
@@ -191,7 +230,7 @@ func Measure(name string, r io.Reader, tee io.Writer, opt Options) (Result, erro
 			return err
 		}
 		valid = 1
-		if opt.offPath(t) {
+		if opt.skip(t, d) {
 			s.Add(Line{})
 			return nil
 		}
@@ -254,7 +293,7 @@ func Measure(name string, r io.Reader, tee io.Writer, opt Options) (Result, erro
 	// The lines after the last reset are in context: estimate them now.
 	err := tail.each(func(line transcript.Line) error {
 		t, err := parse(line)
-		if err != nil || t == nil || opt.offPath(t) {
+		if err != nil || t == nil || opt.skip(t, d) {
 			return err
 		}
 		if d == transcript.OpenClaw {
@@ -554,6 +593,9 @@ func MeasureFile(f *os.File, opt Options) (Result, error) {
 			return Result{}, err
 		}
 	}
+	if d == transcript.ClaudeCode && opt.thread == threadUnknown {
+		opt.thread = headThread(f)
+	}
 	// Walk lines backwards, newest first, until one ends the accounting.
 	var lines []Line // newest first
 	var p transcript.Parser
@@ -573,8 +615,8 @@ func MeasureFile(f *os.File, opt Options) (Result, error) {
 			lines = append(lines, Line{}) // counts for nothing but a line, as in Measure
 			return true
 		}
-		if d == transcript.OpenClaw && !path.back(t) {
-			lines = append(lines, Line{}) // on a branch: not in context
+		if d == transcript.OpenClaw && !path.back(t) || opt.skip(t, d) {
+			lines = append(lines, Line{}) // on a branch, or another thread: not in context
 			return true
 		}
 		l := classify(t, d, opt.Estimator, false, nil)
@@ -737,6 +779,23 @@ func detectHead(f *os.File, opt Options) (transcript.Dialect, string, error) {
 		model = Classify(t, src.Dialect(), opt.Estimator).Model
 	}
 	return src.Dialect(), model, nil
+}
+
+// headThread is the thread of the first Claude Code message line within
+// the first 4 MiB.
+func headThread(f *os.File) thread {
+	src := transcript.NewSource(f.Name(), io.NewSectionReader(f, 0, 4<<20), transcript.ClaudeCode, func(*transcript.BadLineError) error { return nil })
+	for {
+		_, t, err := src.Next()
+		if err != nil {
+			return threadUnknown
+		}
+		if t != nil {
+			if th := threadOf(t); th != threadUnknown {
+				return th
+			}
+		}
+	}
 }
 
 // lastModel scans back (at most 8 MiB) for the last line naming a model or

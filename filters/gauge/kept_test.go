@@ -237,3 +237,36 @@ func TestGaugeFileFollowsThePath(t *testing.T) {
 		}
 	}
 }
+
+// TestGaugeClaudeSidechainTail: older Claude Code wrote a subagent's lines
+// (isSidechain) into the main session's file. They are not in the main
+// thread's context: the main thread's last usage stands, whether a
+// subagent's answer with its own usage comes after it or not, streamed and
+// from the end; a subagent's own file is read as its thread.
+func TestGaugeClaudeSidechainTail(t *testing.T) {
+	line := func(uuid, parent string, sidechain bool, role string, usage int) string {
+		u := ""
+		if usage > 0 {
+			u = fmt.Sprintf(`,"usage":{"input_tokens":%d,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":0}`, usage)
+		}
+		return fmt.Sprintf(`{"parentUuid":%s,"isSidechain":%t,"type":%q,"message":{"id":"msg_%s","role":%q,"content":[{"type":"text","text":"abcdefgh"}]%s},"uuid":%q,"timestamp":"2026-03-08T12:00:00.000Z","sessionId":"s"}`+"\n",
+			parent, sidechain, role, uuid, role, u, uuid)
+	}
+	main := line("m1", "null", false, "user", 0) + line("m2", `"m1"`, false, "assistant", 160000)
+	sub := line("s1", "null", true, "user", 0) + line("s2", `"s1"`, true, "assistant", 3000)
+	for _, c := range []struct {
+		name, in string
+		want     int
+	}{
+		{"main then subagent", main + sub, 160000},
+		{"subagent's file", sub, 3000},
+	} {
+		streamed, err := Measure("s", strings.NewReader(c.in), nil, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fromEnd := measurePrefix(t, []byte(c.in)); streamed.Tokens != c.want || fromEnd.Tokens != c.want {
+			t.Errorf("%s: streamed %d, from the end %d, want %d", c.name, streamed.Tokens, fromEnd.Tokens, c.want)
+		}
+	}
+}

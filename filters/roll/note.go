@@ -123,17 +123,6 @@ func (n *note) evictedParent(start int, throughKept bool) string {
 	return ""
 }
 
-// leaf is the last line with an id: where the runtime's chain of parents
-// starts.
-func (n *note) leaf() int {
-	for i := len(n.lines) - 1; i >= 0; i-- {
-		if realID(n.lines[i].id) {
-			return i
-		}
-	}
-	return -1
-}
-
 func nullOr(id string) string {
 	if id == "" {
 		return "null"
@@ -257,7 +246,8 @@ func (n *note) notes(evicted string, tokensAfter, after int) [][]byte {
 		// Claude Code's own compaction, instead of stopping short. The
 		// chain from the first kept message is the one to mend when the
 		// last message's does not enter the range (a sidechain's line).
-		if x := n.evictedParent(n.leaf(), true); x != "" {
+		leaf, _ := claudeLeaf(n.lines)
+		if x := n.evictedParent(leaf, true); x != "" {
 			summary = x
 		} else if x := n.evictedParent(n.firstKept, true); x != "" {
 			summary = x
@@ -275,15 +265,19 @@ func (n *note) notes(evicted string, tokensAfter, after int) [][]byte {
 			// not be empty: --no-note leaves the least there is.
 			text = noNoteClaude
 		}
+		// In a subagent's file, whose lines are all a sidechain's, the
+		// notes are too.
+		_, main := claudeLeaf(n.lines)
+		sidechain := !main
 		session := ""
 		if n.session != "" {
 			session = fmt.Sprintf(`,"sessionId":%s`, q(n.session))
 		}
 		return [][]byte{
-			[]byte(fmt.Sprintf(`{"parentUuid":null,"logicalParentUuid":%s,"isSidechain":false,"type":"system","subtype":"compact_boundary","content":"Conversation compacted","isMeta":false,"timestamp":%s,"uuid":%s,"level":"info","compactMetadata":{"trigger":"bs-roll","preTokens":%d}%s,%s,%s}`+"\n",
-				nullOr(logical), q(n.now), q(boundary), n.tokens, session, ev, n.rolled(tokensAfter, after+1))),
-			[]byte(fmt.Sprintf(`{"parentUuid":%s,"isSidechain":false,"type":"user","message":{"role":"user","content":%s},"isVisibleInTranscriptOnly":true,"isCompactSummary":true,"uuid":%s,"timestamp":%s%s,%s}`+"\n",
-				q(boundary), q(text), q(summary), q(n.now), session, rolledTag())),
+			[]byte(fmt.Sprintf(`{"parentUuid":null,"logicalParentUuid":%s,"isSidechain":%t,"type":"system","subtype":"compact_boundary","content":"Conversation compacted","isMeta":false,"timestamp":%s,"uuid":%s,"level":"info","compactMetadata":{"trigger":"bs-roll","preTokens":%d}%s,%s,%s}`+"\n",
+				nullOr(logical), sidechain, q(n.now), q(boundary), n.tokens, session, ev, n.rolled(tokensAfter, after+1))),
+			[]byte(fmt.Sprintf(`{"parentUuid":%s,"isSidechain":%t,"type":"user","message":{"role":"user","content":%s},"isVisibleInTranscriptOnly":true,"isCompactSummary":true,"uuid":%s,"timestamp":%s%s,%s}`+"\n",
+				q(boundary), sidechain, q(text), q(summary), q(n.now), session, rolledTag())),
 		}
 	case transcript.Codex:
 		return [][]byte{[]byte(fmt.Sprintf(`{"timestamp":%s,"type":"compacted","payload":{"message":%s},%s,%s}`+"\n", q(n.now), q(n.text), ev, n.rolled(tokensAfter, after)))}

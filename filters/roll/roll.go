@@ -690,19 +690,28 @@ func markBranches(lines []line) int {
 // the tree cannot be read.
 func markClaudeBranches(lines []line) int {
 	at := map[string]int{}
-	leaf := -1
 	for i, l := range lines {
 		if realID(l.id) {
 			at[l.id] = i
-			if !l.sidechain || leaf < 0 || lines[leaf].sidechain {
-				leaf = i
-			}
 		}
 	}
+	leaf, main := claudeLeaf(lines)
 	if leaf < 0 {
 		return 0
 	}
 	on := make([]bool, len(lines))
+	// Whatever else: a sidechain's lines (a subagent's, which older
+	// Claude Code wrote into the main file) are not in the main thread's
+	// context.
+	unread := func() int {
+		if !main {
+			return 0
+		}
+		for i, l := range lines {
+			on[i] = !l.sidechain
+		}
+		return markOff(lines, on)
+	}
 	chain := 0
 	for i := leaf; ; chain++ {
 		on[i] = true
@@ -711,12 +720,12 @@ func markClaudeBranches(lines []line) int {
 		}
 		j, ok := at[lines[i].parent]
 		if !ok || on[j] {
-			return 0 // a parent not in the file, or a loop
+			return unread() // a parent not in the file, or a loop
 		}
 		i = j
 	}
 	if chain == 0 {
-		return 0
+		return unread()
 	}
 	msgs, calls := map[string]bool{}, map[string]bool{}
 	for i, l := range lines {
@@ -750,6 +759,25 @@ func markClaudeBranches(lines []line) int {
 		}
 	}
 	return markOff(lines, on)
+}
+
+// claudeLeaf is the line Claude Code's chain starts from: the last of
+// the main thread's lines (main), or of a subagent's file, whose lines are
+// all a sidechain's. bs roll's own lines are never it: they stand where
+// the evicted range was.
+func claudeLeaf(lines []line) (leaf int, main bool) {
+	for _, l := range lines {
+		if realID(l.id) && !l.sidechain && !l.bsNote {
+			main = true
+			break
+		}
+	}
+	for i := len(lines) - 1; i >= 0; i-- {
+		if l := lines[i]; realID(l.id) && l.sidechain != main && !l.bsNote {
+			return i, main
+		}
+	}
+	return -1, main
 }
 
 // markOff marks every line with an id that is not on (the path) as on a

@@ -543,6 +543,68 @@ func TestRollClaudeRewind(t *testing.T) {
 	}
 }
 
+// claudeLines writes Claude Code lines c<from>… to c<to>, each the child
+// of the one before (the first of parent), 1000 tokens each.
+func claudeLines(b *strings.Builder, from, to int, parent string, sidechain bool) {
+	for i := from; i <= to; i++ {
+		id := fmt.Sprintf("c%07d", i)
+		text := strings.Repeat(fmt.Sprintf("w%02d ", i%100), 1000)
+		if i%2 == 1 {
+			fmt.Fprintf(b, `{"parentUuid":%s,"isSidechain":%t,"type":"user","message":{"role":"user","content":%q},"uuid":%q,"timestamp":"2026-03-08T12:00:00.000Z","sessionId":"s"}`+"\n", parent, sidechain, text, id)
+		} else {
+			fmt.Fprintf(b, `{"parentUuid":%s,"isSidechain":%t,"type":"assistant","message":{"id":"msg_%d","role":"assistant","content":[{"type":"text","text":%q}]},"uuid":%q,"timestamp":"2026-03-08T12:00:00.000Z","sessionId":"s"}`+"\n", parent, sidechain, i, text, id)
+		}
+		parent = strconv.Quote(id)
+	}
+}
+
+// TestRollClaudeSidechains: a subagent's file, every line a sidechain's,
+// rolls again after more turns (roll's own lines are a sidechain's too,
+// and never the chain's start); in a main file whose chain cannot be read
+// (its first line names a parent elsewhere), a subagent's lines at the end
+// are not the main thread's: --min-keep counts the main thread's messages,
+// and the summary takes no sidechain uuid.
+func TestRollClaudeSidechains(t *testing.T) {
+	opt := roll.Defaults()
+	opt.Window, opt.MinKeep, opt.Store = 20000, 4, new(blobstore.Mem)
+	const snapshot = `{"type":"file-history-snapshot","messageId":"x","snapshot":{"messageId":"x","trackedFileBackups":{},"timestamp":"2026-03-08T12:00:00.000Z"},"isSnapshotUpdate":false}` + "\n"
+	var b strings.Builder
+	b.WriteString(snapshot)
+	claudeLines(&b, 1, 20, "null", true)
+	first := rollAndCheck(t, "agent", []byte(b.String()), opt)
+	if strings.Contains(string(first), `"isSidechain":false`) {
+		t.Error("roll wrote lines that are not a sidechain's into a subagent's file")
+	}
+	last := strings.Split(strings.TrimSpace(string(first)), "\n")
+	var tail struct{ UUID string }
+	json.Unmarshal([]byte(last[len(last)-1]), &tail)
+	b.Reset()
+	b.Write(first)
+	claudeLines(&b, 21, 40, strconv.Quote(tail.UUID), true)
+	if st, err := roll.Run(context.Background(), "agent2", strings.NewReader(b.String()), io.Discard, opt); err != nil || !st.Rolled {
+		t.Fatalf("the second roll of the subagent's file: %+v, %v", st, err)
+	}
+	second := rollAndCheck(t, "agent2", []byte(b.String()), opt)
+	claudeChain(t, second)
+
+	b.Reset()
+	b.WriteString(snapshot)
+	claudeLines(&b, 1, 20, `"elsewhere"`, false)
+	claudeLines(&b, 21, 26, `"c0000020"`, true) // a subagent's run, at the end
+	out := rollAndCheck(t, "main", []byte(b.String()), opt)
+	for _, id := range []string{"c0000017", "c0000018", "c0000019", "c0000020"} {
+		if n := strings.Count(string(out), `"uuid":"`+id+`"`); n != 1 {
+			t.Errorf("main message %s is in the rolled file %d times, want once (--min-keep)", id, n)
+		}
+	}
+	if strings.Contains(string(out), `"isCompactSummary":true,"uuid":"c00000`) {
+		summary := out[bytes.Index(out, []byte(`"isCompactSummary":true,"uuid":"`)):]
+		if id := string(summary[32:40]); id > "c0000020" {
+			t.Errorf("the summary took the uuid of sidechain line %s", id)
+		}
+	}
+}
+
 // piContext is what pi gives the model from a v2+ session, as its
 // buildSessionContext does: the path from the last entry up its
 // parentIds; cut at the latest compaction on it, the compaction's summary,
