@@ -64,15 +64,14 @@ func (n *note) uuid(salt string) string {
 func q(s string) string { return string(transcript.AppendQuote(nil, s)) }
 
 // rolled is the _rolled member of a note that carries the accounting,
-// with the estimator the figure was made with.
-func (n *note) rolled(tokens, kept int) string {
-	return fmt.Sprintf(`%q:{"by":%q,"tokens":%d,"kept_lines":%d,"estimator":%q}`, transcript.RolledField, transcript.RolledBy, tokens, kept, n.estimator)
-}
-
-// rolledNewline is rolled for a note appended after a line feed roll
-// added.
-func (n *note) rolledNewline(tokens, kept int) string {
-	return fmt.Sprintf(`%q:{"by":%q,"tokens":%d,"kept_lines":%d,"estimator":%q,%q:true}`, transcript.RolledField, transcript.RolledBy, tokens, kept, n.estimator, transcript.RolledNewline)
+// with the estimator the figure was made with, and for a note appended
+// after a line feed roll added (newline), that.
+func (n *note) rolled(tokens, kept int, newline bool) string {
+	added := ""
+	if newline {
+		added = fmt.Sprintf(`,%q:true`, transcript.RolledNewline)
+	}
+	return fmt.Sprintf(`%q:{"by":%q,"tokens":%d,"kept_lines":%d,"estimator":%q%s}`, transcript.RolledField, transcript.RolledBy, tokens, kept, n.estimator, added)
 }
 
 // rolledTag marks the other lines bs roll writes.
@@ -204,10 +203,7 @@ func (n *note) relink(sp *spool) ([][]byte, error) {
 // its own: the kept entries from firstKeptEntryId (v2+) or
 // firstKeptEntryIndex (v1) on stay in context.
 func (n *note) compaction(tokensAfter, scope int, newline bool) []byte {
-	r := n.rolled(tokensAfter, scope)
-	if newline {
-		r = n.rolledNewline(tokensAfter, scope)
-	}
+	r := n.rolled(tokensAfter, scope, newline)
 	if n.v3 {
 		id := n.shortID("compaction")
 		kept := id // nothing kept: the context starts at the compaction itself
@@ -275,14 +271,14 @@ func (n *note) notes(evicted string, tokensAfter, after int) [][]byte {
 		}
 		return [][]byte{
 			[]byte(fmt.Sprintf(`{"parentUuid":null,"logicalParentUuid":%s,"isSidechain":%t,"type":"system","subtype":"compact_boundary","content":"Conversation compacted","isMeta":false,"timestamp":%s,"uuid":%s,"level":"info","compactMetadata":{"trigger":"bs-roll","preTokens":%d}%s,%s,%s}`+"\n",
-				nullOr(logical), sidechain, q(n.now), q(boundary), n.tokens, session, ev, n.rolled(tokensAfter, after+1))),
+				nullOr(logical), sidechain, q(n.now), q(boundary), n.tokens, session, ev, n.rolled(tokensAfter, after+1, false))),
 			[]byte(fmt.Sprintf(`{"parentUuid":%s,"isSidechain":%t,"type":"user","message":{"role":"user","content":%s},"isVisibleInTranscriptOnly":true,"isCompactSummary":true,"uuid":%s,"timestamp":%s%s,%s}`+"\n",
 				q(boundary), sidechain, q(text), q(summary), q(n.now), session, rolledTag())),
 		}
 	case transcript.Codex:
-		return [][]byte{[]byte(fmt.Sprintf(`{"timestamp":%s,"type":"compacted","payload":{"message":%s},%s,%s}`+"\n", q(n.now), q(n.text), ev, n.rolled(tokensAfter, after)))}
+		return [][]byte{[]byte(fmt.Sprintf(`{"timestamp":%s,"type":"compacted","payload":{"message":%s},%s,%s}`+"\n", q(n.now), q(n.text), ev, n.rolled(tokensAfter, after, false)))}
 	case transcript.BrainSurgeon:
-		return [][]byte{[]byte(fmt.Sprintf(`{"__id":%s,"type":"system","timestamp":%s,"text":%s,%s,%s}`+"\n", q(transcript.GeneratedIDPrefix+n.shortID("note")), q(n.now), q(n.text), ev, n.rolled(tokensAfter, after)))}
+		return [][]byte{[]byte(fmt.Sprintf(`{"__id":%s,"type":"system","timestamp":%s,"text":%s,%s,%s}`+"\n", q(transcript.GeneratedIDPrefix+n.shortID("note")), q(n.now), q(n.text), ev, n.rolled(tokensAfter, after, false)))}
 	}
-	return [][]byte{[]byte(fmt.Sprintf(`{"role":"system","content":%s,%s,%s}`+"\n", q(n.text), ev, n.rolled(tokensAfter, after)))}
+	return [][]byte{[]byte(fmt.Sprintf(`{"role":"system","content":%s,%s,%s}`+"\n", q(n.text), ev, n.rolled(tokensAfter, after, false)))}
 }
