@@ -1,3 +1,5 @@
+//go:build unix
+
 package retention_test
 
 import (
