@@ -67,6 +67,11 @@ func (o *Options) skip(t *transcript.Tree, d transcript.Dialect) bool {
 	if d != transcript.ClaudeCode {
 		return o.offPath(t)
 	}
+	if o.onPath != nil {
+		if id := t.Str(t.Get(0, "uuid")); id != "" && !o.onPath[id] {
+			return true
+		}
+	}
 	if o.thread == threadUnknown {
 		o.thread = threadOf(t)
 	}
@@ -602,6 +607,8 @@ func MeasureFile(f *os.File, opt Options) (Result, error) {
 	stop := false
 	var walked int64 // bytes walked back from the end
 	var path piPath
+	var chain claudeWalk
+	var reset ChainNode // the line the walk stopped at, for Claude Code
 	err = backwardLines(f, info.Size(), func(line []byte) bool {
 		walked += int64(len(line)) + 1
 		if len(bytes.TrimSpace(line)) == 0 {
@@ -621,6 +628,11 @@ func MeasureFile(f *os.File, opt Options) (Result, error) {
 		}
 		l := classify(t, d, opt.Estimator, false, nil)
 		lines = append(lines, l)
+		if d == transcript.ClaudeCode {
+			n := ClaudeNode(t)
+			chain.add(n)
+			reset = n // the last one, when the walk stops
+		}
 		if l.Role == Usage || l.Role == Compaction {
 			stop = true
 			return false
@@ -629,6 +641,19 @@ func MeasureFile(f *os.File, opt Options) (Result, error) {
 	})
 	if err != nil {
 		return Result{}, err
+	}
+	if d == transcript.ClaudeCode && stop && !chain.reaches(reset, responseBefore(f, info.Size()-walked, reset.MsgID)) {
+		// The chain from the last message does not run back to the usage
+		// read: a rewind left it on a branch. Read the whole file along
+		// the chain, as roll does.
+		if on := claudePath(f, info.Size()); on != nil {
+			if _, err := f.Seek(0, io.SeekStart); err != nil {
+				return Result{}, err
+			}
+			o := opt
+			o.Format, o.onPath = d, on
+			return Measure(f.Name(), f, nil, o)
+		}
 	}
 	if stop {
 		last := &lines[len(lines)-1]

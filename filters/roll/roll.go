@@ -679,105 +679,31 @@ func markBranches(lines []line) int {
 	return markOff(lines, on)
 }
 
-// markClaudeBranches marks the lines of a Claude Code session that are off
-// the chain Claude Code loads: the parentUuids from the last line that is
-// not a sidechain's. A rewind leaves the messages after the point rewound
-// to on a branch. The chain alone misses lines that are in context: a
-// response spread over several lines, and the results of its parallel
-// calls, each a child of its call's line; those join the lines they go
-// with. When the chain does not end at a root (a parent not in the file)
-// or is a single line (a file without parentUuids), nothing is marked:
-// the tree cannot be read.
+// markClaudeBranches marks the lines of a Claude Code session that are
+// out of the context Claude Code loads (gauge.ClaudeContext: off the chain
+// from the last message, which a rewind leaves, or a subagent's), and
+// counts them.
 func markClaudeBranches(lines []line) int {
-	at := map[string]int{}
-	for i, l := range lines {
-		if realID(l.id) {
-			at[l.id] = i
-		}
-	}
-	leaf, main := claudeLeaf(lines)
-	if leaf < 0 {
+	on := gauge.ClaudeContext(chainNodes(lines))
+	if on == nil {
 		return 0
-	}
-	on := make([]bool, len(lines))
-	// Whatever else: a sidechain's lines (a subagent's, which older
-	// Claude Code wrote into the main file) are not in the main thread's
-	// context.
-	unread := func() int {
-		if !main {
-			return 0
-		}
-		for i, l := range lines {
-			on[i] = !l.sidechain
-		}
-		return markOff(lines, on)
-	}
-	chain := 0
-	for i := leaf; ; chain++ {
-		on[i] = true
-		if lines[i].parent == "" {
-			break // the root, or a compact boundary
-		}
-		j, ok := at[lines[i].parent]
-		if !ok || on[j] {
-			return unread() // a parent not in the file, or a loop
-		}
-		i = j
-	}
-	if chain == 0 {
-		return unread()
-	}
-	msgs, calls := map[string]bool{}, map[string]bool{}
-	for i, l := range lines {
-		if on[i] {
-			if l.msgID != "" {
-				msgs[l.msgID] = true
-			}
-			for _, c := range l.issued {
-				calls[c] = true
-			}
-		}
-	}
-	// Calls come before their results: one pass forwards takes each line
-	// that goes with one already taken.
-	for i, l := range lines {
-		if on[i] || !realID(l.id) {
-			continue
-		}
-		with := l.msgID != "" && msgs[l.msgID]
-		for _, c := range l.answered {
-			with = with || calls[c]
-		}
-		if with {
-			on[i] = true
-			if l.msgID != "" {
-				msgs[l.msgID] = true
-			}
-			for _, c := range l.issued {
-				calls[c] = true
-			}
-		}
 	}
 	return markOff(lines, on)
 }
 
-// claudeLeaf is the line Claude Code's chain starts from: the last of
-// the main thread's lines (main), or of a subagent's file, whose lines are
-// all a sidechain's. bs roll's own lines are never it: they stand where
-// the evicted range was.
+// claudeLeaf is the line Claude Code's chain starts from, and whether the
+// file is a main session's (gauge.ClaudeLeaf).
 func claudeLeaf(lines []line) (leaf int, main bool) {
-	for _, l := range lines {
-		if realID(l.id) && !l.sidechain && !l.bsNote {
-			main = true
-			break
-		}
+	return gauge.ClaudeLeaf(chainNodes(lines))
+}
+
+// chainNodes are the lines as gauge.ClaudeContext reads them.
+func chainNodes(lines []line) []gauge.ChainNode {
+	nodes := make([]gauge.ChainNode, len(lines))
+	for i, l := range lines {
+		nodes[i] = gauge.ChainNode{ID: l.id, Parent: l.parent, MsgID: l.msgID, Sidechain: l.sidechain, Ours: l.bsNote, Issued: l.issued, Answered: l.answered}
 	}
-	for i := len(lines) - 1; i >= 0; i-- {
-		if l := lines[i]; realID(l.id) && l.sidechain != main && !l.bsNote {
-			return i, main
-		}
-	}
-	return -1, main
+	return nodes
 }
 
 // markOff marks every line with an id that is not on (the path) as on a
