@@ -109,6 +109,10 @@ func classify(t *transcript.Tree, d transcript.Dialect, est Estimator, usageEsti
 		if tok := t.Get(r, "tokens"); tok >= 0 {
 			return Line{Role: Compaction, Estimate: intAt(t, tok), Scope: intAt(t, t.Get(r, "kept_lines")), Estimator: t.Str(t.Get(r, "estimator"))}
 		}
+		if d == transcript.OpenClaw && t.Str(t.Get(0, "type")) == "model_change" {
+			// The model an evicted answer named, which roll keeps.
+			return Line{Model: t.Str(t.Get(0, "modelId"))}
+		}
 		return Line{}
 	}
 	switch d {

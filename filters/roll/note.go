@@ -142,6 +142,37 @@ func (n *note) marker(evicted string) []byte {
 
 func (n *note) markerID() string { return n.shortID("marker") }
 
+// evictedModel is the provider and model pi resumes with, when the line
+// that names them last on the path (an answer, or a model_change) is
+// evicted; else nil. pi takes the model from the last of those on the
+// path, and without that line it would fall back to an older one.
+func (n *note) evictedModel(sp *spool) ([]string, error) {
+	last := -1
+	for i, l := range n.lines {
+		if l.acct.Model != "" && !l.branch && l.parsed {
+			last = i
+		}
+	}
+	if last < n.p.from || last >= n.p.to || kept(n.lines[last]) {
+		return nil, nil
+	}
+	l := n.lines[last]
+	body := make([]byte, l.n)
+	if _, err := sp.f.ReadAt(body, l.off); err != nil {
+		return nil, err
+	}
+	var p transcript.Parser
+	t, err := p.Parse(bytes.TrimRight(body, "\r\n"))
+	if err != nil {
+		return nil, nil
+	}
+	provider := t.Str(t.Path(0, "message", "provider"))
+	if provider == "" {
+		provider = t.Str(t.Get(0, "provider"))
+	}
+	return []string{provider, l.acct.Model}, nil
+}
+
 // relink returns the lines that follow the marker in a pi tree (v2+): the
 // kept copies, each re-parented to the line before it (the first to the
 // marker), so that the path pi walks from the last entry up to the root
@@ -149,6 +180,10 @@ func (n *note) markerID() string { return n.shortID("marker") }
 // would be lost otherwise); and, when the parents of the first kept
 // message lead to an evicted entry, a bridge entry that takes that
 // entry's id and hangs from the last copy. restore --all drops them all.
+// When the model pi would resume with was named last by an evicted
+// answer, a model_change naming it follows the copies, before the bridge
+// (without a bridge the first kept message hangs from a copy, and nothing
+// can stand between them).
 func (n *note) relink(sp *spool) ([][]byte, error) {
 	var out [][]byte
 	prev := n.markerID()
@@ -174,6 +209,16 @@ func (n *note) relink(sp *spool) ([][]byte, error) {
 	}
 	x := n.evictedParent(n.firstKept, false)
 	if x != "" {
+		// The path runs through the bridge: a model the evicted answers
+		// named last can stand on it, after every copy.
+		if m, err := n.evictedModel(sp); err != nil {
+			return nil, err
+		} else if m != nil {
+			id := n.shortID("model")
+			out = append(out, []byte(fmt.Sprintf(`{"type":"model_change","id":%s,"parentId":%s,"timestamp":%s,"provider":%s,"modelId":%s,%s}`+"\n",
+				q(id), q(prev), q(n.now), q(m[0]), q(m[1]), rolledTag())))
+			prev = id
+		}
 		out = append(out, bridge(x, prev))
 	}
 	// A branch the user left may fork from inside the range and go on

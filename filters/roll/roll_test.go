@@ -740,6 +740,66 @@ func TestRollPiBranch(t *testing.T) {
 	}
 }
 
+// TestRollKeepsTheModel: pi resumes with the model the last answer or
+// model change on the path names. When every answer goes, roll keeps that
+// model in a model_change of its own after the marker, or pi would fall
+// back to the model set at the start.
+func TestRollKeepsTheModel(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"type":"session","version":3,"id":"s","timestamp":"2026-03-08T12:00:00.000Z","cwd":"/"}` + "\n")
+	b.WriteString(`{"type":"model_change","id":"mc000000","parentId":null,"timestamp":"2026-03-08T12:00:00.000Z","provider":"openai","modelId":"gpt-old"}` + "\n")
+	parent := "mc000000"
+	for i := 1; i <= 11; i++ {
+		id := fmt.Sprintf("m%07d", i)
+		text := strings.Repeat(fmt.Sprintf("w%02d ", i), 500)
+		if i%2 == 1 {
+			fmt.Fprintf(&b, `{"type":"message","id":%q,"parentId":%q,"timestamp":"2026-03-08T12:00:%02d.000Z","message":{"role":"user","content":%q}}`+"\n", id, parent, i, text)
+		} else {
+			fmt.Fprintf(&b, `{"type":"message","id":%q,"parentId":%q,"timestamp":"2026-03-08T12:00:%02d.000Z","message":{"role":"assistant","content":[{"type":"text","text":%q}],"provider":"anthropic","model":"claude-x","stopReason":"stop"}}`+"\n", id, parent, i, text)
+		}
+		parent = id
+	}
+	opt := roll.Defaults()
+	opt.Window, opt.MinKeep, opt.Target = 3000, 1, 0.01 // all but the last message go
+	out := rollAndCheck(t, "pi", []byte(b.String()), opt)
+	type entry struct {
+		ID, Type, Provider, ModelID string
+		ParentID                    *string
+		Message                     struct{ Role, Provider, Model string }
+	}
+	byID := map[string]entry{}
+	var last entry
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		var e entry
+		if json.Unmarshal([]byte(l), &e) == nil && e.Type != "session" {
+			byID[e.ID], last = e, e
+		}
+	}
+	var path []entry
+	for e := last; ; e = byID[*e.ParentID] {
+		path = append(path, e)
+		if e.ParentID == nil || len(path) > len(byID) {
+			break
+		}
+	}
+	model, assistants := "", 0
+	for i := len(path) - 1; i >= 0; i-- {
+		switch e := path[i]; {
+		case e.Type == "model_change":
+			model = e.Provider + "/" + e.ModelID
+		case e.Message.Role == "assistant":
+			model = e.Message.Provider + "/" + e.Message.Model
+			assistants++
+		}
+	}
+	if assistants > 0 {
+		t.Fatalf("an answer is left on the path: the test evicts them all")
+	}
+	if model != "anthropic/claude-x" {
+		t.Errorf("pi resumes with %s, want the last answer's anthropic/claude-x", model)
+	}
+}
+
 // TestRollPiTreePath: pi builds the context from the path that runs from
 // the last entry up its parentIds to the root, applying the settings
 // entries on it. After a roll that path must still reach the root and
