@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/bstools/bs/filters/gauge"
@@ -181,12 +182,26 @@ func (n *note) evictedModel(sp *spool) ([]string, error) {
 // message lead to an evicted entry, a bridge entry that takes that
 // entry's id and hangs from the last copy. restore --all drops them all.
 // When the model pi would resume with was named last by an evicted
-// answer, a model_change naming it follows the copies, before the bridge
-// (without a bridge the first kept message hangs from a copy, and nothing
-// can stand between them).
+// answer, a model_change naming it stands on the path after every other
+// line that names a model: first, when no copy names one, else between
+// the copies and the bridge (without a bridge the first kept message
+// hangs from a copy, and nothing can stand between them).
 func (n *note) relink(sp *spool) ([][]byte, error) {
 	var out [][]byte
 	prev := n.markerID()
+	model, err := n.evictedModel(sp)
+	if err != nil {
+		return nil, err
+	}
+	modelChange := func() {
+		id := n.shortID("model")
+		out = append(out, []byte(fmt.Sprintf(`{"type":"model_change","id":%s,"parentId":%s,"timestamp":%s,"provider":%s,"modelId":%s,%s}`+"\n",
+			q(id), q(prev), q(n.now), q(model[0]), q(model[1]), rolledTag())))
+		prev, model = id, nil
+	}
+	if model != nil && !slices.ContainsFunc(n.p.keep, func(i int) bool { return n.lines[i].acct.Model != "" }) {
+		modelChange()
+	}
 	var p transcript.Parser
 	for _, i := range n.p.keep {
 		l := n.lines[i]
@@ -209,15 +224,8 @@ func (n *note) relink(sp *spool) ([][]byte, error) {
 	}
 	x := n.evictedParent(n.firstKept, false)
 	if x != "" {
-		// The path runs through the bridge: a model the evicted answers
-		// named last can stand on it, after every copy.
-		if m, err := n.evictedModel(sp); err != nil {
-			return nil, err
-		} else if m != nil {
-			id := n.shortID("model")
-			out = append(out, []byte(fmt.Sprintf(`{"type":"model_change","id":%s,"parentId":%s,"timestamp":%s,"provider":%s,"modelId":%s,%s}`+"\n",
-				q(id), q(prev), q(n.now), q(m[0]), q(m[1]), rolledTag())))
-			prev = id
+		if model != nil {
+			modelChange() // the path runs through the bridge: after every copy
 		}
 		out = append(out, bridge(x, prev))
 	}
