@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/bstools/bs/filters/transcript"
 )
@@ -24,13 +23,13 @@ type ChainNode struct {
 // a sidechain's; -1 if none.
 func ClaudeLeaf(nodes []ChainNode) (leaf int, main bool) {
 	for _, n := range nodes {
-		if realID(n.ID) && !n.Sidechain && !n.Ours {
+		if transcript.GivenID(n.ID) && !n.Sidechain && !n.Ours {
 			main = true
 			break
 		}
 	}
 	for i := len(nodes) - 1; i >= 0; i-- {
-		if n := nodes[i]; realID(n.ID) && n.Sidechain != main && !n.Ours {
+		if n := nodes[i]; transcript.GivenID(n.ID) && n.Sidechain != main && !n.Ours {
 			return i, main
 		}
 	}
@@ -49,7 +48,7 @@ func ClaudeLeaf(nodes []ChainNode) (leaf int, main bool) {
 func ClaudeContext(nodes []ChainNode) []bool {
 	at := map[string]int{}
 	for i, n := range nodes {
-		if realID(n.ID) {
+		if transcript.GivenID(n.ID) {
 			at[n.ID] = i
 		}
 	}
@@ -99,7 +98,7 @@ func ClaudeContext(nodes []ChainNode) []bool {
 	// Calls come before their results: one pass forwards takes each line
 	// that goes with one already taken.
 	for i, n := range nodes {
-		if on[i] || !realID(n.ID) {
+		if on[i] || !transcript.GivenID(n.ID) {
 			continue
 		}
 		with := n.MsgID != "" && msgs[n.MsgID]
@@ -112,7 +111,7 @@ func ClaudeContext(nodes []ChainNode) []bool {
 		}
 	}
 	for i, n := range nodes {
-		on[i] = on[i] || !realID(n.ID)
+		on[i] = on[i] || !transcript.GivenID(n.ID)
 	}
 	return on
 }
@@ -141,12 +140,6 @@ func ClaudeNode(t *transcript.Tree) ChainNode {
 		}
 	})
 	return n
-}
-
-// realID reports whether id is one the transcript gives, not one bs made
-// up for an entry without one.
-func realID(id string) bool {
-	return id != "" && !strings.HasPrefix(id, transcript.GeneratedIDPrefix)
 }
 
 // claudePath is the set of uuids in a Claude Code file's context
@@ -190,7 +183,7 @@ type claudeWalk struct {
 }
 
 func (w *claudeWalk) add(n ChainNode) {
-	if !realID(n.ID) {
+	if !transcript.GivenID(n.ID) {
 		return
 	}
 	if w.parents == nil {

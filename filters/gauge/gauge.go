@@ -482,8 +482,6 @@ func decodesTo(b []byte, m string) bool {
 	return true
 }
 
-// isSpace reports whether c is JSON white space.
-
 // tailBuffer keeps the lines seen since the last reset, in one reused
 // arena in memory up to tailMemory and spilling to a temp file beyond, so
 // memory stays bounded on a transcript with no usage at all, and most lines

@@ -37,7 +37,7 @@ func newNote(d transcript.Dialect, lines []line, p plan, opt Options, res gauge.
 	}
 	// v2+ sessions give every message an id; v1 sessions none.
 	for _, l := range lines {
-		if l.msg && realID(l.id) {
+		if l.msg && transcript.GivenID(l.id) {
 			n.v3 = true
 			break
 		}
@@ -84,7 +84,7 @@ func rolledTag() string {
 // context's path, or "".
 func (n *note) lastID(i int) string {
 	for i--; i >= 0; i-- {
-		if l := n.lines[i]; realID(l.id) && !l.branch {
+		if l := n.lines[i]; transcript.GivenID(l.id) && !l.branch {
 			return l.id
 		}
 	}
@@ -235,7 +235,7 @@ func (n *note) relink(sp *spool) ([][]byte, error) {
 	// (pi's /tree would show the branch as a root of its own).
 	evicted := map[string]bool{}
 	for i := n.p.from; i < n.p.to; i++ {
-		if l := n.lines[i]; realID(l.id) && !kept(l) {
+		if l := n.lines[i]; transcript.GivenID(l.id) && !kept(l) {
 			evicted[l.id] = true
 		}
 	}

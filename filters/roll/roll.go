@@ -15,7 +15,6 @@ import (
 	"os"
 	"runtime"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/bstools/bs/blobstore"
@@ -659,7 +658,7 @@ func markBranches(lines []line) int {
 	at := map[string]int{}
 	leaf := -1
 	for i, l := range lines {
-		if realID(l.id) {
+		if transcript.GivenID(l.id) {
 			at[l.id] = i
 			leaf = i
 		}
@@ -711,18 +710,12 @@ func chainNodes(lines []line) []gauge.ChainNode {
 func markOff(lines []line, on []bool) int {
 	n := 0
 	for i := range lines {
-		if realID(lines[i].id) && !on[i] {
+		if transcript.GivenID(lines[i].id) && !on[i] {
 			lines[i].branch = true
 			n++
 		}
 	}
 	return n
-}
-
-// realID reports whether id is one the transcript gives, not one bs made
-// up for an entry without one.
-func realID(id string) bool {
-	return id != "" && !strings.HasPrefix(id, transcript.GeneratedIDPrefix)
 }
 
 // noteText is the eviction note of seed 004, with how to get it back.

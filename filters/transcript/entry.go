@@ -100,6 +100,13 @@ type Entry struct {
 // GeneratedIDPrefix starts every id bs makes up for an entry without one.
 const GeneratedIDPrefix = "bs-"
 
+// GivenID reports whether id is one the transcript gives, not one bs made
+// up for an entry without one: only such ids link entries (a parent, a
+// first kept entry).
+func GivenID(id string) bool {
+	return id != "" && !strings.HasPrefix(id, GeneratedIDPrefix)
+}
+
 // DeriveID returns the stable id of an entry that has none of its own: it
 // depends only on the line's original bytes, so a fully restored line gets
 // the same id again when it is next extracted.
