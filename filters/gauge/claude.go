@@ -121,7 +121,7 @@ func ClaudeNode(t *transcript.Tree) ChainNode {
 	n := ChainNode{
 		ID:        t.Str(t.Get(0, "uuid")),
 		Parent:    t.Str(t.Get(0, "parentUuid")),
-		Sidechain: string(t.Raw(max(t.Get(0, "isSidechain"), 0))) == "true",
+		Sidechain: isSidechain(t),
 		Ours:      t.Get(0, transcript.RolledField) >= 0,
 	}
 	if t.Str(t.Get(0, "type")) == "assistant" {
@@ -140,6 +140,11 @@ func ClaudeNode(t *transcript.Tree) ChainNode {
 		}
 	})
 	return n
+}
+
+// isSidechain reports whether a Claude Code line is a subagent's.
+func isSidechain(t *transcript.Tree) bool {
+	return string(t.Raw(max(t.Get(0, "isSidechain"), 0))) == "true"
 }
 
 // claudePath is the set of uuids in a Claude Code file's context

@@ -52,7 +52,7 @@ const (
 func threadOf(t *transcript.Tree) thread {
 	switch t.Str(t.Get(0, "type")) {
 	case "user", "assistant":
-		if string(t.Raw(max(t.Get(0, "isSidechain"), 0))) == "true" {
+		if isSidechain(t) {
 			return threadSidechain
 		}
 		return threadMain
@@ -72,10 +72,10 @@ func (o *Options) skip(t *transcript.Tree, d transcript.Dialect) bool {
 			return true
 		}
 	}
-	if o.thread == threadUnknown {
-		o.thread = threadOf(t)
-	}
 	th := threadOf(t)
+	if o.thread == threadUnknown {
+		o.thread = th
+	}
 	return th != threadUnknown && o.thread != threadUnknown && th != o.thread
 }
 

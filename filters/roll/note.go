@@ -295,7 +295,7 @@ func (n *note) notes(evicted string, tokensAfter, after int) [][]byte {
 		// Claude Code's own compaction, instead of stopping short. The
 		// chain from the first kept message is the one to mend when the
 		// last message's does not enter the range (a sidechain's line).
-		leaf, _ := claudeLeaf(n.lines)
+		leaf, main := claudeLeaf(n.lines)
 		if x := n.evictedParent(leaf, true); x != "" {
 			summary = x
 		} else if x := n.evictedParent(n.firstKept, true); x != "" {
@@ -316,7 +316,6 @@ func (n *note) notes(evicted string, tokensAfter, after int) [][]byte {
 		}
 		// In a subagent's file, whose lines are all a sidechain's, the
 		// notes are too.
-		_, main := claudeLeaf(n.lines)
 		sidechain := !main
 		session := ""
 		if n.session != "" {

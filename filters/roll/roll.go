@@ -283,13 +283,14 @@ func scan(ctx context.Context, name string, sp *spool, opt Options) ([]line, tra
 			if d == transcript.OpenClaw && t.Str(t.Get(0, "type")) == "session" {
 				li.id = "" // the session's id, not an entry's: no entry's parent
 			}
+			li.issued, li.answered = callIDs(t, d)
 			switch d {
 			case transcript.ClaudeCode:
-				li.parent = t.Str(t.Get(0, "parentUuid"))
-				li.sidechain = string(t.Raw(max(t.Get(0, "isSidechain"), 0))) == "true"
-				if t.Str(t.Get(0, "type")) == "assistant" {
-					li.msgID = t.Str(t.Path(0, "message", "id"))
-				}
+				// What Claude Code's chain needs, read as the gauge reads
+				// it, its calls included.
+				n := gauge.ClaudeNode(t)
+				li.parent, li.msgID, li.sidechain = n.Parent, n.MsgID, n.Sidechain
+				li.issued, li.answered = n.Issued, n.Answered
 			case transcript.OpenClaw:
 				li.parent = t.Str(t.Get(0, "parentId"))
 			}
@@ -297,7 +298,6 @@ func scan(ctx context.Context, name string, sp *spool, opt Options) ([]line, tra
 			li.tool = transcript.EntryTool(&e)
 			li.bsNote = isNote(t)
 			li.join, li.noise, lastMsgID = joins(t, d, lastMsgID)
-			li.issued, li.answered = callIDs(t, d)
 			li.user = li.msg && !li.join && e.Role == "user" && len(li.answered) == 0
 			li.keptIndex = -1
 			if li.acct.Role == gauge.Compaction && d == transcript.OpenClaw {
@@ -369,7 +369,8 @@ func joins(t *transcript.Tree, d transcript.Dialect, lastMsgID string) (join, no
 	return false, false, ""
 }
 
-// callIDs returns the tool call ids a line makes and the ones it answers.
+// callIDs returns the tool call ids a line makes and the ones it answers
+// (Claude Code's come with its gauge.ClaudeNode).
 func callIDs(t *transcript.Tree, d transcript.Dialect) (issued, answered []string) {
 	str := func(i int, names ...string) string { return t.Str(t.Path(i, names...)) }
 	blocks := func(content int, fn func(b int)) { t.Children(content, func(b, _ int) { fn(b) }) }
@@ -389,15 +390,6 @@ func callIDs(t *transcript.Tree, d transcript.Dialect) (issued, answered []strin
 		if str(msg, "role") == "toolResult" {
 			add(&answered, str(msg, "toolCallId"))
 		}
-	case transcript.ClaudeCode:
-		blocks(t.Path(0, "message", "content"), func(b int) {
-			switch str(b, "type") {
-			case "tool_use":
-				add(&issued, str(b, "id"))
-			case "tool_result":
-				add(&answered, str(b, "tool_use_id"))
-			}
-		})
 	case transcript.Codex:
 		p := t.Get(0, "payload")
 		switch str(p, "type") {
