@@ -327,8 +327,8 @@ type streamTree struct {
 }
 
 func (s *streamTree) add(t *transcript.Tree, num int, reset bool) {
-	id := t.Str(t.Get(0, "id"))
-	if id == "" || t.Str(t.Get(0, "type")) == "session" {
+	id := piEntryID(t)
+	if id == "" {
 		return
 	}
 	if reset {
@@ -972,8 +972,8 @@ type piPath struct {
 // back takes the next line back and reports whether it is on the path
 // (a line without an id, as the header, is on no branch).
 func (p *piPath) back(t *transcript.Tree) bool {
-	id := t.Str(t.Get(0, "id"))
-	if id == "" || t.Str(t.Get(0, "type")) == "session" {
+	id := piEntryID(t)
+	if id == "" {
 		return true
 	}
 	if !p.tree {
@@ -995,7 +995,7 @@ func pathFrom(f *os.File, off, size int64) map[string]bool {
 	backwardLines(f, size, func(line []byte) bool {
 		size -= int64(len(line)) + 1
 		if t, err := p.Parse(line); err == nil && path.back(t) {
-			if id := t.Str(t.Get(0, "id")); id != "" {
+			if id := piEntryID(t); id != "" {
 				on[id] = true
 			}
 		}
@@ -1009,6 +1009,15 @@ func (o Options) offPath(t *transcript.Tree) bool {
 	if o.onPath == nil {
 		return false
 	}
-	id := t.Str(t.Get(0, "id"))
-	return id != "" && t.Str(t.Get(0, "type")) != "session" && !o.onPath[id]
+	id := piEntryID(t)
+	return id != "" && !o.onPath[id]
+}
+
+// piEntryID is the id of a pi entry, the links of its tree; "" for a line
+// without one and for the session header, whose id names the session.
+func piEntryID(t *transcript.Tree) string {
+	if t.Str(t.Get(0, "type")) == "session" {
+		return ""
+	}
+	return t.Str(t.Get(0, "id"))
 }

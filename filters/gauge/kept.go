@@ -53,6 +53,7 @@ func (k *keptSum) add(line []byte, number int) bool {
 	if err != nil {
 		return true
 	}
+	id := piEntryID(t)
 	if k.tree {
 		// A v2+ session is a tree: the compaction's context is the path up
 		// its parentIds, and an entry of another branch between the kept
@@ -61,7 +62,7 @@ func (k *keptSum) add(line []byte, number int) bool {
 		if k.want == "" {
 			return false
 		}
-		if t.Str(t.Get(0, "id")) != k.want {
+		if id != k.want {
 			return true
 		}
 		k.want = t.Str(t.Get(0, "parentId"))
@@ -70,7 +71,7 @@ func (k *keptSum) add(line []byte, number int) bool {
 		k.sum += l.Estimate
 	}
 	if k.l.KeptID != "" {
-		k.found = t.Str(t.Get(0, "id")) == k.l.KeptID
+		k.found = id == k.l.KeptID
 	} else {
 		k.found = number == k.l.KeptIndex
 	}
