@@ -55,13 +55,12 @@ func openIndexWriter(c *cli.Context, cm *common) *indexWriter {
 // filter was given, a directory made absolute (the command may run
 // elsewhere).
 func rowStore(dir string) string {
-	if dir == defaultStoreDir() {
-		return ""
-	}
 	if !strings.Contains(dir, "://") {
-		if abs, err := filepath.Abs(dir); err == nil && abs != defaultStoreDir() {
-			return abs
+		if abs, err := filepath.Abs(dir); err == nil {
+			dir = abs
 		}
+	}
+	if dir == defaultStoreDir() {
 		return ""
 	}
 	return dir

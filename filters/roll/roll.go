@@ -816,8 +816,9 @@ func write(ctx context.Context, w io.Writer, sp *spool, lines []line, d transcri
 				bw.copy(sp.section(lines[i].off, int64(lines[i].n)))
 			}
 		}
-		switch last := lines[len(lines)-1]; {
-		case needsNewline(sp) && !last.parsed:
+		last, open := lines[len(lines)-1], needsNewline(sp)
+		switch {
+		case open && !last.parsed:
 			// The last line is unfinished (an agent may be writing it):
 			// the note goes before it, never glued to it.
 			// Its usage, if any, predates the roll: the note's scope
@@ -825,7 +826,7 @@ func write(ctx context.Context, w io.Writer, sp *spool, lines []line, d transcri
 			bw.copy(sp.section(to, last.off-to))
 			bw.write(n.compaction(p.tokensAfter, 1, false))
 			bw.copy(sp.section(last.off, int64(last.n)))
-		case needsNewline(sp):
+		case open:
 			// A whole entry without its line feed: the compaction must
 			// come after it, or pi takes that entry for the leaf and
 			// never sees the compaction. It gets a line feed, which the
