@@ -35,9 +35,14 @@ import (
 // to the index before they read it. The index is a convenience over the
 // store, so a failure here warns (once) and never fails the filter.
 type indexWriter struct {
-	ui     ui
-	path   string // the index file
-	store  string // the store every row's blob is in (index.Row.Store)
+	ui    ui
+	path  string // the index file
+	store string // the store every row's blob is in (index.Row.Store)
+	// chunks is the directory of the store, when it is a local one that
+	// does not encrypt: ingestion can then read a rolled entry's text
+	// from the chunk that holds it (queued), so the roll need not write
+	// it all a second time. "" otherwise.
+	chunks string
 	f      *os.File
 	w      *bufio.Writer
 	enc    *json.Encoder
@@ -47,7 +52,24 @@ type indexWriter struct {
 func openIndexWriter(c *cli.Context, cm *common) *indexWriter {
 	w := newIndexWriter(indexPath(c), cm.ui)
 	w.store = rowStore(cm.storeDir)
+	if !blobstore.IsURL(cm.storeDir) && len(cm.storeOpt.Recipients) == 0 {
+		if abs, err := filepath.Abs(cm.storeDir); err == nil {
+			w.chunks = abs
+		}
+	}
 	return w
+}
+
+// queued is a row as the queue holds it. A row of bs roll's whose chunk
+// is in a local store that does not encrypt leaves its text out: From
+// names the store's directory, and the entry's line is bytes [At, At+Len)
+// of the row's blob. Ingestion reads the text there, as bs index does
+// (roll.EntryText). Carrying it would double what a large roll writes.
+type queued struct {
+	index.Row
+	From string `json:",omitempty"`
+	At   int64  `json:",omitempty"`
+	Len  int    `json:",omitempty"`
 }
 
 // rowStore is the store a row names, so that a search hit's restore
@@ -140,17 +162,31 @@ func (w *indexWriter) moved(session string) func(extract.Moved, []byte) {
 
 // rollIndex is the roll.Index of one roll's rows in the queue.
 type rollIndex struct {
-	w     *indexWriter
-	moved func(extract.Moved, []byte)
-	mark  int64 // the queue's length before the roll's rows
+	w       *indexWriter
+	session string
+	moved   func(extract.Moved, []byte)
+	mark    int64 // the queue's length before the roll's rows
 }
 
 func (w *indexWriter) forRoll(session string) roll.Index {
-	return &rollIndex{w: w, moved: w.moved(session), mark: w.size()}
+	return &rollIndex{w: w, session: session, moved: w.moved(session), mark: w.size()}
 }
 
+func (ix *rollIndex) WantsText() bool { return ix.w.chunks == "" }
+
 func (ix *rollIndex) Add(e roll.Evicted) {
-	ix.moved(extract.Moved{EntryID: e.EntryID, Blob: e.Blob, Kind: "entry", Tool: e.Tool, Time: e.Time}, e.Text)
+	w := ix.w
+	if w == nil || w.enc == nil {
+		return
+	}
+	if w.chunks == "" {
+		ix.moved(extract.Moved{EntryID: e.EntryID, Blob: e.Blob, Kind: "entry", Tool: e.Tool, Time: e.Time}, e.Text)
+		return
+	}
+	q := queued{Row: index.Row{Session: ix.session, EntryID: e.EntryID, Blob: e.Blob, Kind: "entry", Tool: e.Tool, Time: e.Time, Store: w.store}, From: w.chunks, At: e.At, Len: e.Len}
+	if err := w.enc.Encode(q); err != nil {
+		w.abandon(err)
+	}
 }
 
 func (ix *rollIndex) Discard() { ix.w.truncate(ix.mark) }
@@ -230,8 +266,9 @@ func (w *indexWriter) fail(err error) {
 
 // openIndex opens the index and adds every pending row file to it. Files
 // are taken under a lock, so concurrent readers do not ingest one file
-// twice (Add would keep one row anyway).
-func openIndex(ctx context.Context, path string, u ui) (*index.Index, error) {
+// twice (Add would keep one row anyway). Rows of the blobs in gone, which
+// prune-retention has just deleted, are left out.
+func openIndex(ctx context.Context, path string, u ui, gone map[string]bool) (*index.Index, error) {
 	ix, err := index.Open(path)
 	if err != nil {
 		return nil, err
@@ -249,7 +286,7 @@ func openIndex(ctx context.Context, path string, u ui) (*index.Index, error) {
 	}
 	defer unlock()
 	for _, f := range files {
-		if err := ingest(ctx, ix, f, u); err != nil {
+		if err := ingest(ctx, ix, f, u, gone); err != nil {
 			ix.Close()
 			return nil, err
 		}
@@ -259,8 +296,10 @@ func openIndex(ctx context.Context, path string, u ui) (*index.Index, error) {
 
 // ingest adds one pending file's rows. A damaged file (a crash, a full
 // disk) gives up what it can and is set aside as .bad with a warning, so it
-// never blocks search.
-func ingest(ctx context.Context, ix *index.Index, file string, u ui) error {
+// never blocks search. The rows are read, and their text taken from the
+// store where the queue left it out, on a second goroutine while FTS5
+// takes in the rows before them.
+func ingest(ctx context.Context, ix *index.Index, file string, u ui, gone map[string]bool) error {
 	f, err := os.Open(file)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil // ingested meanwhile
@@ -269,35 +308,143 @@ func ingest(ctx context.Context, ix *index.Index, file string, u ui) error {
 		return err
 	}
 	defer f.Close()
-	dec := json.NewDecoder(bufio.NewReaderSize(f, 1<<20))
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	batches := make(chan []index.Row, 1)
+	var damage error
+	go func() {
+		defer close(batches)
+		damage = readQueue(ctx, f, u, gone, func(rows []index.Row) bool {
+			select {
+			case batches <- rows:
+				return true
+			case <-ctx.Done():
+				return false
+			}
+		})
+	}()
+	for rows := range batches {
+		if err := ix.Add(ctx, rows); err != nil {
+			cancel()
+			for range batches {
+			}
+			return err
+		}
+	}
+	if damage != nil {
+		u.warnf(msgPendingBad, file, damage)
+		return os.Rename(file, file+".bad")
+	}
+	return os.Remove(file)
+}
+
+// readQueue hands the rows of a queue file to add in batches, until add
+// returns false or the file ends. It returns the damage that stopped it
+// early, if any.
+func readQueue(ctx context.Context, r io.Reader, u ui, gone map[string]bool, add func([]index.Row) bool) error {
+	dec := json.NewDecoder(bufio.NewReaderSize(r, 1<<20))
+	chunks := chunkTexts{ctx: ctx, u: u}
 	var rows []index.Row
 	text := 0
 	for {
-		var r index.Row
-		err := dec.Decode(&r)
+		var q queued
+		err := dec.Decode(&q)
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			u.warnf(msgPendingBad, file, err)
-			if err := ix.Add(ctx, rows); err != nil {
-				return err
-			}
-			return os.Rename(file, file+".bad")
+			add(rows)
+			return err
 		}
-		rows = append(rows, r)
-		text += len(r.Text)
+		if gone[q.Blob] {
+			continue
+		}
+		if q.From != "" {
+			q.Text = chunks.text(q)
+		}
+		rows = append(rows, q.Row)
+		text += len(q.Text)
 		if len(rows) >= 2000 || text >= 8<<20 {
-			if err := ix.Add(ctx, rows); err != nil {
-				return err
+			if !add(rows) {
+				return nil
 			}
-			rows, text = rows[:0], 0
+			rows, text = nil, 0
 		}
 	}
-	if err := ix.Add(ctx, rows); err != nil {
-		return err
+	add(rows)
+	return nil
+}
+
+// chunkTexts reads queued rows' text from the chunks of the stores they
+// name. It keeps the chunk it read last: a roll's rows come chunk by
+// chunk.
+type chunkTexts struct {
+	ctx    context.Context
+	u      ui
+	stores map[string]openedStore
+	from   string // the store and blob of data
+	blob   string
+	data   []byte
+	failed map[string]bool // the chunks that could not be read, warned about
+}
+
+// text is the row's text, or "" when its chunk cannot be read: the row
+// still goes in, findable by its session, tool and kind, and a warning
+// names the chunk.
+func (c *chunkTexts) text(q queued) string {
+	if q.From != c.from || q.Blob != c.blob {
+		c.from, c.blob = q.From, q.Blob
+		var err error
+		if c.data, err = c.read(q.From, q.Blob); err != nil && c.ctx.Err() == nil {
+			c.warn(q, err)
+		}
 	}
-	return os.Remove(file)
+	end := q.At + int64(q.Len)
+	if q.At < 0 || q.Len < 0 || end > int64(len(c.data)) {
+		return ""
+	}
+	return roll.EntryText(c.data[q.At:end])
+}
+
+// warn says once that a store cannot be opened, or once for each chunk of
+// it that cannot be read.
+func (c *chunkTexts) warn(q queued, err error) {
+	key := q.From
+	if c.stores[q.From].err == nil {
+		key += "\x00" + q.Blob
+	}
+	if c.failed == nil {
+		c.failed = map[string]bool{}
+	}
+	if !c.failed[key] {
+		c.failed[key] = true
+		c.u.warnf(msgIndexChunk, q.Blob, q.From, err)
+	}
+}
+
+func (c *chunkTexts) read(from, blob string) ([]byte, error) {
+	d, err := blobstore.ParseDigest(blob)
+	if err != nil {
+		return nil, err
+	}
+	if c.stores == nil {
+		c.stores = map[string]openedStore{}
+	}
+	st, ok := c.stores[from]
+	if !ok {
+		// The filter wrote these blobs unencrypted: no identity is needed.
+		st.Store, st.err = blobstore.Open(c.ctx, from, blobstore.OpenOptions{MustExist: true})
+		c.stores[from] = st
+	}
+	if st.err != nil {
+		return nil, st.err
+	}
+	return st.Get(c.ctx, d)
+}
+
+type openedStore struct {
+	blobstore.Store
+	err error
 }
 
 // indexSession names, for the search index, the transcript that will hold
@@ -366,7 +513,7 @@ func indexCommand() *cli.Command {
 			if w.failed {
 				return &reported{code: exitFailure}
 			}
-			ix, err := openIndex(c.Context, indexPath(c), cm.ui)
+			ix, err := openIndex(c.Context, indexPath(c), cm.ui, nil)
 			if err != nil {
 				cm.ui.hintf(hintIndex)
 				return err

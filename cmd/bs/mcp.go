@@ -110,7 +110,7 @@ func newAgent(c *cli.Context) (*agent.Agent, *common, error) {
 			if _, perr := os.Stat(pendingDir(ixPath)); err != nil && perr != nil {
 				return nil, errors.New(msgAgentNoIndex)
 			}
-			ix, err := openIndex(ctx, ixPath, ui{io.Discard})
+			ix, err := openIndex(ctx, ixPath, ui{io.Discard}, nil)
 			if err != nil {
 				return nil, err
 			}

@@ -66,7 +66,7 @@ func mcpFixture(t *testing.T) (*mcp.ClientSession, string) {
 			return rewriteWhenQuiet(ctx, inPlace{lockTimeout: 2 * time.Second, force: true}, p, edit)
 		},
 		Search: func(ctx context.Context, q index.Query) ([]index.Hit, error) {
-			ix, err := openIndex(ctx, index.DefaultPath(), ui{io.Discard})
+			ix, err := openIndex(ctx, index.DefaultPath(), ui{io.Discard}, nil)
 			if err != nil {
 				return nil, err
 			}

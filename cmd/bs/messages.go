@@ -78,6 +78,7 @@ const (
 	msgNoHits        = "no hits for %q"
 	msgNoIndex       = "no search index at %s: nothing has been indexed there"
 	hintNoIndex      = "extract, roll, trim and archive index what they remove (unless --no-index); 'bs index FILE...' indexes transcripts; --index and BS_INDEX name another index"
+	msgIndexChunk    = "the text of the entries rolled into %s cannot be read from the store %s (%v): their rows go into the search index without it"
 	msgPendingBad    = "pending index rows %s are damaged (%v): the rows before the damage were added, the file is kept as .bad"
 
 	// Flags and arguments of the filters.

@@ -288,7 +288,7 @@ func forgetIndexRows(c *cli.Context, cm *common, removed []retention.Item) int {
 	for _, it := range removed {
 		gone[it.Name] = true
 	}
-	ix, err := openIndex(c.Context, path, cm.ui) // queued rows first
+	ix, err := openIndex(c.Context, path, cm.ui, gone) // queued rows first, but those of the blobs gone
 	if err == nil {
 		var n int
 		n, err = ix.Forget(c.Context, gone)

@@ -73,7 +73,7 @@ func runSearch(c *cli.Context) error {
 		ui{c.App.ErrWriter}.hintf(hintNoIndex)
 		return &reported{code: exitFailure}
 	}
-	ix, err := openIndex(c.Context, path, ui{c.App.ErrWriter})
+	ix, err := openIndex(c.Context, path, ui{c.App.ErrWriter}, nil)
 	if err != nil {
 		ui{c.App.ErrWriter}.hintf(hintIndex)
 		return err

@@ -46,6 +46,11 @@ type Options struct {
 // fails, Discard takes back every entry it was given, since they are all
 // still in place.
 type Index interface {
+	// WantsText reports whether Add needs each entry's Text. An index
+	// that can read the chunk back from the store later takes the
+	// entry's place in it instead (Evicted.At and Len), and the roll
+	// spares itself the text.
+	WantsText() bool
 	Add(Evicted)
 	Discard()
 }
@@ -58,7 +63,13 @@ func Defaults() Options {
 // Evicted describes one evicted entry.
 type Evicted struct {
 	EntryID, Time, Tool, Blob string
-	Text                      []byte // the entry's text, for search, as a JSON string (EntryTextJSON)
+	// The entry's line, without its line feed, is bytes [At, At+Len) of
+	// the blob.
+	At  int64
+	Len int
+	// The entry's text, for search, as a JSON string (EntryTextJSON), or
+	// nil when the index does not want it (Index.WantsText).
+	Text []byte
 }
 
 // Stats summarise a roll.
@@ -746,6 +757,7 @@ func write(ctx context.Context, w io.Writer, sp *spool, lines []line, d transcri
 	workers := runtime.GOMAXPROCS(0)
 	batch, _ := opt.Store.(blobstore.Batcher)
 	digests := make([]string, len(chunks))
+	wantText := opt.Index != nil && opt.Index.WantsText()
 	type stored struct {
 		digest string
 		rows   []Evicted
@@ -767,7 +779,7 @@ func write(ctx context.Context, w io.Writer, sp *spool, lines []line, d transcri
 		}
 		// The rows' text is made here, on every core, while the chunk is
 		// at hand.
-		return stored{d.String(), evictedRows(lines[chunks[c][0]:chunks[c][1]], chunk, off, d.String())}, nil
+		return stored{d.String(), evictedRows(lines[chunks[c][0]:chunks[c][1]], chunk, off, d.String(), wantText)}, nil
 	}, func(c int, s stored) error {
 		digests[c] = s.digest
 		for _, r := range s.rows {
@@ -855,19 +867,25 @@ func write(ctx context.Context, w io.Writer, sp *spool, lines []line, d transcri
 }
 
 // evictedRows are the index rows of the messages among lines, which the
-// chunk stored under digest holds from offset off.
-func evictedRows(lines []line, chunk []byte, off int64, digest string) []Evicted {
+// chunk stored under digest holds from offset off; with their text when
+// withText is set.
+func evictedRows(lines []line, chunk []byte, off int64, digest string, withText bool) []Evicted {
 	var rows []Evicted
 	for _, l := range lines {
 		if !l.msg {
 			continue
 		}
-		body := bytes.TrimSuffix(chunk[l.off-off:l.off-off+int64(l.n)], []byte("\n"))
+		at := l.off - off
+		body := bytes.TrimSuffix(chunk[at:at+int64(l.n)], []byte("\n"))
 		id := l.id
 		if id == "" {
 			id = transcript.DeriveID(body) // rows need distinct keys
 		}
-		rows = append(rows, Evicted{EntryID: id, Time: l.time, Tool: l.tool, Blob: digest, Text: EntryTextJSON(body)})
+		e := Evicted{EntryID: id, Time: l.time, Tool: l.tool, Blob: digest, At: at, Len: len(body)}
+		if withText {
+			e.Text = EntryTextJSON(body)
+		}
+		rows = append(rows, e)
 	}
 	return rows
 }

@@ -1072,8 +1072,62 @@ func TestCommitFailurePassesThrough(t *testing.T) {
 // countingIndex counts the entries it was given and not then taken back.
 type countingIndex struct{ kept int }
 
+func (ix *countingIndex) WantsText() bool  { return true }
 func (ix *countingIndex) Add(roll.Evicted) { ix.kept++ }
 func (ix *countingIndex) Discard()         { ix.kept = 0 }
+
+// recordingIndex keeps the entries it is given.
+type recordingIndex struct {
+	wantText bool
+	rows     []roll.Evicted
+}
+
+func (ix *recordingIndex) WantsText() bool    { return ix.wantText }
+func (ix *recordingIndex) Add(e roll.Evicted) { ix.rows = append(ix.rows, e) }
+func (ix *recordingIndex) Discard()           { ix.rows = nil }
+
+// TestEvictedRowsPlaceTheirLines: each evicted message's row names the
+// bytes of its line in the chunk stored, so an index can take the text from
+// the store later instead of from the roll; the text, when the index wants
+// it, is that line's.
+func TestEvictedRowsPlaceTheirLines(t *testing.T) {
+	in := synthetic(70)
+	for _, wantText := range []bool{true, false} {
+		opt := roll.Defaults()
+		store := new(blobstore.Mem)
+		ix := &recordingIndex{wantText: wantText}
+		opt.Store, opt.Index = store, ix
+		opt.Window = 4000
+		var out bytes.Buffer
+		st, err := roll.Run(context.Background(), "x", bytes.NewReader(in), &out, opt)
+		if err != nil || !st.Rolled {
+			t.Fatalf("rolled %v, %v", st.Rolled, err)
+		}
+		if len(ix.rows) != st.Messages {
+			t.Fatalf("%d rows for %d evicted messages", len(ix.rows), st.Messages)
+		}
+		for _, r := range ix.rows {
+			d, err := blobstore.ParseDigest(r.Blob)
+			if err != nil {
+				t.Fatal(err)
+			}
+			chunk, err := store.Get(context.Background(), d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body := chunk[r.At : r.At+int64(r.Len)]
+			if !bytes.Contains(in, append(append([]byte{'\n'}, body...), '\n')) || !bytes.Contains(body, []byte(`"id":"`+r.EntryID+`"`)) {
+				t.Fatalf("row %s places %q", r.EntryID, body)
+			}
+			switch {
+			case wantText && !bytes.Equal(r.Text, roll.EntryTextJSON(body)):
+				t.Fatalf("row %s: text %s, want %s", r.EntryID, r.Text, roll.EntryTextJSON(body))
+			case !wantText && r.Text != nil:
+				t.Fatalf("row %s: text %s made for an index that takes it from the store", r.EntryID, r.Text)
+			}
+		}
+	}
+}
 
 type failingCommit struct {
 	blobstore.Store
