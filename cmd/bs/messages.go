@@ -29,7 +29,7 @@ func (u ui) hintf(format string, args ...any) {
 
 const (
 	msgBadLine        = "%s:%d: not a valid JSON entry (%v); passed through unchanged"
-	msgGaugeOffPath   = "%s: read in file order, but the session's last entry is on a branch that leaves the usage counted (the user went back to an earlier entry): give the file as an argument for pi's own figure"
+	msgGaugeOffPath   = "%s: read in file order, but the session's last entry is on a branch that leaves the usage counted (the user went back to an earlier entry): give the file as an argument for the runtime's own figure"
 	msgBadLineStrict  = "%s:%d: not a valid JSON entry: %v"
 	hintStrict        = "run without --strict to pass such lines through unchanged"
 	msgBadRule        = "bad --rule %q: %v"

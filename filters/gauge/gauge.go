@@ -94,10 +94,11 @@ type Result struct {
 	// roll's, made with it.
 	RollEstimator string `json:"roll_estimator,omitempty"`
 
-	// OffPath says that a stream of a pi session (v2+) was read in file
-	// order although the path from its last entry leaves the line whose
-	// usage or compaction the reading started from: the user went back
-	// to an earlier entry. MeasureFile reads such a file along the path.
+	// OffPath says that a stream of a pi session (v2+) or a Claude Code
+	// session was read in file order although the path from its last
+	// entry leaves the line whose usage or compaction the reading started
+	// from: the user went back to an earlier entry (Claude Code's rewind).
+	// MeasureFile reads such a file along the path.
 	OffPath bool `json:"-"`
 }
 
@@ -240,8 +241,8 @@ func Measure(name string, r io.Reader, tee io.Writer, opt Options) (Result, erro
 			return nil
 		}
 		l := classify(t, d, opt.Estimator, false, nil)
-		if d == transcript.OpenClaw {
-			tree.add(t, line.Num, l.Role == Usage || l.Role == Compaction)
+		if n, ok := treeNode(t, d); ok {
+			tree.add(n, line.Num, l.Role == Usage || l.Role == Compaction)
 		}
 		if l.Role == Usage || l.Role == Compaction {
 			tail.reset()
@@ -301,8 +302,8 @@ func Measure(name string, r io.Reader, tee io.Writer, opt Options) (Result, erro
 		if err != nil || t == nil || opt.skip(t, d) {
 			return err
 		}
-		if d == transcript.OpenClaw {
-			tree.add(t, line.Num, false)
+		if n, ok := treeNode(t, d); ok {
+			tree.add(n, line.Num, false)
 		}
 		s.Add(classify(t, d, opt.Estimator, false, nil))
 		return nil
@@ -315,51 +316,76 @@ func Measure(name string, r io.Reader, tee io.Writer, opt Options) (Result, erro
 	return res, nil
 }
 
-// streamTree keeps the ids and parents of the pi entries after the line
-// the reading starts from (the last usage or compaction), so that at the
-// end of a stream the gauge can tell whether the path from the last entry
-// runs back to that line. Only the lines after it are kept.
+// streamTree keeps the ids and parents of the entries after the line the
+// reading starts from (the last usage or compaction), so that at the end
+// of a stream the gauge can tell whether the path from the last entry runs
+// back to that line: pi's tree of parentIds, Claude Code's chain of
+// parentUuids, which a rewind leaves. Only the lines after it are kept.
 type streamTree struct {
 	resetID string
-	parents map[string]string
-	leaf    string
-	leafNum int // the lines after the reset that are not parsed on the way come last
+	// Claude Code writes one response over several lines, each with its
+	// usage: the chain may pass through any of the response's lines.
+	resetMsg string
+	group    map[string]bool
+	parents  map[string]string
+	leaf     string
+	leafNum  int // the lines after the reset that are not parsed on the way come last
 }
 
-func (s *streamTree) add(t *transcript.Tree, num int, reset bool) {
-	id := piEntryID(t)
-	if id == "" {
+// treeNode is what streamTree takes of a line of dialect d, if anything.
+func treeNode(t *transcript.Tree, d transcript.Dialect) (ChainNode, bool) {
+	switch d {
+	case transcript.OpenClaw:
+		return ChainNode{ID: piEntryID(t), Parent: t.Str(t.Get(0, "parentId"))}, true
+	case transcript.ClaudeCode:
+		return ClaudeNode(t), true
+	}
+	return ChainNode{}, false
+}
+
+func (s *streamTree) add(n ChainNode, num int, reset bool) {
+	if n.ID == "" {
 		return
 	}
 	if reset {
-		s.resetID = id
+		if n.MsgID == "" || n.MsgID != s.resetMsg {
+			s.group = map[string]bool{}
+		}
+		s.resetID, s.resetMsg = n.ID, n.MsgID
+		s.group[n.ID] = true
 		clear(s.parents)
+		if n.Ours {
+			s.leaf = "" // a note of bs roll's: the chain starts after it
+		}
 	} else {
 		if s.parents == nil {
 			s.parents = map[string]string{}
 		}
-		s.parents[id] = t.Str(t.Get(0, "parentId"))
+		s.parents[n.ID] = n.Parent
 	}
-	if num >= s.leafNum {
-		s.leaf, s.leafNum = id, num
+	if num >= s.leafNum && !n.Ours {
+		s.leaf, s.leafNum = n.ID, num
 	}
 }
 
 // offPath reports whether the path from the last entry leaves the lines
 // after the reset anywhere but at it.
 func (s *streamTree) offPath() bool {
-	if s.resetID == "" {
-		return false // read from the start: every line was counted
+	if s.resetID == "" || s.leaf == "" {
+		return false // read from the start, or nothing after the reset to leave it
 	}
 	x := s.leaf
-	for steps := 0; x != s.resetID && steps <= len(s.parents); steps++ {
+	for steps := 0; steps <= len(s.parents); steps++ {
+		if s.group[x] {
+			return false
+		}
 		p, ok := s.parents[x]
 		if !ok {
 			return true // before the reset, or the root: not through it
 		}
 		x = p
 	}
-	return x != s.resetID
+	return true
 }
 
 // A line can reset the gauge, or name the model or window, only through a

@@ -278,3 +278,46 @@ func TestBackwardLines(t *testing.T) {
 		}
 	}
 }
+
+// TestStreamOffPathOnlyOnABranch: over prefixes of the pi and Claude Code
+// corpus files, a stream says it read off the path only when reading
+// the prefix along the path from its end gives another figure: a warning
+// that is never wrong, and never missing where the figures differ.
+func TestStreamOffPathOnlyOnABranch(t *testing.T) {
+	var files []string
+	for _, dir := range []string{"openclaw", "claude-code"} {
+		f, _ := filepath.Glob(filepath.Join(corpusDir, dir, "*.jsonl"))
+		files = append(files, f...)
+	}
+	if len(files) == 0 {
+		t.Skip("corpus not present")
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.SplitAfter(string(data), "\n")
+		stride := max(1, len(lines)/40) // a sample of each file's prefixes
+		off, warned := 0, 0
+		for i, line := range lines {
+			off += len(line)
+			if i%stride != 0 && i != len(lines)-1 {
+				continue
+			}
+			prefix := data[:off]
+			streamed, err := Measure("p", bytes.NewReader(prefix), nil, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			fromEnd := measurePrefix(t, prefix)
+			if streamed.OffPath {
+				warned++
+			}
+			if streamed.OffPath != (streamed.Tokens != fromEnd.Tokens) {
+				t.Errorf("%s, %d bytes: streamed %d (off the path: %v), from the end %d", filepath.Base(f), off, streamed.Tokens, streamed.OffPath, fromEnd.Tokens)
+			}
+		}
+		t.Logf("%s: %d prefixes off the path", filepath.Base(f), warned)
+	}
+}
