@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/bstools/bs/filters/gauge"
@@ -183,9 +182,10 @@ func (n *note) evictedModel(sp *spool) ([]string, error) {
 // entry's id and hangs from the last copy. restore --all drops them all.
 // When the model pi would resume with was named last by an evicted
 // answer, a model_change naming it stands on the path after every other
-// line that names a model: first, when no copy names one, else between
-// the copies and the bridge (without a bridge the first kept message
-// hangs from a copy, and nothing can stand between them).
+// line that names a model: right after the last copy that names one, or
+// first when none does. (The first kept message hangs from the last copy
+// or from the bridge; either comes after that evicted answer, so neither
+// names a model.)
 func (n *note) relink(sp *spool) ([][]byte, error) {
 	var out [][]byte
 	prev := n.markerID()
@@ -197,13 +197,19 @@ func (n *note) relink(sp *spool) ([][]byte, error) {
 		id := n.shortID("model")
 		out = append(out, []byte(fmt.Sprintf(`{"type":"model_change","id":%s,"parentId":%s,"timestamp":%s,"provider":%s,"modelId":%s,%s}`+"\n",
 			q(id), q(prev), q(n.now), q(model[0]), q(model[1]), rolledTag())))
-		prev, model = id, nil
+		prev = id
 	}
-	if model != nil && !slices.ContainsFunc(n.p.keep, func(i int) bool { return n.lines[i].acct.Model != "" }) {
+	lastNaming := -1 // in n.p.keep: the last copy that names a model
+	for k, i := range n.p.keep {
+		if n.lines[i].acct.Model != "" {
+			lastNaming = k
+		}
+	}
+	if model != nil && lastNaming < 0 {
 		modelChange()
 	}
 	var p transcript.Parser
-	for _, i := range n.p.keep {
+	for k, i := range n.p.keep {
 		l := n.lines[i]
 		body := make([]byte, l.n)
 		if _, err := sp.f.ReadAt(body, l.off); err != nil {
@@ -217,6 +223,9 @@ func (n *note) relink(sp *spool) ([][]byte, error) {
 			}
 		}
 		out = append(out, body)
+		if model != nil && k == lastNaming {
+			modelChange()
+		}
 	}
 	bridge := func(id, parent string) []byte {
 		return []byte(fmt.Sprintf(`{"type":"custom","customType":"bs:bridge","data":{},"id":%s,"parentId":%s,"timestamp":%s,%s}`+"\n",
@@ -224,9 +233,6 @@ func (n *note) relink(sp *spool) ([][]byte, error) {
 	}
 	x := n.evictedParent(n.firstKept, false)
 	if x != "" {
-		if model != nil {
-			modelChange() // the path runs through the bridge: after every copy
-		}
 		out = append(out, bridge(x, prev))
 	}
 	// A branch the user left may fork from inside the range and go on

@@ -743,15 +743,42 @@ func TestRollPiBranch(t *testing.T) {
 // TestRollKeepsTheModel: pi resumes with the model the last answer or
 // model change on the path names. When every answer goes, roll keeps that
 // model in a model_change of its own after the marker, or pi would fall
-// back to the model set at the start.
+// back to the model set before: at the start, or by a model change kept
+// from the range (then roll's goes after it, even when the last message
+// hangs from a later kept settings entry, with no bridge to go before).
 func TestRollKeepsTheModel(t *testing.T) {
+	for _, c := range []struct {
+		name                 string
+		changeInRange, level bool
+	}{
+		{"model set at the start", false, false},
+		{"model set in the range", true, false},
+		{"model set in the range, a thinking level last", true, true},
+	} {
+		t.Run(c.name, func(t *testing.T) { rollKeepsTheModel(t, c.changeInRange, c.level) })
+	}
+}
+
+func rollKeepsTheModel(t *testing.T, changeInRange, level bool) {
 	var b strings.Builder
 	b.WriteString(`{"type":"session","version":3,"id":"s","timestamp":"2026-03-08T12:00:00.000Z","cwd":"/"}` + "\n")
-	b.WriteString(`{"type":"model_change","id":"mc000000","parentId":null,"timestamp":"2026-03-08T12:00:00.000Z","provider":"openai","modelId":"gpt-old"}` + "\n")
+	change := `{"type":"model_change","id":"mc000000","parentId":%q,"timestamp":"2026-03-08T12:00:00.000Z","provider":"openai","modelId":"gpt-old"}` + "\n"
 	parent := "mc000000"
+	if changeInRange {
+		parent = "s0000000"
+		b.WriteString(`{"type":"message","id":"s0000000","parentId":null,"timestamp":"2026-03-08T12:00:00.000Z","message":{"role":"user","content":"start"}}` + "\n")
+		fmt.Fprintf(&b, change, parent)
+		parent = "mc000000"
+	} else {
+		fmt.Fprintf(&b, strings.Replace(change, "%q", "%s", 1), "null")
+	}
 	for i := 1; i <= 11; i++ {
 		id := fmt.Sprintf("m%07d", i)
 		text := strings.Repeat(fmt.Sprintf("w%02d ", i), 500)
+		if i == 11 && level {
+			fmt.Fprintf(&b, `{"type":"thinking_level_change","id":"tl000000","parentId":%q,"timestamp":"2026-03-08T12:00:10.000Z","thinkingLevel":"high"}`+"\n", parent)
+			parent = "tl000000"
+		}
 		if i%2 == 1 {
 			fmt.Fprintf(&b, `{"type":"message","id":%q,"parentId":%q,"timestamp":"2026-03-08T12:00:%02d.000Z","message":{"role":"user","content":%q}}`+"\n", id, parent, i, text)
 		} else {
