@@ -43,6 +43,14 @@ type Line struct {
 	// On a bs roll note: the estimator its figure was made with, when it
 	// says.
 	Estimator string
+	// RollStart marks bs roll's marker in a pi tree, RollEnd its note
+	// (for pi the compaction appended last). The lines between are the
+	// file as it was before the roll: a path that passes the marker but
+	// leaves before the note (a user gone back to a kept entry) has lost
+	// the evicted messages, which their usage still counts. On RollStart,
+	// Evicted is what roll counted them (State.Add takes it off).
+	RollStart, RollEnd bool
+	Evicted            int
 }
 
 // Estimator turns text into an estimated token count.
@@ -107,11 +115,20 @@ func classify(t *transcript.Tree, d transcript.Dialect, est Estimator, usageEsti
 	// A bs roll note states the context it leaves behind, in any dialect.
 	if r := t.Get(0, transcript.RolledField); r >= 0 {
 		if tok := t.Get(r, "tokens"); tok >= 0 {
-			return Line{Role: Compaction, Estimate: intAt(t, tok), Scope: intAt(t, t.Get(r, "kept_lines")), Estimator: t.Str(t.Get(r, "estimator"))}
+			return Line{Role: Compaction, Estimate: intAt(t, tok), Scope: intAt(t, t.Get(r, "kept_lines")), Estimator: t.Str(t.Get(r, "estimator")), RollEnd: true}
 		}
-		if d == transcript.OpenClaw && t.Str(t.Get(0, "type")) == "model_change" {
-			// The model an evicted answer named, which roll keeps.
-			return Line{Model: t.Str(t.Get(0, "modelId"))}
+		if d == transcript.OpenClaw {
+			switch str(0, "type") {
+			case "model_change":
+				// The model an evicted answer named, which roll keeps.
+				return Line{Model: str(0, "modelId")}
+			case "custom_message":
+				// The marker of a tree (v2+), whose note is in context
+				// where the path leaves the compaction.
+				if t.Get(0, transcript.EvictedField) >= 0 {
+					return Line{Role: Content, Estimate: content(t.Get(0, "content")).Estimate, RollStart: true, Evicted: intAt(t, t.Get(r, "evicted_tokens"))}
+				}
+			}
 		}
 		return Line{}
 	}

@@ -125,12 +125,27 @@ type State struct {
 	scope    int // lines still inside a roll note's accounting
 	// The estimator of the roll note the estimate starts from, if any.
 	noteEstimator string
+	// Between a roll's marker and its note (Line.RollStart), usage is
+	// from before the roll: less discount, the tokens evicted since less
+	// the marker's note.
+	preRoll  bool
+	discount int
 }
 
 // Add accounts for one line.
 // A line that cannot be parsed (blank, bad) still counts as a line: add
 // Line{} for it, so a roll note's scope covers the same lines roll counted.
 func (s *State) Add(l Line) {
+	switch {
+	case l.RollStart:
+		s.preRoll, s.discount = true, l.Evicted-l.Estimate
+	case l.RollEnd:
+		s.preRoll = false
+	case s.preRoll && l.Role == Usage:
+		// The provider counted the messages roll has since evicted, as
+		// roll's own figure does (its note states that usage less them).
+		l.Tokens = max(l.Tokens-s.discount, 0)
+	}
 	if s.scope > 0 && l.Role != Compaction {
 		// Counted in the roll note already; its usage predates the roll.
 		s.scope--
@@ -161,6 +176,13 @@ func (s *State) Add(l Line) {
 	if l.Window > 0 {
 		s.Window = l.Window
 	}
+}
+
+// rollEnd reports whether t is a bs roll note (Line.RollEnd), read
+// without classifying it.
+func rollEnd(t *transcript.Tree) bool {
+	r := t.Get(0, transcript.RolledField)
+	return r >= 0 && t.Get(r, "tokens") >= 0
 }
 
 // Tokens is the current context size.
@@ -237,7 +259,8 @@ func Measure(name string, r io.Reader, tee io.Writer, opt Options) (Result, erro
 		}
 		valid = 1
 		if opt.skip(t, d) {
-			s.Add(Line{})
+			// A roll note off the path still ends what came before it.
+			s.Add(Line{RollEnd: rollEnd(t)})
 			return nil
 		}
 		l := classify(t, d, opt.Estimator, false, nil)
@@ -633,6 +656,7 @@ func MeasureFile(f *os.File, opt Options) (Result, error) {
 	var path piPath
 	var chain claudeWalk
 	var reset ChainNode // the line the walk stopped at, for Claude Code
+	passedRoll := false // a roll's note off the path was walked over
 	err = backwardLines(f, info.Size(), func(line []byte) bool {
 		walked += int64(len(line)) + 1
 		if len(bytes.TrimSpace(line)) == 0 {
@@ -648,6 +672,7 @@ func MeasureFile(f *os.File, opt Options) (Result, error) {
 		}
 		if d == transcript.OpenClaw && !path.back(t) || opt.skip(t, d) {
 			lines = append(lines, Line{}) // on a branch, or another thread: not in context
+			passedRoll = passedRoll || rollEnd(t)
 			return true
 		}
 		l := classify(t, d, opt.Estimator, false, nil)
@@ -678,6 +703,17 @@ func MeasureFile(f *os.File, opt Options) (Result, error) {
 			o.Format, o.onPath = d, on
 			return Measure(f.Name(), f, nil, o)
 		}
+	}
+	if stop && passedRoll && lines[len(lines)-1].Role == Usage {
+		// The path leaves a roll's note behind: the usage read may be
+		// from before that roll, on a kept entry the user went back to
+		// (Line.RollStart). Read the whole file along the path.
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return Result{}, err
+		}
+		o := opt
+		o.Format, o.onPath = d, pathFrom(f, 0, info.Size())
+		return Measure(f.Name(), f, nil, o)
 	}
 	if stop {
 		last := &lines[len(lines)-1]

@@ -130,14 +130,26 @@ func nullOr(id string) string {
 }
 
 // marker is the OpenClaw/pi line that stands where the evicted entries
-// were: a custom entry, which pi keeps out of the model's context.
+// were. In a tree (v2+) it is a custom_message carrying the note: on the
+// path through the compaction it comes before the first kept entry, out of
+// the context, but a user who goes back to a kept entry leaves the
+// compaction off the path, and then the note is what tells the model that
+// messages are missing. A v1 file is no tree: a custom entry, which pi
+// keeps out of the context, does.
 func (n *note) marker(evicted string) []byte {
-	ids := ""
-	if n.v3 {
-		ids = fmt.Sprintf(`,"id":%s,"parentId":%s`, q(n.markerID()), nullOr(n.lastID(n.p.from)))
+	if !n.v3 {
+		return []byte(fmt.Sprintf(`{"type":"custom","customType":"bs:evicted","data":{"note":%s},"timestamp":%s,%q:%s,%s}`+"\n",
+			q(n.text), q(n.now), transcript.EvictedField, evicted, rolledTag()))
 	}
-	return []byte(fmt.Sprintf(`{"type":"custom","customType":"bs:evicted","data":{"note":%s}%s,"timestamp":%s,%q:%s,%s}`+"\n",
-		q(n.text), ids, q(n.now), transcript.EvictedField, evicted, rolledTag()))
+	text := n.text
+	if text == "" {
+		text = noNoteText // a message to the model must not be empty
+	}
+	// The tokens evicted: a user gone back to a kept entry has the usage
+	// recorded there, which counts them (gauge.Line.RollStart).
+	tag := fmt.Sprintf(`%q:{"by":%q,"evicted_tokens":%d}`, transcript.RolledField, transcript.RolledBy, n.p.evictedEst)
+	return []byte(fmt.Sprintf(`{"type":"custom_message","customType":"bs:evicted","content":%s,"display":false,"id":%s,"parentId":%s,"timestamp":%s,%q:%s,%s}`+"\n",
+		q(text), q(n.markerID()), nullOr(n.lastID(n.p.from)), q(n.now), transcript.EvictedField, evicted, tag))
 }
 
 func (n *note) markerID() string { return n.shortID("marker") }
@@ -285,8 +297,9 @@ func (n *note) compaction(tokensAfter, scope int, newline bool) []byte {
 		q(n.now), q(n.text), index, n.tokens, r))
 }
 
-// noNoteClaude is the Claude Code summary's text under --no-note.
-const noNoteClaude = "[Context rolled]"
+// noNoteText is the text of a note that goes to the model as a message
+// (Claude Code's summary, pi's marker in a tree) under --no-note.
+const noNoteText = "[Context rolled]"
 
 // notes are the lines that replace the evicted range in the other
 // dialects; after counts the lines that follow them.
@@ -318,7 +331,7 @@ func (n *note) notes(evicted string, tokensAfter, after int) [][]byte {
 		if text == "" {
 			// The summary goes to the API as a user message, which must
 			// not be empty: --no-note leaves the least there is.
-			text = noNoteClaude
+			text = noNoteText
 		}
 		// In a subagent's file, whose lines are all a sidechain's, the
 		// notes are too.

@@ -159,7 +159,9 @@ func Run(ctx context.Context, name string, r io.Reader, w io.Writer, opt Options
 		state = &gauge.State{}
 		for _, l := range lines {
 			if l.branch {
-				l.acct = gauge.Line{}
+				// Off the path; a roll's note there still ends the lines
+				// before it (gauge.Line.RollStart).
+				l.acct = gauge.Line{RollEnd: l.acct.RollEnd}
 			}
 			state.Add(l.acct)
 		}

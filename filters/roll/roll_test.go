@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/bstools/bs/blobstore"
 	"github.com/bstools/bs/filters/extract"
@@ -662,13 +663,99 @@ func piContext(t *testing.T, data []byte) (messages, settings []string) {
 	}
 	for i, e := range path {
 		switch {
-		case e.Type == "message" && i >= from:
+		case (e.Type == "message" || e.Type == "custom_message") && i >= from:
 			messages = append(messages, e.ID)
 		case e.Type == "thinking_level_change" || e.Type == "model_change":
 			settings = append(settings, e.ID)
 		}
 	}
 	return messages, settings
+}
+
+// TestRollPiBackIntoTheKeptRange: after a roll, a pi user goes back to a
+// message roll kept (before its compaction, which is appended last) and
+// goes on from there. The path then passes the marker but not the
+// compaction: the model gets the marker's note, and the usage recorded on
+// the kept messages counted the messages since evicted. The gauge and a
+// second roll take those off, as roll's own figure for the compaction
+// does, and add the note.
+func TestRollPiBackIntoTheKeptRange(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"type":"session","version":3,"id":"s","timestamp":"2026-03-08T12:00:00.000Z","cwd":"/"}` + "\n")
+	parent := "null"
+	for i := 1; i <= 30; i++ {
+		id := fmt.Sprintf("m%07d", i)
+		text := strings.Repeat(fmt.Sprintf("w%02d ", i), 500) // 500 tokens
+		if i%2 == 1 {
+			fmt.Fprintf(&b, `{"type":"message","id":%q,"parentId":%s,"timestamp":"2026-03-08T12:00:%02d.000Z","message":{"role":"user","content":[{"type":"text","text":%q}]}}`+"\n", id, parent, i, text)
+		} else {
+			fmt.Fprintf(&b, `{"type":"message","id":%q,"parentId":%s,"timestamp":"2026-03-08T12:00:%02d.000Z","message":{"role":"assistant","content":[{"type":"text","text":%q}],"provider":"anthropic","model":"claude-sonnet-4-5","usage":{"input":%d,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":%d},"stopReason":"stop"}}`+"\n", id, parent, i, text, 6300*i, 6300*i)
+		}
+		parent = strconv.Quote(id)
+	}
+	opt := roll.Defaults()
+	opt.Window, opt.MinKeep, opt.Target = 200000, 6, 0.01 // all but m25..m30 go
+	opt.Store = new(blobstore.Mem)                        // both rolls'
+	rolled := rollAndCheck(t, "pi", []byte(b.String()), opt)
+	var marker, note string
+	for _, l := range strings.Split(string(rolled), "\n") {
+		var e struct {
+			ID, Type, Content, CustomType string
+			Rolled                        struct {
+				EvictedTokens int `json:"evicted_tokens"`
+			} `json:"_rolled"`
+		}
+		if json.Unmarshal([]byte(l), &e) == nil && e.CustomType == "bs:evicted" {
+			if e.Type != "custom_message" {
+				t.Fatalf("the marker is a %s entry: pi keeps it out of every context", e.Type)
+			}
+			if e.Rolled.EvictedTokens != 24*500 {
+				t.Fatalf("the marker says %d tokens evicted, want 24 messages' 12000", e.Rolled.EvictedTokens)
+			}
+			marker, note = e.ID, e.Content
+		}
+	}
+	const prompt = "a prompt of forty characters, give or t" // 10 tokens
+	branched := append(slices.Clip(rolled), fmt.Sprintf(`{"type":"message","id":"n0000001","parentId":"m0000027","timestamp":"2026-03-08T13:00:00.000Z","message":{"role":"user","content":[{"type":"text","text":%q}]}}`+"\n", prompt)...)
+	messages, _ := piContext(t, branched)
+	if len(messages) != 5 || messages[0] != marker || messages[4] != "n0000001" {
+		t.Fatalf("the context after going back: %v, want the marker, m25 to m27 and the prompt", messages)
+	}
+	// m26's usage less the evicted messages, the note, m27 and the prompt.
+	want := 26*6300 - 24*500 + gauge.CharsPer4{}.Tokens(utf8.RuneCountInString(note)) + 500 + 10
+	path := filepath.Join(t.TempDir(), "branched.jsonl")
+	if err := os.WriteFile(path, branched, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	res, err := gauge.MeasureFile(f, gauge.Options{Window: 200000})
+	if err != nil || res.Tokens != want || res.Source != "usage" {
+		t.Errorf("gauge of the branched file: %d (%s, %v), want %d (usage)", res.Tokens, res.Source, err, want)
+	}
+	// A second roll reads the same figure, under the trigger: nothing goes.
+	st, err := roll.Run(context.Background(), "pi", bytes.NewReader(branched), io.Discard, roll.Options{Window: 200000, Trigger: 0.9, Target: 0.8, MinKeep: 2, Store: new(blobstore.Mem)})
+	if err != nil || st.Rolled || st.TokensBefore != want {
+		t.Errorf("second roll: rolled %v, tokens before %d (%v), want no roll from %d", st.Rolled, st.TokensBefore, err, want)
+	}
+	// The branch goes on and rolls in its turn: the first roll's marker
+	// and kept entries on the path go with the second range, and restore
+	// --all gives the branched file back.
+	var more strings.Builder
+	parent = `"n0000001"`
+	for i := 1; i <= 12; i++ {
+		id := fmt.Sprintf("n%07d", i+1)
+		fmt.Fprintf(&more, `{"type":"message","id":%q,"parentId":%s,"timestamp":"2026-03-08T13:00:%02d.000Z","message":{"role":"assistant","content":[{"type":"text","text":%q}],"provider":"anthropic","model":"claude-sonnet-4-5","usage":{"input":%d,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":%d},"stopReason":"stop"}}`+"\n", id, parent, i, strings.Repeat("v ", 1000), 20000*i, 20000*i)
+		parent = strconv.Quote(id)
+	}
+	opt.MinKeep, opt.Target = 2, 0.5
+	twice := rollAndCheck(t, "pi", append(branched, more.String()...), opt)
+	if messages, _ := piContext(t, twice); len(messages) != 3 || messages[1] != "n0000012" {
+		t.Errorf("the context after the second roll: %v, want its compaction and the last two messages", messages)
+	}
 }
 
 // TestRollPiBranch: a pi user went back to message 5 and went on from
