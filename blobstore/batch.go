@@ -21,3 +21,11 @@ type Batcher interface {
 	// visible.
 	Commit(ctx context.Context) error
 }
+
+// Sealer is a store that tells whether a blob is stored encrypted without
+// reading it. A blob an encrypting run stored stays encrypted when a run
+// that does not encrypt puts the same bytes again, and only an identity
+// reads it back.
+type Sealer interface {
+	Sealed(ctx context.Context, d Digest) (bool, error)
+}

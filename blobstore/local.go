@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -392,6 +393,26 @@ func (l *Local) Get(ctx context.Context, d Digest) ([]byte, error) {
 		return nil, err
 	}
 	return decodeStored(l.dec, l.crypt, d, stored)
+}
+
+// Sealed reports whether blob d's file is age-encrypted, from its first
+// bytes. A blob not stored, or still pending, is not.
+func (l *Local) Sealed(ctx context.Context, d Digest) (bool, error) {
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	_, name := l.paths(d)
+	f, err := os.Open(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	head := make([]byte, len(ageMagic))
+	n, _ := io.ReadFull(f, head)
+	return bytes.Equal(head[:n], ageMagic), nil
 }
 
 // load reads blob d's file as it is stored, into *buf (which it may

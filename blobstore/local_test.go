@@ -762,3 +762,39 @@ func randomText(r *rand.Rand, n int) []byte {
 	}
 	return b.Bytes()[:n]
 }
+
+// TestLocalSealed: Sealed tells a blob stored encrypted, which stays so
+// when a run that does not encrypt puts the same bytes, from one stored
+// plain and from one not stored.
+func TestLocalSealed(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	k := testKeys(t)
+	sealing, err := blobstore.Open(ctx, dir, blobstore.OpenOptions{Recipients: []string{k.recipient}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret, err := sealing.Put(ctx, []byte("sealed away"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := blobstore.OpenLocal(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	open, err := plain.Put(ctx, []byte("in the clear"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, err := plain.Put(ctx, []byte("sealed away")); err != nil || again != secret {
+		t.Fatalf("put again: %v, %v", again, err)
+	}
+	for _, c := range []struct {
+		d    blobstore.Digest
+		want bool
+	}{{secret, true}, {open, false}, {blobstore.Sum([]byte("never stored")), false}} {
+		if got, err := plain.Sealed(ctx, c.d); err != nil || got != c.want {
+			t.Errorf("Sealed(%s) = %v, %v; want %v", c.d, got, err, c.want)
+		}
+	}
+}

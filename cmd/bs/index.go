@@ -96,7 +96,7 @@ func newIndexWriter(path string, u ui) *indexWriter {
 		w.fail(err)
 		return w
 	}
-	f, err := os.CreateTemp(dir, ".rows-*")
+	f, err := os.CreateTemp(dir, ".queue-*")
 	if err != nil {
 		w.fail(err)
 		return w
@@ -113,9 +113,16 @@ func pendingDir(path string) string { return path + ".pending" }
 // (close gives a file this name once it is whole), oldest first: rows go
 // into the index in the order the filters made them, so that a later
 // roll's row of a whole entry comes after the rows of values extracted
-// from it before (index.Hit.Packed).
+// from it before (index.Hit.Packed). Files named rows-* are from before
+// rows could leave their text in the store (queued): a bs of that time
+// (a long-running bs mcp) ingests only those, and cannot lose the text of
+// the others.
 func pendingFiles(path string) []string {
-	files, _ := filepath.Glob(filepath.Join(pendingDir(path), "rows-*.jsonl"))
+	var files []string
+	for _, pattern := range []string{"queue-*.jsonl", "rows-*.jsonl"} {
+		f, _ := filepath.Glob(filepath.Join(pendingDir(path), pattern))
+		files = append(files, f...)
+	}
 	mtime := make(map[string]time.Time, len(files))
 	for _, f := range files {
 		if info, err := os.Stat(f); err == nil {
@@ -179,7 +186,7 @@ func (ix *rollIndex) Add(e roll.Evicted) {
 	if w == nil || w.enc == nil {
 		return
 	}
-	if w.chunks == "" {
+	if w.chunks == "" || e.Text != nil {
 		ix.moved(extract.Moved{EntryID: e.EntryID, Blob: e.Blob, Kind: "entry", Tool: e.Tool, Time: e.Time}, e.Text)
 		return
 	}
@@ -311,10 +318,10 @@ func ingest(ctx context.Context, ix *index.Index, file string, u ui, gone map[st
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	batches := make(chan []index.Row, 1)
-	var damage error
+	var stopped error // why the reading stopped before the end, if it did
 	go func() {
 		defer close(batches)
-		damage = readQueue(ctx, f, u, gone, func(rows []index.Row) bool {
+		stopped = readQueue(ctx, f, u, gone, func(rows []index.Row) bool {
 			select {
 			case batches <- rows:
 				return true
@@ -331,16 +338,24 @@ func ingest(ctx context.Context, ix *index.Index, file string, u ui, gone map[st
 			return err
 		}
 	}
-	if damage != nil {
-		u.warnf(msgPendingBad, file, damage)
+	var away *storeAway
+	switch {
+	case ctx.Err() != nil:
+		return ctx.Err() // interrupted: the file stays for the next search
+	case errors.As(stopped, &away):
+		u.warnf(msgPendingWaits, file, away.store, away.err)
+		return nil
+	case stopped != nil:
+		u.warnf(msgPendingBad, file, stopped)
 		return os.Rename(file, file+".bad")
 	}
 	return os.Remove(file)
 }
 
-// readQueue hands the rows of a queue file to add in batches, until add
-// returns false or the file ends. It returns the damage that stopped it
-// early, if any.
+// readQueue hands the rows of a queue file to add in batches, until the
+// file ends or add returns false (the context is done). It returns what
+// stopped it before the end: the context's error, a *storeAway, or the
+// damage in the file (after handing on the rows before it).
 func readQueue(ctx context.Context, r io.Reader, u ui, gone map[string]bool, add func([]index.Row) bool) error {
 	dec := json.NewDecoder(bufio.NewReaderSize(r, 1<<20))
 	chunks := chunkTexts{ctx: ctx, u: u}
@@ -353,27 +368,43 @@ func readQueue(ctx context.Context, r io.Reader, u ui, gone map[string]bool, add
 			break
 		}
 		if err != nil {
-			add(rows)
+			if !add(rows) {
+				return ctx.Err()
+			}
 			return err
 		}
 		if gone[q.Blob] {
 			continue
 		}
 		if q.From != "" {
-			q.Text = chunks.text(q)
+			if q.Text, err = chunks.text(q); err != nil {
+				return err
+			}
 		}
 		rows = append(rows, q.Row)
 		text += len(q.Text)
 		if len(rows) >= 2000 || text >= 8<<20 {
 			if !add(rows) {
-				return nil
+				return ctx.Err()
 			}
 			rows, text = nil, 0
 		}
 	}
-	add(rows)
+	if !add(rows) {
+		return ctx.Err()
+	}
 	return nil
 }
+
+// storeAway is why a queue file waits: the store that holds its rows'
+// text cannot be opened (a disk not mounted, a directory moved). Its rows
+// go in once it can, rather than without their text for good.
+type storeAway struct {
+	store string
+	err   error
+}
+
+func (e *storeAway) Error() string { return fmt.Sprintf("store %s: %v", e.store, e.err) }
 
 // chunkTexts reads queued rows' text from the chunks of the stores they
 // name. It keeps the chunk it read last: a roll's rows come chunk by
@@ -381,70 +412,59 @@ func readQueue(ctx context.Context, r io.Reader, u ui, gone map[string]bool, add
 type chunkTexts struct {
 	ctx    context.Context
 	u      ui
-	stores map[string]openedStore
+	stores map[string]blobstore.Store
 	from   string // the store and blob of data
 	blob   string
 	data   []byte
 	failed map[string]bool // the chunks that could not be read, warned about
 }
 
-// text is the row's text, or "" when its chunk cannot be read: the row
-// still goes in, findable by its session, tool and kind, and a warning
-// names the chunk.
-func (c *chunkTexts) text(q queued) string {
+// text is the row's text. When its chunk cannot be read (deleted, damaged,
+// encrypted) it is "": the row still goes in, findable by its session,
+// tool and kind, and a warning names the chunk. A store that cannot be
+// opened is a *storeAway.
+func (c *chunkTexts) text(q queued) (string, error) {
 	if q.From != c.from || q.Blob != c.blob {
-		c.from, c.blob = q.From, q.Blob
-		var err error
-		if c.data, err = c.read(q.From, q.Blob); err != nil && c.ctx.Err() == nil {
-			c.warn(q, err)
+		c.from, c.blob, c.data = q.From, q.Blob, nil
+		store, err := c.store(q.From)
+		if err != nil {
+			c.from = "" // not read: try again for the next row
+			return "", &storeAway{q.From, err}
+		}
+		d, err := blobstore.ParseDigest(q.Blob)
+		if err == nil {
+			c.data, err = store.Get(c.ctx, d)
+		}
+		if err != nil && c.ctx.Err() == nil && !c.failed[q.Blob] {
+			if c.failed == nil {
+				c.failed = map[string]bool{}
+			}
+			c.failed[q.Blob] = true
+			c.u.warnf(msgIndexChunk, q.Blob, q.From, err)
 		}
 	}
 	end := q.At + int64(q.Len)
 	if q.At < 0 || q.Len < 0 || end > int64(len(c.data)) {
-		return ""
+		return "", nil
 	}
-	return roll.EntryText(c.data[q.At:end])
+	return roll.EntryText(c.data[q.At:end]), nil
 }
 
-// warn says once that a store cannot be opened, or once for each chunk of
-// it that cannot be read.
-func (c *chunkTexts) warn(q queued, err error) {
-	key := q.From
-	if c.stores[q.From].err == nil {
-		key += "\x00" + q.Blob
+// store opens the store at dir, once. The filter wrote its chunks
+// unencrypted: no identity is needed.
+func (c *chunkTexts) store(dir string) (blobstore.Store, error) {
+	if s, ok := c.stores[dir]; ok {
+		return s, nil
 	}
-	if c.failed == nil {
-		c.failed = map[string]bool{}
-	}
-	if !c.failed[key] {
-		c.failed[key] = true
-		c.u.warnf(msgIndexChunk, q.Blob, q.From, err)
-	}
-}
-
-func (c *chunkTexts) read(from, blob string) ([]byte, error) {
-	d, err := blobstore.ParseDigest(blob)
+	s, err := blobstore.Open(c.ctx, dir, blobstore.OpenOptions{MustExist: true})
 	if err != nil {
 		return nil, err
 	}
 	if c.stores == nil {
-		c.stores = map[string]openedStore{}
+		c.stores = map[string]blobstore.Store{}
 	}
-	st, ok := c.stores[from]
-	if !ok {
-		// The filter wrote these blobs unencrypted: no identity is needed.
-		st.Store, st.err = blobstore.Open(c.ctx, from, blobstore.OpenOptions{MustExist: true})
-		c.stores[from] = st
-	}
-	if st.err != nil {
-		return nil, st.err
-	}
-	return st.Get(c.ctx, d)
-}
-
-type openedStore struct {
-	blobstore.Store
-	err error
+	c.stores[dir] = s
+	return s, nil
 }
 
 // indexSession names, for the search index, the transcript that will hold

@@ -2,10 +2,13 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/bstools/bs/filters/index"
 	"github.com/bstools/bs/filters/roll"
 )
 
@@ -36,5 +39,35 @@ func TestRollIndexDiscard(t *testing.T) {
 `
 	if string(got) != want || warnings.Len() > 0 {
 		t.Errorf("queue:\n%s\nwant:\n%s\nwarnings: %s", got, want, warnings.String())
+	}
+}
+
+// TestIngestInterruptedKeepsTheFile: a search interrupted while it adds
+// queued rows (Ctrl-C cancels its context) returns the error and leaves
+// the queue file for the next one, whichever goroutine sees the
+// cancellation first.
+func TestIngestInterruptedKeepsTheFile(t *testing.T) {
+	dir := t.TempDir()
+	ix, err := index.Open(filepath.Join(dir, "index.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	var rows bytes.Buffer
+	for j := range 10 {
+		fmt.Fprintf(&rows, `{"Session":"s","EntryID":"e%d","Pointer":"","Blob":"sha256:%064d","Kind":"entry","Tool":"","Time":"","Text":"queued"}`+"\n", j, j)
+	}
+	file := filepath.Join(dir, "queue-1.jsonl")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for range 40 { // the goroutines race: try both orders
+		if err := os.WriteFile(file, rows.Bytes(), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		var warnings bytes.Buffer
+		err := ingest(ctx, ix, file, ui{&warnings}, nil)
+		if _, serr := os.Stat(file); err == nil || serr != nil || warnings.Len() > 0 {
+			t.Fatalf("interrupted ingest: %v; the file: %v; warnings: %s", err, serr, warnings.String())
+		}
 	}
 }

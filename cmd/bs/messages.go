@@ -79,6 +79,7 @@ const (
 	msgNoIndex       = "no search index at %s: nothing has been indexed there"
 	hintNoIndex      = "extract, roll, trim and archive index what they remove (unless --no-index); 'bs index FILE...' indexes transcripts; --index and BS_INDEX name another index"
 	msgIndexChunk    = "the text of the entries rolled into %s cannot be read from the store %s (%v): their rows go into the search index without it"
+	msgPendingWaits  = "the queued search rows %s wait for the store %s, which holds their text (%v): they go into the index once it can be read (delete the file to give them up)"
 	msgPendingBad    = "pending index rows %s are damaged (%v): the rows before the damage were added, the file is kept as .bad"
 
 	// Flags and arguments of the filters.

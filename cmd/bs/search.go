@@ -75,7 +75,9 @@ func runSearch(c *cli.Context) error {
 	}
 	ix, err := openIndex(c.Context, path, ui{c.App.ErrWriter}, nil)
 	if err != nil {
-		ui{c.App.ErrWriter}.hintf(hintIndex)
+		if c.Context.Err() == nil { // not interrupted: the index is at fault
+			ui{c.App.ErrWriter}.hintf(hintIndex)
+		}
 		return err
 	}
 	defer ix.Close()

@@ -68,7 +68,8 @@ type Evicted struct {
 	At  int64
 	Len int
 	// The entry's text, for search, as a JSON string (EntryTextJSON), or
-	// nil when the index does not want it (Index.WantsText).
+	// nil when the index does not want it (Index.WantsText) and can read
+	// the chunk back (not stored encrypted, blobstore.Sealer).
 	Text []byte
 }
 
@@ -779,9 +780,16 @@ func write(ctx context.Context, w io.Writer, sp *spool, lines []line, d transcri
 		if err != nil || opt.Index == nil {
 			return stored{digest: d.String()}, err
 		}
+		withText := wantText
+		if sealer, ok := opt.Store.(blobstore.Sealer); ok && !withText {
+			// Stored encrypted by an earlier run: the index cannot read
+			// it back without an identity.
+			sealed, err := sealer.Sealed(ctx, d)
+			withText = sealed || err != nil
+		}
 		// The rows' text is made here, on every core, while the chunk is
 		// at hand.
-		return stored{d.String(), evictedRows(lines[chunks[c][0]:chunks[c][1]], chunk, off, d.String(), wantText)}, nil
+		return stored{d.String(), evictedRows(lines[chunks[c][0]:chunks[c][1]], chunk, off, d.String(), withText)}, nil
 	}, func(c int, s stored) error {
 		digests[c] = s.digest
 		for _, r := range s.rows {
