@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"math"
 	"os"
@@ -265,7 +266,7 @@ func Measure(name string, r io.Reader, tee io.Writer, opt Options) (Result, erro
 		}
 		l := classify(t, d, opt.Estimator, false, nil)
 		if n, ok := treeNode(t, d); ok {
-			tree.add(n, line.Num, l.Role == Usage || l.Role == Compaction)
+			tree.add(n, d, line.Num, l.Role == Usage || l.Role == Compaction)
 		}
 		if l.Role == Usage || l.Role == Compaction {
 			tail.reset()
@@ -326,7 +327,7 @@ func Measure(name string, r io.Reader, tee io.Writer, opt Options) (Result, erro
 			return err
 		}
 		if n, ok := treeNode(t, d); ok {
-			tree.add(n, line.Num, false)
+			tree.add(n, d, line.Num, false)
 		}
 		s.Add(classify(t, d, opt.Estimator, false, nil))
 		return nil
@@ -353,6 +354,15 @@ type streamTree struct {
 	parents  map[string]string
 	leaf     string
 	leafNum  int // the lines after the reset that are not parsed on the way come last
+
+	// Claude Code reads a chain it cannot follow (a parent not in the
+	// file, a single line) as the whole main thread (ClaudeContext):
+	// that leaves nothing. A parent before the reset is one the stream
+	// parsed (a line that can reset the gauge, as the answers a rewind
+	// goes back to): their ids, hashed.
+	claude bool
+	seed   maphash.Seed
+	known  map[uint64]bool
 }
 
 // treeNode is what streamTree takes of a line of dialect d, if anything.
@@ -366,9 +376,15 @@ func treeNode(t *transcript.Tree, d transcript.Dialect) (ChainNode, bool) {
 	return ChainNode{}, false
 }
 
-func (s *streamTree) add(n ChainNode, num int, reset bool) {
+func (s *streamTree) add(n ChainNode, d transcript.Dialect, num int, reset bool) {
 	if n.ID == "" {
 		return
+	}
+	if d == transcript.ClaudeCode {
+		if s.known == nil {
+			s.claude, s.seed, s.known = true, maphash.MakeSeed(), map[uint64]bool{}
+		}
+		s.known[maphash.String(s.seed, n.ID)] = true
 	}
 	if reset {
 		if n.MsgID == "" || n.MsgID != s.resetMsg {
@@ -404,11 +420,17 @@ func (s *streamTree) offPath() bool {
 		}
 		p, ok := s.parents[x]
 		if !ok {
-			return true // before the reset, or the root: not through it
+			if !s.claude {
+				return true // before the reset, or the root: not through it
+			}
+			if x == "" {
+				return steps > 1 // a root; the leaf alone is no chain
+			}
+			return s.known[maphash.String(s.seed, x)] // else not in the file
 		}
 		x = p
 	}
-	return true
+	return !s.claude // a loop: Claude Code's chain cannot be read
 }
 
 // A line can reset the gauge, or name the model or window, only through a

@@ -321,3 +321,35 @@ func TestStreamOffPathOnlyOnABranch(t *testing.T) {
 		t.Logf("%s: %d prefixes off the path", filepath.Base(f), warned)
 	}
 }
+
+// TestStreamClaudeUnreadChain: a Claude Code chain the gauge cannot follow
+// (no parentUuid, or a parent not in the file, as a roll that kept a line
+// whose parent it evicted leaves) counts the whole main thread, read from
+// the end or streamed alike: no warning. A rewind to an answer before the
+// usage read is one.
+func TestStreamClaudeUnreadChain(t *testing.T) {
+	line := func(uuid, parent, role string, usage int) string {
+		u := ""
+		if usage > 0 {
+			u = fmt.Sprintf(`,"usage":{"input_tokens":%d,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":0}`, usage)
+		}
+		return fmt.Sprintf(`{"parentUuid":%s,"isSidechain":false,"type":%q,"message":{"id":"msg_%s","role":%q,"content":[{"type":"text","text":"abcdefgh"}]%s},"uuid":%q,"timestamp":"2026-03-08T12:00:00.000Z","sessionId":"s"}`+"\n",
+			parent, role, uuid, role, u, uuid)
+	}
+	for _, c := range []struct {
+		name, in string
+		off      bool
+	}{
+		{"no parents", line("u1", "null", "user", 0) + line("a2", "null", "assistant", 5000) + line("u3", "null", "user", 0), false},
+		{"a parent not in the file", line("a2", `"gone"`, "assistant", 5000) + line("u3", `"evicted"`, "user", 0), false},
+		{"a rewind", line("u1", "null", "user", 0) + line("a2", `"u1"`, "assistant", 5000) + line("u3", `"a2"`, "user", 0) + line("a4", `"u3"`, "assistant", 9000) + line("u5", `"a2"`, "user", 0), true},
+	} {
+		streamed, err := Measure("s", strings.NewReader(c.in), nil, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fromEnd := measurePrefix(t, []byte(c.in)); streamed.OffPath != c.off || c.off == (fromEnd.Tokens == streamed.Tokens) {
+			t.Errorf("%s: streamed %d (off the path: %v), from the end %d; want off the path %v", c.name, streamed.Tokens, streamed.OffPath, fromEnd.Tokens, c.off)
+		}
+	}
+}
