@@ -44,13 +44,17 @@ type Line struct {
 	// says.
 	Estimator string
 	// RollStart marks bs roll's marker in a pi tree, RollEnd its note
-	// (for pi the compaction appended last). The lines between are the
-	// file as it was before the roll: a path that passes the marker but
-	// leaves before the note (a user gone back to a kept entry) has lost
-	// the evicted messages, which their usage still counts. On RollStart,
-	// Evicted is what roll counted them (State.Add takes it off).
+	// (for pi the compaction appended last); Marker is the marker's id on
+	// both. The lines between are the file as it was before the roll: a
+	// path that passes the marker but leaves before the note (a user gone
+	// back to a kept entry) has lost the evicted messages, which their
+	// usage still counts. On RollStart, Evicted is what roll counted them
+	// (State.Add takes it off), and Closes names the earlier markers whose
+	// notes the roll evicted: what follows is after those notes.
 	RollStart, RollEnd bool
+	Marker             string
 	Evicted            int
+	Closes             []string
 }
 
 // Estimator turns text into an estimated token count.
@@ -115,7 +119,7 @@ func classify(t *transcript.Tree, d transcript.Dialect, est Estimator, usageEsti
 	// A bs roll note states the context it leaves behind, in any dialect.
 	if r := t.Get(0, transcript.RolledField); r >= 0 {
 		if tok := t.Get(r, "tokens"); tok >= 0 {
-			return Line{Role: Compaction, Estimate: intAt(t, tok), Scope: intAt(t, t.Get(r, "kept_lines")), Estimator: t.Str(t.Get(r, "estimator")), RollEnd: true}
+			return Line{Role: Compaction, Estimate: intAt(t, tok), Scope: intAt(t, t.Get(r, "kept_lines")), Estimator: t.Str(t.Get(r, "estimator")), RollEnd: true, Marker: t.Str(t.Get(r, "marker"))}
 		}
 		if d == transcript.OpenClaw {
 			switch str(0, "type") {
@@ -126,7 +130,9 @@ func classify(t *transcript.Tree, d transcript.Dialect, est Estimator, usageEsti
 				// The marker of a tree (v2+), whose note is in context
 				// where the path leaves the compaction.
 				if t.Get(0, transcript.EvictedField) >= 0 {
-					return Line{Role: Content, Estimate: content(t.Get(0, "content")).Estimate, RollStart: true, Evicted: intAt(t, t.Get(r, "evicted_tokens"))}
+					l := Line{Role: Content, Estimate: content(t.Get(0, "content")).Estimate, RollStart: true, Marker: str(0, "id"), Evicted: intAt(t, t.Get(r, "evicted_tokens"))}
+					t.Children(t.Get(r, "closes"), func(c, _ int) { l.Closes = append(l.Closes, t.Str(c)) })
+					return l
 				}
 			}
 		}

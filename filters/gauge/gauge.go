@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -126,10 +127,16 @@ type State struct {
 	scope    int // lines still inside a roll note's accounting
 	// The estimator of the roll note the estimate starts from, if any.
 	noteEstimator string
-	// Between a roll's marker and its note (Line.RollStart), usage is
-	// from before the roll: less discount, the tokens evicted since less
-	// the marker's note.
-	preRoll  bool
+	// The rolls whose marker came and whose note did not (Line.RollStart):
+	// usage here is from before them.
+	open []openRoll
+}
+
+// openRoll is a roll whose marker the reading passed: usage recorded
+// before its note counts discount too many, the tokens it evicted less
+// the marker's note.
+type openRoll struct {
+	marker   string
 	discount int
 }
 
@@ -139,13 +146,19 @@ type State struct {
 func (s *State) Add(l Line) {
 	switch {
 	case l.RollStart:
-		s.preRoll, s.discount = true, l.Evicted-l.Estimate
+		s.open = slices.DeleteFunc(s.open, func(r openRoll) bool { return slices.Contains(l.Closes, r.marker) })
+		s.open = append(s.open, openRoll{l.Marker, l.Evicted - l.Estimate})
+	case l.RollEnd && l.Marker == "":
+		s.open = nil // a note of another dialect, or from before notes named their marker
 	case l.RollEnd:
-		s.preRoll = false
-	case s.preRoll && l.Role == Usage:
-		// The provider counted the messages roll has since evicted, as
-		// roll's own figure does (its note states that usage less them).
-		l.Tokens = max(l.Tokens-s.discount, 0)
+		s.open = slices.DeleteFunc(s.open, func(r openRoll) bool { return r.marker == l.Marker })
+	case l.Role == Usage:
+		// The provider counted the messages those rolls have since
+		// evicted, as roll's own figure does (its note states the usage
+		// less them).
+		for _, r := range s.open {
+			l.Tokens = max(l.Tokens-r.discount, 0)
+		}
 	}
 	if s.scope > 0 && l.Role != Compaction {
 		// Counted in the roll note already; its usage predates the roll.
@@ -179,11 +192,14 @@ func (s *State) Add(l Line) {
 	}
 }
 
-// rollEnd reports whether t is a bs roll note (Line.RollEnd), read
-// without classifying it.
-func rollEnd(t *transcript.Tree) bool {
+// rollNote reports whether t is a bs roll note, and its marker's id
+// (Line.RollEnd), read without classifying it.
+func rollNote(t *transcript.Tree) (note bool, marker string) {
 	r := t.Get(0, transcript.RolledField)
-	return r >= 0 && t.Get(r, "tokens") >= 0
+	if r < 0 || t.Get(r, "tokens") < 0 {
+		return false, ""
+	}
+	return true, t.Str(t.Get(r, "marker"))
 }
 
 // Tokens is the current context size.
@@ -261,7 +277,8 @@ func Measure(name string, r io.Reader, tee io.Writer, opt Options) (Result, erro
 		valid = 1
 		if opt.skip(t, d) {
 			// A roll note off the path still ends what came before it.
-			s.Add(Line{RollEnd: rollEnd(t)})
+			note, marker := rollNote(t)
+			s.Add(Line{RollEnd: note, Marker: marker})
 			return nil
 		}
 		l := classify(t, d, opt.Estimator, false, nil)
@@ -694,7 +711,8 @@ func MeasureFile(f *os.File, opt Options) (Result, error) {
 		}
 		if d == transcript.OpenClaw && !path.back(t) || opt.skip(t, d) {
 			lines = append(lines, Line{}) // on a branch, or another thread: not in context
-			passedRoll = passedRoll || rollEnd(t)
+			note, _ := rollNote(t)
+			passedRoll = passedRoll || note
 			return true
 		}
 		l := classify(t, d, opt.Estimator, false, nil)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -65,11 +66,15 @@ func q(s string) string { return string(transcript.AppendQuote(nil, s)) }
 
 // rolled is the _rolled member of a note that carries the accounting,
 // with the estimator the figure was made with, and for a note appended
-// after a line feed roll added (newline), that.
+// after a line feed roll added (newline), that. A pi tree's compaction
+// names its marker (gauge.Line.RollEnd).
 func (n *note) rolled(tokens, kept int, newline bool) string {
 	added := ""
 	if newline {
 		added = fmt.Sprintf(`,%q:true`, transcript.RolledNewline)
+	}
+	if n.d == transcript.OpenClaw && n.v3 {
+		added += fmt.Sprintf(`,"marker":%s`, q(n.markerID()))
 	}
 	return fmt.Sprintf(`%q:{"by":%q,"tokens":%d,"kept_lines":%d,"estimator":%q%s}`, transcript.RolledField, transcript.RolledBy, tokens, kept, n.estimator, added)
 }
@@ -146,8 +151,17 @@ func (n *note) marker(evicted string) []byte {
 		text = noNoteText // a message to the model must not be empty
 	}
 	// The tokens evicted: a user gone back to a kept entry has the usage
-	// recorded there, which counts them (gauge.Line.RollStart).
-	tag := fmt.Sprintf(`%q:{"by":%q,"evicted_tokens":%d}`, transcript.RolledField, transcript.RolledBy, n.p.evictedEst)
+	// recorded there, which counts them; and the earlier rolls whose
+	// notes are among the evicted lines, whose evictions usage after this
+	// marker no longer counts (gauge.Line.RollStart).
+	closes := []string{}
+	for i := n.p.from; i < n.p.to; i++ {
+		if l := n.lines[i]; !kept(l) && !l.branch && l.acct.RollEnd && l.acct.Marker != "" {
+			closes = append(closes, l.acct.Marker)
+		}
+	}
+	list, _ := json.Marshal(closes)
+	tag := fmt.Sprintf(`%q:{"by":%q,"evicted_tokens":%d,"closes":%s}`, transcript.RolledField, transcript.RolledBy, n.p.evictedEst, list)
 	return []byte(fmt.Sprintf(`{"type":"custom_message","customType":"bs:evicted","content":%s,"display":false,"id":%s,"parentId":%s,"timestamp":%s,%q:%s,%s}`+"\n",
 		q(text), q(n.markerID()), nullOr(n.lastID(n.p.from)), q(n.now), transcript.EvictedField, evicted, tag))
 }
@@ -155,12 +169,15 @@ func (n *note) marker(evicted string) []byte {
 func (n *note) markerID() string { return n.shortID("marker") }
 
 // evictedModel is the provider and model pi resumes with, when the line
-// that names them last on the path (an answer, or a model_change) is
-// evicted; else nil. pi takes the model from the last of those on the
-// path, and without that line it would fall back to an older one.
+// that names them last on the path before the first kept message (an
+// answer, or a model_change) is evicted; else nil. pi takes the model
+// from the last of those on the path, and without that line it would fall
+// back to an older one, or to none.
 func (n *note) evictedModel(sp *spool) ([]string, error) {
+	// The last before the first kept message: a user who goes back to
+	// that message, or to the bridge it hangs from, resumes with it too.
 	last := -1
-	for i, l := range n.lines {
+	for i, l := range n.lines[:n.firstKept] {
 		if l.acct.Model != "" && !l.branch && l.parsed {
 			last = i
 		}

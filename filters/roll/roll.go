@@ -162,7 +162,7 @@ func Run(ctx context.Context, name string, r io.Reader, w io.Writer, opt Options
 			if l.branch {
 				// Off the path; a roll's note there still ends the lines
 				// before it (gauge.Line.RollStart).
-				l.acct = gauge.Line{RollEnd: l.acct.RollEnd}
+				l.acct = gauge.Line{RollEnd: l.acct.RollEnd, Marker: l.acct.Marker}
 			}
 			state.Add(l.acct)
 		}
@@ -312,6 +312,18 @@ func scan(ctx context.Context, name string, sp *spool, opt Options) ([]line, tra
 			li.tool = transcript.EntryTool(&e)
 			li.bsNote = isNote(t)
 			li.join, li.noise, lastMsgID = joins(t, d, lastMsgID)
+			if d == transcript.OpenClaw {
+				switch {
+				case li.acct.Role == gauge.Compaction:
+					// An earlier compaction inside the range goes with it:
+					// a copy on the path would start pi's context at a
+					// kept entry it names that is gone, and cut off
+					// everything before it, this roll's marker among them.
+					li.noise = true
+				case t.Str(t.Get(0, "type")) == "branch_summary":
+					li.msg = true // pi gives it to the model as a message
+				}
+			}
 			li.user = li.msg && !li.join && e.Role == "user" && len(li.answered) == 0
 			li.keptIndex = -1
 			if li.acct.Role == gauge.Compaction && d == transcript.OpenClaw {

@@ -716,6 +716,12 @@ func TestRollPiBackIntoTheKeptRange(t *testing.T) {
 		}
 	}
 	const prompt = "a prompt of forty characters, give or t" // 10 tokens
+	// Going back to the first kept message (it hangs from the bridge)
+	// resumes with the model the evicted answers named.
+	edit := append(slices.Clip(rolled), `{"type":"message","id":"n0000000","parentId":"m0000024","timestamp":"2026-03-08T13:00:00.000Z","message":{"role":"user","content":"again"}}`+"\n"...)
+	if model, answers := piModel(edit); answers > 0 || model != "anthropic/claude-sonnet-4-5" {
+		t.Errorf("going back to the first kept message: pi resumes with %q (%d answers on the path), want anthropic/claude-sonnet-4-5", model, answers)
+	}
 	branched := append(slices.Clip(rolled), fmt.Sprintf(`{"type":"message","id":"n0000001","parentId":"m0000027","timestamp":"2026-03-08T13:00:00.000Z","message":{"role":"user","content":[{"type":"text","text":%q}]}}`+"\n", prompt)...)
 	messages, _ := piContext(t, branched)
 	if len(messages) != 5 || messages[0] != marker || messages[4] != "n0000001" {
@@ -723,16 +729,7 @@ func TestRollPiBackIntoTheKeptRange(t *testing.T) {
 	}
 	// m26's usage less the evicted messages, the note, m27 and the prompt.
 	want := 26*6300 - 24*500 + gauge.CharsPer4{}.Tokens(utf8.RuneCountInString(note)) + 500 + 10
-	path := filepath.Join(t.TempDir(), "branched.jsonl")
-	if err := os.WriteFile(path, branched, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	res, err := gauge.MeasureFile(f, gauge.Options{Window: 200000})
+	res, err := gaugeFile(t, branched, gauge.Options{Window: 200000})
 	if err != nil || res.Tokens != want || res.Source != "usage" {
 		t.Errorf("gauge of the branched file: %d (%s, %v), want %d (usage)", res.Tokens, res.Source, err, want)
 	}
@@ -755,6 +752,104 @@ func TestRollPiBackIntoTheKeptRange(t *testing.T) {
 	twice := rollAndCheck(t, "pi", append(branched, more.String()...), opt)
 	if messages, _ := piContext(t, twice); len(messages) != 3 || messages[1] != "n0000012" {
 		t.Errorf("the context after the second roll: %v, want its compaction and the last two messages", messages)
+	}
+}
+
+// gaugeFile is gauge.MeasureFile of data written to a file.
+func gaugeFile(t *testing.T, data []byte, opt gauge.Options) (gauge.Result, error) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "gauged.jsonl")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	return gauge.MeasureFile(f, opt)
+}
+
+// piTurns appends pi messages from..to (odd: a user's, even: an answer
+// with usage 6300 a message), the first hanging from parent.
+func piTurns(b []byte, parent string, from, to int) []byte {
+	for i := from; i <= to; i++ {
+		id := fmt.Sprintf("m%07d", i)
+		text := strings.Repeat(fmt.Sprintf("w%02d ", i), 500) // 500 tokens
+		if i%2 == 1 {
+			b = fmt.Appendf(b, `{"type":"message","id":%q,"parentId":%s,"timestamp":"2026-03-08T12:00:%02d.000Z","message":{"role":"user","content":[{"type":"text","text":%q}]}}`+"\n", id, parent, i%60, text)
+		} else {
+			b = fmt.Appendf(b, `{"type":"message","id":%q,"parentId":%s,"timestamp":"2026-03-08T12:00:%02d.000Z","message":{"role":"assistant","content":[{"type":"text","text":%q}],"provider":"anthropic","model":"claude-sonnet-4-5","usage":{"input":%d,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":%d},"stopReason":"stop"}}`+"\n", id, parent, i%60, text, 6300*i, 6300*i)
+		}
+		parent = strconv.Quote(id)
+	}
+	return b
+}
+
+// TestRollPiBackAfterTwoRolls: going back to a kept entry after two rolls.
+// When the second roll evicted only entries the first kept, an entry it
+// kept has usage from before both: the gauge takes off what each evicted.
+// When the second range held the first roll's compaction, an entry after
+// it has usage from after the first roll: only the second's count.
+func TestRollPiBackAfterTwoRolls(t *testing.T) {
+	header := []byte(`{"type":"session","version":3,"id":"s","timestamp":"2026-03-08T12:00:00.000Z","cwd":"/"}` + "\n")
+	for _, c := range []struct {
+		name       string
+		more       int    // messages after the first roll
+		backTo     string // the kept answer the user goes back to
+		both       bool   // its usage predates both rolls
+		minKeep    int
+		secondKeep int
+	}{
+		{"second range inside the first's kept entries", 0, "m0000028", true, 8, 4},
+		{"second range over the first compaction", 10, "m0000038", false, 6, 4},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			opt := roll.Defaults()
+			opt.Window, opt.MinKeep, opt.Trigger, opt.Target = 200000, c.minKeep, 0.01, 0.01
+			opt.Store = new(blobstore.Mem)
+			first := rollAndCheck(t, "pi", piTurns(header, "null", 1, 30), opt)
+			lines := strings.Split(strings.TrimSpace(string(first)), "\n")
+			var compaction struct{ ID string }
+			json.Unmarshal([]byte(lines[len(lines)-1]), &compaction)
+			grown := piTurns(first, strconv.Quote(compaction.ID), 31, 30+c.more)
+			opt.MinKeep = c.secondKeep
+			second := rollAndCheck(t, "pi", grown, opt)
+			type marker struct {
+				ID, Content string
+				Rolled      struct {
+					EvictedTokens int      `json:"evicted_tokens"`
+					Closes        []string `json:"closes"`
+				} `json:"_rolled"`
+			}
+			var markers []marker
+			for _, l := range strings.Split(string(second), "\n") {
+				var m marker
+				if strings.Contains(l, `"customType":"bs:evicted"`) && json.Unmarshal([]byte(l), &m) == nil {
+					markers = append(markers, m)
+				}
+			}
+			if len(markers) != 2 || (len(markers[1].Rolled.Closes) == 1) == c.both {
+				t.Fatalf("markers %+v: the second closes the first only when its range held the first's compaction", markers)
+			}
+			const prompt = "a prompt of forty characters, give or t" // 10 tokens
+			back := fmt.Appendf(slices.Clip(second), `{"type":"message","id":"n0000001","parentId":%q,"timestamp":"2026-03-08T13:00:00.000Z","message":{"role":"user","content":[{"type":"text","text":%q}]}}`+"\n", c.backTo, prompt)
+			var usage int
+			fmt.Sscanf(c.backTo, "m%d", &usage)
+			want := 6300*usage + 10
+			for i, m := range markers {
+				if i == 0 && !c.both {
+					continue
+				}
+				want -= m.Rolled.EvictedTokens - gauge.CharsPer4{}.Tokens(utf8.RuneCountInString(m.Content))
+			}
+			if res, err := gaugeFile(t, back, gauge.Options{Window: 200000}); err != nil || res.Tokens != want {
+				t.Errorf("gauge after going back to %s: %d (%v), want %d", c.backTo, res.Tokens, err, want)
+			}
+			if messages, _ := piContext(t, back); messages[0] != markers[0].ID || messages[1] != markers[1].ID {
+				t.Errorf("context after going back: %v, want both notes first", messages)
+			}
+		})
 	}
 }
 
@@ -876,6 +971,19 @@ func rollKeepsTheModel(t *testing.T, changeInRange, level bool) {
 	opt := roll.Defaults()
 	opt.Window, opt.MinKeep, opt.Target = 3000, 1, 0.01 // all but the last message go
 	out := rollAndCheck(t, "pi", []byte(b.String()), opt)
+	model, assistants := piModel(out)
+	if assistants > 0 {
+		t.Fatalf("an answer is left on the path: the test evicts them all")
+	}
+	if model != "anthropic/claude-x" {
+		t.Errorf("pi resumes with %s, want the last answer's anthropic/claude-x", model)
+	}
+}
+
+// piModel is the provider/model pi resumes a session with: the last
+// model_change or answer on the path from the last entry; and how many
+// answers the path holds.
+func piModel(data []byte) (model string, answers int) {
 	type entry struct {
 		ID, Type, Provider, ModelID string
 		ParentID                    *string
@@ -883,7 +991,7 @@ func rollKeepsTheModel(t *testing.T, changeInRange, level bool) {
 	}
 	byID := map[string]entry{}
 	var last entry
-	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+	for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
 		var e entry
 		if json.Unmarshal([]byte(l), &e) == nil && e.Type != "session" {
 			byID[e.ID], last = e, e
@@ -896,22 +1004,16 @@ func rollKeepsTheModel(t *testing.T, changeInRange, level bool) {
 			break
 		}
 	}
-	model, assistants := "", 0
 	for i := len(path) - 1; i >= 0; i-- {
 		switch e := path[i]; {
 		case e.Type == "model_change":
 			model = e.Provider + "/" + e.ModelID
 		case e.Message.Role == "assistant":
 			model = e.Message.Provider + "/" + e.Message.Model
-			assistants++
+			answers++
 		}
 	}
-	if assistants > 0 {
-		t.Fatalf("an answer is left on the path: the test evicts them all")
-	}
-	if model != "anthropic/claude-x" {
-		t.Errorf("pi resumes with %s, want the last answer's anthropic/claude-x", model)
-	}
+	return model, answers
 }
 
 // TestRollPiTreePath: pi builds the context from the path that runs from
@@ -1081,8 +1183,11 @@ func TestRollTwice(t *testing.T) {
 		grown = append(grown, l...)
 	}
 	second := rollAndCheck(t, "syn2", grown, opt)
-	if n := strings.Count(string(second), `"type":"compaction"`); n != 2 {
-		t.Errorf("%d compaction entries, want 2", n)
+	// The first roll's compaction stood inside the second range and went
+	// with it: a copy after the marker would name a first kept entry that
+	// is gone.
+	if n := strings.Count(string(second), `"type":"compaction"`); n != 1 {
+		t.Errorf("%d compaction entries, want the second roll's alone", n)
 	}
 	// Both rolls undone give the whole session back.
 	var back bytes.Buffer
