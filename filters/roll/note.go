@@ -26,6 +26,7 @@ type note struct {
 	v3        bool // OpenClaw/pi entries have ids (v2+)
 	firstKept int  // the first kept message line
 	estimator string
+	markerAs  string // the id the marker takes, if not its own (newNote)
 }
 
 func newNote(d transcript.Dialect, lines []line, p plan, opt Options, res gauge.Result) *note {
@@ -42,7 +43,37 @@ func newNote(d transcript.Dialect, lines []line, p plan, opt Options, res gauge.
 			break
 		}
 	}
+	if n.v3 && d == transcript.OpenClaw {
+		n.markerAs = n.keptFromRange()
+	}
 	return n
+}
+
+// keptFromRange is the id of an evicted entry that a compaction staying
+// after the range keeps from: an earlier roll's, when this one evicts
+// only part of what that one kept. A path through that compaction and not
+// through this roll's (a user gone back to an entry between them) would
+// find its first kept entry gone, and pi would drop every entry before
+// the compaction. The marker takes that id: pi then keeps the entries
+// from the marker on, its note first. "" when there is none, or when the
+// first kept message hangs from that entry (its bridge takes the id).
+func (n *note) keptFromRange() string {
+	evicted := map[string]bool{}
+	for i := n.p.from; i < n.p.to; i++ {
+		if l := n.lines[i]; transcript.GivenID(l.id) && !kept(l) {
+			evicted[l.id] = true
+		}
+	}
+	id := ""
+	for _, l := range n.lines[n.p.to:] {
+		if l.acct.Role == gauge.Compaction && evicted[l.keptID] && (id == "" || !l.branch) {
+			id = l.keptID // the last on the path, else the last
+		}
+	}
+	if id != "" && id == n.evictedParent(n.firstKept, false) {
+		return ""
+	}
+	return id
 }
 
 func (n *note) hash(salt string) []byte {
@@ -166,7 +197,12 @@ func (n *note) marker(evicted string) []byte {
 		q(text), q(n.markerID()), nullOr(n.lastID(n.p.from)), q(n.now), transcript.EvictedField, evicted, tag))
 }
 
-func (n *note) markerID() string { return n.shortID("marker") }
+func (n *note) markerID() string {
+	if n.markerAs != "" {
+		return n.markerAs
+	}
+	return n.shortID("marker")
+}
 
 // evictedModel is the provider and model pi resumes with, when the line
 // that names them last on the path before the first kept message (an
@@ -274,7 +310,7 @@ func (n *note) relink(sp *spool) ([][]byte, error) {
 			evicted[l.id] = true
 		}
 	}
-	bridged := map[string]bool{x: true}
+	bridged := map[string]bool{x: true, n.markerID(): true} // a branch from the marker's id hangs from it
 	for _, l := range n.lines[n.p.to:] {
 		if evicted[l.parent] && !bridged[l.parent] {
 			bridged[l.parent] = true

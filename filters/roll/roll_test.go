@@ -328,7 +328,7 @@ func TestRollCountsPiKeptEntries(t *testing.T) {
 	opt := roll.Defaults()
 	opt.Window, opt.MinKeep = 10000, 1
 	out := rollAndCheck(t, "pi", []byte(b.String()), opt)
-	if strings.Contains(string(out), `"id":"m0000002"`) {
+	if strings.Contains(string(out), `{"type":"message","id":"m0000002"`) {
 		t.Error("the oldest kept entry was not evicted")
 	}
 }
@@ -790,7 +790,11 @@ func piTurns(b []byte, parent string, from, to int) []byte {
 // When the second roll evicted only entries the first kept, an entry it
 // kept has usage from before both: the gauge takes off what each evicted.
 // When the second range held the first roll's compaction, an entry after
-// it has usage from after the first roll: only the second's count.
+// it has usage from after the first roll: only the second's count. When
+// the first compaction stays, on the path back to an entry after it, pi
+// keeps the entries from its first kept one, which the second roll
+// evicted: the second marker took its id, so they start there, with the
+// second note.
 func TestRollPiBackAfterTwoRolls(t *testing.T) {
 	header := []byte(`{"type":"session","version":3,"id":"s","timestamp":"2026-03-08T12:00:00.000Z","cwd":"/"}` + "\n")
 	for _, c := range []struct {
@@ -803,6 +807,7 @@ func TestRollPiBackAfterTwoRolls(t *testing.T) {
 	}{
 		{"second range inside the first's kept entries", 0, "m0000028", true, 8, 4},
 		{"second range over the first compaction", 10, "m0000038", false, 6, 4},
+		{"back past the first compaction, which stays", 4, "m0000032", false, 8, 6},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			opt := roll.Defaults()
@@ -829,7 +834,8 @@ func TestRollPiBackAfterTwoRolls(t *testing.T) {
 					markers = append(markers, m)
 				}
 			}
-			if len(markers) != 2 || (len(markers[1].Rolled.Closes) == 1) == c.both {
+			firstStays := strings.Count(string(second), `"type":"compaction"`) == 2
+			if len(markers) != 2 || (len(markers[1].Rolled.Closes) == 1) == firstStays {
 				t.Fatalf("markers %+v: the second closes the first only when its range held the first's compaction", markers)
 			}
 			const prompt = "a prompt of forty characters, give or t" // 10 tokens
@@ -846,7 +852,15 @@ func TestRollPiBackAfterTwoRolls(t *testing.T) {
 			if res, err := gaugeFile(t, back, gauge.Options{Window: 200000}); err != nil || res.Tokens != want {
 				t.Errorf("gauge after going back to %s: %d (%v), want %d", c.backTo, res.Tokens, err, want)
 			}
-			if messages, _ := piContext(t, back); messages[0] != markers[0].ID || messages[1] != markers[1].ID {
+			messages, _ := piContext(t, back)
+			switch {
+			case c.more > 0 && firstStays:
+				// The first compaction's summary, the second note, then
+				// m29 on: what the second roll kept.
+				if len(messages) != 7 || messages[1] != markers[1].ID || messages[2] != "m0000029" {
+					t.Errorf("context after going back past the first compaction: %v, want its summary, the second note and m29 to the prompt", messages)
+				}
+			case messages[0] != markers[0].ID || messages[1] != markers[1].ID:
 				t.Errorf("context after going back: %v, want both notes first", messages)
 			}
 		})
