@@ -126,6 +126,13 @@ func classify(t *transcript.Tree, d transcript.Dialect, est Estimator, usageEsti
 			case "model_change":
 				// The model an evicted answer named, which roll keeps.
 				return Line{Model: str(0, "modelId")}
+			case "compaction":
+				// Roll's copy of the compaction pi started from, which it
+				// evicted: it keeps from the marker on.
+				l := content(t.Get(0, "summary"))
+				l.Role = Compaction
+				l.KeptID, l.Parent = str(0, "firstKeptEntryId"), str(0, "parentId")
+				return l
 			case "custom_message":
 				// The marker of a tree (v2+), whose note is in context
 				// where the path leaves the compaction.

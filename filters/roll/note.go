@@ -221,21 +221,15 @@ func (n *note) evictedModel(sp *spool) ([]string, error) {
 	if last < n.p.from || last >= n.p.to || kept(n.lines[last]) {
 		return nil, nil
 	}
-	l := n.lines[last]
-	body := make([]byte, l.n)
-	if _, err := sp.f.ReadAt(body, l.off); err != nil {
+	t, err := n.parse(sp, last)
+	if t == nil {
 		return nil, err
-	}
-	var p transcript.Parser
-	t, err := p.Parse(bytes.TrimRight(body, "\r\n"))
-	if err != nil {
-		return nil, nil
 	}
 	provider := t.Str(t.Path(0, "message", "provider"))
 	if provider == "" {
 		provider = t.Str(t.Get(0, "provider"))
 	}
-	return []string{provider, l.acct.Model}, nil
+	return []string{provider, n.lines[last].acct.Model}, nil
 }
 
 // relink returns the lines that follow the marker in a pi tree (v2+): the
@@ -254,6 +248,12 @@ func (n *note) evictedModel(sp *spool) ([]string, error) {
 func (n *note) relink(sp *spool) ([][]byte, error) {
 	var out [][]byte
 	prev := n.markerID()
+	if c, err := n.startingCompaction(sp); err != nil {
+		return nil, err
+	} else if c != nil {
+		out = append(out, c)
+		prev = n.shortID("compaction-kept")
+	}
 	model, err := n.evictedModel(sp)
 	if err != nil {
 		return nil, err
@@ -321,6 +321,46 @@ func (n *note) relink(sp *spool) ([][]byte, error) {
 		out = [][]byte{} // not nil: the lines after the marker are these
 	}
 	return out, nil
+}
+
+// parse reads line i of the input back and parses it: nil, and no
+// error, for a line that is not JSON.
+func (n *note) parse(sp *spool, i int) (*transcript.Tree, error) {
+	l := n.lines[i]
+	body := make([]byte, l.n)
+	if _, err := sp.f.ReadAt(body, l.off); err != nil {
+		return nil, err
+	}
+	var p transcript.Parser
+	t, err := p.Parse(bytes.TrimRight(body, "\r\n"))
+	if err != nil {
+		return nil, nil
+	}
+	return t, nil
+}
+
+// startingCompaction is, when the compaction pi starts the context from
+// is evicted (the range begins at its first kept entry and runs past it),
+// a compaction of roll's own with its summary that keeps from the marker
+// on; else nil. On the path through roll's compaction it is out of the
+// context. But a user who goes back to a kept entry leaves roll's
+// compaction behind, and without this one pi would give the model every
+// message that compaction had summarised away, before the marker.
+func (n *note) startingCompaction(sp *spool) ([]byte, error) {
+	c := latestCompaction(n.lines)
+	if c < n.p.from || c >= n.p.to || n.lines[c].keptID == "" {
+		return nil, nil
+	}
+	t, err := n.parse(sp, c)
+	if t == nil {
+		return nil, err
+	}
+	before := "0"
+	if k := t.Get(0, "tokensBefore"); k >= 0 {
+		before = string(t.Raw(k))
+	}
+	return []byte(fmt.Sprintf(`{"type":"compaction","id":%s,"parentId":%s,"timestamp":%s,"summary":%s,"firstKeptEntryId":%s,"tokensBefore":%s,%s}`+"\n",
+		q(n.shortID("compaction-kept")), q(n.markerID()), q(n.now), q(t.Str(t.Get(0, "summary"))), q(n.markerID()), before, rolledTag())), nil
 }
 
 // compaction is the OpenClaw/pi compaction entry, appended as pi appends

@@ -770,6 +770,45 @@ func gaugeFile(t *testing.T, data []byte, opt gauge.Options) (gauge.Result, erro
 	return gauge.MeasureFile(f, opt)
 }
 
+// TestRollPiBackOverAnEvictedCompaction: pi compacted once (its summary
+// stands for messages 1 to 7, and it keeps 8 on); roll evicts from 8 on,
+// that compaction with it. A user who goes back to a kept entry leaves
+// roll's compaction off the path: roll's copy of pi's keeps the summary
+// there, so messages 1 to 7 stay out of the context.
+func TestRollPiBackOverAnEvictedCompaction(t *testing.T) {
+	header := []byte(`{"type":"session","version":3,"id":"s","timestamp":"2026-03-08T12:00:00.000Z","cwd":"/"}` + "\n")
+	in := piTurns(header, "null", 1, 10)
+	in = append(in, `{"type":"compaction","id":"c0000000","parentId":"m0000010","timestamp":"2026-03-08T12:00:10.500Z","summary":"what messages 1 to 7 said","firstKeptEntryId":"m0000008","tokensBefore":63000}`+"\n"...)
+	in = piTurns(in, `"c0000000"`, 11, 30)
+	opt := roll.Defaults()
+	opt.Window, opt.MinKeep, opt.Trigger, opt.Target = 200000, 6, 0.01, 0.01
+	opt.Store = new(blobstore.Mem)
+	rolled := rollAndCheck(t, "pi", in, opt)
+	back := append(slices.Clip(rolled), `{"type":"message","id":"n0000001","parentId":"m0000026","timestamp":"2026-03-08T13:00:00.000Z","message":{"role":"user","content":"again"}}`+"\n"...)
+	messages, _ := piContext(t, back)
+	if len(messages) != 5 || slices.Contains(messages, "m0000001") || messages[2] != "m0000025" {
+		t.Errorf("context after going back to m26: %v, want pi's summary, the note, m25, m26 and the prompt", messages)
+	}
+	// The gauge: m26's usage less what roll evicted, plus the note and
+	// the prompt.
+	var marker struct {
+		Content string
+		Rolled  struct {
+			EvictedTokens int `json:"evicted_tokens"`
+		} `json:"_rolled"`
+	}
+	for _, l := range strings.Split(string(rolled), "\n") {
+		if strings.Contains(l, `"customType":"bs:evicted"`) {
+			json.Unmarshal([]byte(l), &marker)
+		}
+	}
+	est := gauge.CharsPer4{}
+	want := 26*6300 - marker.Rolled.EvictedTokens + est.Tokens(utf8.RuneCountInString(marker.Content)) + est.Tokens(len("again"))
+	if res, err := gaugeFile(t, back, gauge.Options{Window: 200000}); err != nil || res.Tokens != want {
+		t.Errorf("gauge after going back to m26: %d (%v), want %d", res.Tokens, err, want)
+	}
+}
+
 // piTurns appends pi messages from..to (odd: a user's, even: an answer
 // with usage 6300 a message), the first hanging from parent.
 func piTurns(b []byte, parent string, from, to int) []byte {
@@ -834,7 +873,7 @@ func TestRollPiBackAfterTwoRolls(t *testing.T) {
 					markers = append(markers, m)
 				}
 			}
-			firstStays := strings.Count(string(second), `"type":"compaction"`) == 2
+			firstStays := strings.Contains(string(second), `"id":`+strconv.Quote(compaction.ID))
 			if len(markers) != 2 || (len(markers[1].Rolled.Closes) == 1) == firstStays {
 				t.Fatalf("markers %+v: the second closes the first only when its range held the first's compaction", markers)
 			}
@@ -859,6 +898,12 @@ func TestRollPiBackAfterTwoRolls(t *testing.T) {
 				// m29 on: what the second roll kept.
 				if len(messages) != 7 || messages[1] != markers[1].ID || messages[2] != "m0000029" {
 					t.Errorf("context after going back past the first compaction: %v, want its summary, the second note and m29 to the prompt", messages)
+				}
+			case c.more > 0:
+				// Roll's copy of the first compaction, which the second
+				// range held, then the second note.
+				if messages[1] != markers[1].ID || messages[2] != "m0000037" {
+					t.Errorf("context after going back: %v, want the first roll's summary, the second note, then m37", messages)
 				}
 			case messages[0] != markers[0].ID || messages[1] != markers[1].ID:
 				t.Errorf("context after going back: %v, want both notes first", messages)
@@ -1200,8 +1245,8 @@ func TestRollTwice(t *testing.T) {
 	// The first roll's compaction stood inside the second range and went
 	// with it: a copy after the marker would name a first kept entry that
 	// is gone.
-	if n := strings.Count(string(second), `"type":"compaction"`); n != 1 {
-		t.Errorf("%d compaction entries, want the second roll's alone", n)
+	if n := strings.Count(string(second), `"_rolled":{"by":"bs roll","tokens"`); n != 1 {
+		t.Errorf("%d roll notes, want the second roll's alone", n)
 	}
 	// Both rolls undone give the whole session back.
 	var back bytes.Buffer
