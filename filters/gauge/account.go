@@ -117,7 +117,9 @@ func classify(t *transcript.Tree, d transcript.Dialect, est Estimator, usageEsti
 		return Line{Role: Content, Estimate: c.tokens + c.images*ImageTokens}
 	}
 	// A bs roll note states the context it leaves behind, in any dialect.
-	if r := t.Get(0, transcript.RolledField); r >= 0 {
+	// Roll's copy of the compaction pi started from, which it evicted,
+	// keeps from the marker on: it reads as the pi compaction it is.
+	if r := t.Get(0, transcript.RolledField); r >= 0 && !(d == transcript.OpenClaw && str(0, "type") == "compaction" && t.Get(r, "tokens") < 0) {
 		if tok := t.Get(r, "tokens"); tok >= 0 {
 			return Line{Role: Compaction, Estimate: intAt(t, tok), Scope: intAt(t, t.Get(r, "kept_lines")), Estimator: t.Str(t.Get(r, "estimator")), RollEnd: true, Marker: t.Str(t.Get(r, "marker"))}
 		}
@@ -126,13 +128,6 @@ func classify(t *transcript.Tree, d transcript.Dialect, est Estimator, usageEsti
 			case "model_change":
 				// The model an evicted answer named, which roll keeps.
 				return Line{Model: str(0, "modelId")}
-			case "compaction":
-				// Roll's copy of the compaction pi started from, which it
-				// evicted: it keeps from the marker on.
-				l := content(t.Get(0, "summary"))
-				l.Role = Compaction
-				l.KeptID, l.Parent = str(0, "firstKeptEntryId"), str(0, "parentId")
-				return l
 			case "custom_message":
 				// The marker of a tree (v2+), whose note is in context
 				// where the path leaves the compaction.

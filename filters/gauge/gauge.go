@@ -376,10 +376,9 @@ type streamTree struct {
 	// file, a single line) as the whole main thread (ClaudeContext):
 	// that leaves nothing. A parent before the reset is one the stream
 	// parsed (a line that can reset the gauge, as the answers a rewind
-	// goes back to): their ids, hashed.
-	claude bool
-	seed   maphash.Seed
-	known  map[uint64]bool
+	// goes back to): their ids, hashed; nil for pi.
+	seed  maphash.Seed
+	known map[uint64]bool
 }
 
 // treeNode is what streamTree takes of a line of dialect d, if anything.
@@ -399,7 +398,7 @@ func (s *streamTree) add(n ChainNode, d transcript.Dialect, num int, reset bool)
 	}
 	if d == transcript.ClaudeCode {
 		if s.known == nil {
-			s.claude, s.seed, s.known = true, maphash.MakeSeed(), map[uint64]bool{}
+			s.seed, s.known = maphash.MakeSeed(), map[uint64]bool{}
 		}
 		s.known[maphash.String(s.seed, n.ID)] = true
 	}
@@ -437,7 +436,7 @@ func (s *streamTree) offPath() bool {
 		}
 		p, ok := s.parents[x]
 		if !ok {
-			if !s.claude {
+			if s.known == nil { // pi
 				return true // before the reset, or the root: not through it
 			}
 			if x == "" {
@@ -447,7 +446,7 @@ func (s *streamTree) offPath() bool {
 		}
 		x = p
 	}
-	return !s.claude // a loop: Claude Code's chain cannot be read
+	return s.known == nil // a loop: Claude Code's chain cannot be read
 }
 
 // A line can reset the gauge, or name the model or window, only through a
@@ -731,41 +730,32 @@ func MeasureFile(f *os.File, opt Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	if d == transcript.ClaudeCode && stop && !chain.reaches(reset, responseBefore(f, info.Size()-walked, reset.MsgID)) {
-		// The chain from the last message does not run back to the usage
-		// read: a rewind left it on a branch. Read the whole file along
-		// the chain, as roll does.
+	opt.Format = d // for the readings forwards below
+	// The chain from the last message does not run back to the usage read
+	// (it reaches neither that line nor, read only then, another line of
+	// its response): a rewind left it on a branch. Read the whole file
+	// along the chain, as roll does.
+	if d == transcript.ClaudeCode && stop && !chain.reaches(reset, nil) && !chain.reaches(reset, responseBefore(f, info.Size()-walked, reset.MsgID)) {
 		if on := claudePath(f, info.Size()); on != nil {
-			if _, err := f.Seek(0, io.SeekStart); err != nil {
-				return Result{}, err
-			}
 			o := opt
-			o.Format, o.onPath = d, on
-			return Measure(f.Name(), f, nil, o)
+			o.onPath = on
+			return measureFrom(f, 0, o)
 		}
 	}
 	if stop && passedRoll && lines[len(lines)-1].Role == Usage {
 		// The path leaves a roll's note behind: the usage read may be
 		// from before that roll, on a kept entry the user went back to
 		// (Line.RollStart). Read the whole file along the path.
-		if _, err := f.Seek(0, io.SeekStart); err != nil {
-			return Result{}, err
-		}
 		o := opt
-		o.Format, o.onPath = d, pathFrom(f, 0, info.Size())
-		return Measure(f.Name(), f, nil, o)
+		o.onPath = pathFrom(f, 0, info.Size())
+		return measureFrom(f, 0, o)
 	}
 	if stop {
 		last := &lines[len(lines)-1]
 		if last.KeptIndex > 0 && last.KeptID == "" {
 			// A v1 compaction numbers its first kept entry from the start
 			// of the file: read it forwards.
-			if _, err := f.Seek(0, io.SeekStart); err != nil {
-				return Result{}, err
-			}
-			o := opt
-			o.Format = d
-			return Measure(f.Name(), f, nil, o)
+			return measureFrom(f, 0, opt)
 		} else if k := newKeptSum(*last, d, opt.Estimator); k != nil {
 			backwardLines(f, info.Size()-walked, func(line []byte) bool { return k.add(line, -1) })
 			last.Estimate += k.tokens()
@@ -776,7 +766,6 @@ func MeasureFile(f *os.File, opt Options) (Result, error) {
 		// back, within reason, for a note, and measure from it if found.
 		if at := rollNoteBefore(f, info.Size(), walked); at >= 0 {
 			o := opt
-			o.Format = d
 			if path.tree {
 				o.onPath = pathFrom(f, at, info.Size())
 			}
@@ -786,10 +775,7 @@ func MeasureFile(f *os.File, opt Options) (Result, error) {
 			if o.model == "" {
 				o.model = headModel
 			}
-			if _, err := f.Seek(at, io.SeekStart); err != nil {
-				return Result{}, err
-			}
-			return Measure(f.Name(), f, nil, o)
+			return measureFrom(f, at, o)
 		}
 	}
 	var s State
@@ -904,6 +890,14 @@ func detectHead(f *os.File, opt Options) (transcript.Dialect, string, error) {
 		model = Classify(t, src.Dialect(), opt.Estimator).Model
 	}
 	return src.Dialect(), model, nil
+}
+
+// measureFrom is Measure of the file from byte at on.
+func measureFrom(f *os.File, at int64, opt Options) (Result, error) {
+	if _, err := f.Seek(at, io.SeekStart); err != nil {
+		return Result{}, err
+	}
+	return Measure(f.Name(), f, nil, opt)
 }
 
 // headThread is the thread of the first Claude Code message line within

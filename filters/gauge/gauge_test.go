@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bstools/bs/filters/internal/corpustest"
 	"github.com/bstools/bs/filters/transcript"
 )
 
@@ -284,14 +285,7 @@ func TestBackwardLines(t *testing.T) {
 // the prefix along the path from its end gives another figure: a warning
 // that is never wrong, and never missing where the figures differ.
 func TestStreamOffPathOnlyOnABranch(t *testing.T) {
-	var files []string
-	for _, dir := range []string{"openclaw", "claude-code"} {
-		f, _ := filepath.Glob(filepath.Join(corpusDir, dir, "*.jsonl"))
-		files = append(files, f...)
-	}
-	if len(files) == 0 {
-		t.Skip("corpus not present")
-	}
+	files := append(corpustest.Files(t, "openclaw/*.jsonl"), corpustest.Files(t, "claude-code/*.jsonl")...)
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
