@@ -711,7 +711,7 @@ func MeasureFile(f *os.File, opt Options) (Result, error) {
 		if d == transcript.OpenClaw && !path.back(t) || opt.skip(t, d) {
 			lines = append(lines, Line{}) // on a branch, or another thread: not in context
 			note, _ := rollNote(t)
-			passedRoll = passedRoll || note
+			passedRoll = passedRoll || note && d == transcript.OpenClaw // the path below is pi's
 			return true
 		}
 		l := classify(t, d, opt.Estimator, false, nil)
