@@ -26,7 +26,11 @@ type note struct {
 	v3        bool // OpenClaw/pi entries have ids (v2+)
 	firstKept int  // the first kept message line
 	estimator string
-	markerAs  string // the id the marker takes, if not its own (newNote)
+
+	// In a pi tree (v2+):
+	evicted  map[string]bool // the ids of the entries the range takes
+	bridgeID string          // the evicted entry the first kept message hangs from, which a bridge stands for
+	markerAs string          // the id the marker takes, if not its own (keptFromRange)
 }
 
 func newNote(d transcript.Dialect, lines []line, p plan, opt Options, res gauge.Result) *note {
@@ -44,6 +48,13 @@ func newNote(d transcript.Dialect, lines []line, p plan, opt Options, res gauge.
 		}
 	}
 	if n.v3 && d == transcript.OpenClaw {
+		n.evicted = map[string]bool{}
+		for i := p.from; i < p.to; i++ {
+			if l := lines[i]; transcript.GivenID(l.id) && !kept(l) {
+				n.evicted[l.id] = true
+			}
+		}
+		n.bridgeID = n.evictedParent(n.firstKept, false)
 		n.markerAs = n.keptFromRange()
 	}
 	return n
@@ -58,19 +69,13 @@ func newNote(d transcript.Dialect, lines []line, p plan, opt Options, res gauge.
 // from the marker on, its note first. "" when there is none, or when the
 // first kept message hangs from that entry (its bridge takes the id).
 func (n *note) keptFromRange() string {
-	evicted := map[string]bool{}
-	for i := n.p.from; i < n.p.to; i++ {
-		if l := n.lines[i]; transcript.GivenID(l.id) && !kept(l) {
-			evicted[l.id] = true
-		}
-	}
 	id := ""
 	for _, l := range n.lines[n.p.to:] {
-		if l.acct.Role == gauge.Compaction && evicted[l.keptID] && (id == "" || !l.branch) {
+		if l.acct.Role == gauge.Compaction && n.evicted[l.keptID] && (id == "" || !l.branch) {
 			id = l.keptID // the last on the path, else the last
 		}
 	}
-	if id != "" && id == n.evictedParent(n.firstKept, false) {
+	if id == n.bridgeID {
 		return ""
 	}
 	return id
@@ -221,7 +226,7 @@ func (n *note) evictedModel(sp *spool) ([]string, error) {
 	if last < n.p.from || last >= n.p.to || kept(n.lines[last]) {
 		return nil, nil
 	}
-	t, err := n.parse(sp, last)
+	_, t, err := n.read(sp, last)
 	if t == nil {
 		return nil, err
 	}
@@ -248,11 +253,10 @@ func (n *note) evictedModel(sp *spool) ([]string, error) {
 func (n *note) relink(sp *spool) ([][]byte, error) {
 	var out [][]byte
 	prev := n.markerID()
-	if c, err := n.startingCompaction(sp); err != nil {
+	if c, id, err := n.startingCompaction(sp); err != nil {
 		return nil, err
 	} else if c != nil {
-		out = append(out, c)
-		prev = n.shortID("compaction-kept")
+		out, prev = append(out, c), id
 	}
 	model, err := n.evictedModel(sp)
 	if err != nil {
@@ -273,18 +277,16 @@ func (n *note) relink(sp *spool) ([][]byte, error) {
 	if model != nil && lastNaming < 0 {
 		modelChange()
 	}
-	var p transcript.Parser
 	for k, i := range n.p.keep {
-		l := n.lines[i]
-		body := make([]byte, l.n)
-		if _, err := sp.f.ReadAt(body, l.off); err != nil {
+		body, t, err := n.read(sp, i)
+		if err != nil {
 			return nil, err
 		}
-		if t, err := p.Parse(bytes.TrimRight(body, "\r\n")); err == nil {
-			if k := t.Get(0, "parentId"); k >= 0 && l.id != "" {
+		if t != nil {
+			if k := t.Get(0, "parentId"); k >= 0 && n.lines[i].id != "" {
 				nd := t.Nodes[k]
 				body = append(append(append([]byte{}, body[:nd.Start]...), q(prev)...), body[nd.End:]...)
-				prev = l.id
+				prev = n.lines[i].id
 			}
 		}
 		out = append(out, body)
@@ -296,23 +298,16 @@ func (n *note) relink(sp *spool) ([][]byte, error) {
 		return []byte(fmt.Sprintf(`{"type":"custom","customType":"bs:bridge","data":{},"id":%s,"parentId":%s,"timestamp":%s,%s}`+"\n",
 			q(id), q(parent), q(n.now), rolledTag()))
 	}
-	x := n.evictedParent(n.firstKept, false)
-	if x != "" {
-		out = append(out, bridge(x, prev))
+	if n.bridgeID != "" {
+		out = append(out, bridge(n.bridgeID, prev))
 	}
 	// A branch the user left may fork from inside the range and go on
 	// after it: its first line names an evicted entry. That entry's id
 	// gets a bridge too, hung from the marker, so the tree stays whole
 	// (pi's /tree would show the branch as a root of its own).
-	evicted := map[string]bool{}
-	for i := n.p.from; i < n.p.to; i++ {
-		if l := n.lines[i]; transcript.GivenID(l.id) && !kept(l) {
-			evicted[l.id] = true
-		}
-	}
-	bridged := map[string]bool{x: true, n.markerID(): true} // a branch from the marker's id hangs from it
+	bridged := map[string]bool{n.bridgeID: true, n.markerID(): true} // a branch from the marker's id hangs from it
 	for _, l := range n.lines[n.p.to:] {
-		if evicted[l.parent] && !bridged[l.parent] {
+		if n.evicted[l.parent] && !bridged[l.parent] {
 			bridged[l.parent] = true
 			out = append(out, bridge(l.parent, n.markerID()))
 		}
@@ -323,20 +318,20 @@ func (n *note) relink(sp *spool) ([][]byte, error) {
 	return out, nil
 }
 
-// parse reads line i of the input back and parses it: nil, and no
-// error, for a line that is not JSON.
-func (n *note) parse(sp *spool, i int) (*transcript.Tree, error) {
+// read reads line i of the input back, with its line feed, and parses it:
+// a nil tree, and no error, for a line that is not JSON.
+func (n *note) read(sp *spool, i int) ([]byte, *transcript.Tree, error) {
 	l := n.lines[i]
 	body := make([]byte, l.n)
 	if _, err := sp.f.ReadAt(body, l.off); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var p transcript.Parser
 	t, err := p.Parse(bytes.TrimRight(body, "\r\n"))
 	if err != nil {
-		return nil, nil
+		return body, nil, nil
 	}
-	return t, nil
+	return body, t, nil
 }
 
 // startingCompaction is, when the compaction pi starts the context from
@@ -346,21 +341,22 @@ func (n *note) parse(sp *spool, i int) (*transcript.Tree, error) {
 // context. But a user who goes back to a kept entry leaves roll's
 // compaction behind, and without this one pi would give the model every
 // message that compaction had summarised away, before the marker.
-func (n *note) startingCompaction(sp *spool) ([]byte, error) {
+func (n *note) startingCompaction(sp *spool) (line []byte, id string, err error) {
 	c := latestCompaction(n.lines)
 	if c < n.p.from || c >= n.p.to || n.lines[c].keptID == "" {
-		return nil, nil
+		return nil, "", nil
 	}
-	t, err := n.parse(sp, c)
+	_, t, err := n.read(sp, c)
 	if t == nil {
-		return nil, err
+		return nil, "", err
 	}
 	before := "0"
 	if k := t.Get(0, "tokensBefore"); k >= 0 {
 		before = string(t.Raw(k))
 	}
+	id = n.shortID("compaction-kept")
 	return []byte(fmt.Sprintf(`{"type":"compaction","id":%s,"parentId":%s,"timestamp":%s,"summary":%s,"firstKeptEntryId":%s,"tokensBefore":%s,%s}`+"\n",
-		q(n.shortID("compaction-kept")), q(n.markerID()), q(n.now), q(t.Str(t.Get(0, "summary"))), q(n.markerID()), before, rolledTag())), nil
+		q(id), q(n.markerID()), q(n.now), q(t.Str(t.Get(0, "summary"))), q(n.markerID()), before, rolledTag())), id, nil
 }
 
 // compaction is the OpenClaw/pi compaction entry, appended as pi appends
