@@ -75,9 +75,11 @@ type queued struct {
 // rowStore is the store a row names, so that a search hit's restore
 // command finds its blob: "" for the default store, else the one the
 // filter was given, a directory made absolute (the command may run
-// elsewhere).
+// elsewhere). A spec is a URL as the store opener reads it
+// (blobstore.IsURL), so that a directory whose name holds "://" is still
+// made absolute.
 func rowStore(dir string) string {
-	if !strings.Contains(dir, "://") {
+	if !blobstore.IsURL(dir) {
 		if abs, err := filepath.Abs(dir); err == nil {
 			dir = abs
 		}
