@@ -271,7 +271,7 @@ func scan(ctx context.Context, name string, sp *spool, opt Options) ([]line, tra
 		if err := ctx.Err(); err != nil {
 			return nil, 0, nil, "", err
 		}
-		l, t, err := src.Next()
+		l, t, err := src.NextView() // nothing of the line is kept but its place
 		if err == io.EOF {
 			break
 		}

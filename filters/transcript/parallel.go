@@ -32,12 +32,49 @@ const nodeSize = int(unsafe.Sizeof(Node{}))
 // lineBatch is a run of consecutive lines and what parsing made of them.
 type lineBatch struct {
 	lines []Line
-	trees []Tree        // line i's tree; no nodes for a blank or bad line
-	errs  []error       // why line i is not valid JSON, if it is not
-	notes []any         // what Annotate's function made of line i
-	bytes int           // of the lines
-	nodes int           // bytes of the trees' nodes, once parsed
-	done  chan struct{} // closed once the batch is parsed
+	// arena holds the lines' bytes one after the other, each with its
+	// line feed, and ends where each line's bytes end in it: a line's
+	// Body is a view of it. One copy into memory the batch reuses costs
+	// less than an allocation per line, which the garbage collector
+	// would have to clear and reclaim.
+	arena   []byte
+	ends    []int
+	trees   []Tree        // line i's tree; no nodes for a blank or bad line
+	errs    []error       // why line i is not valid JSON, if it is not
+	notes   []any         // what Annotate's function made of line i
+	skipped []bool        // line i was left unparsed: ParseIf's function said no
+	bytes   int           // of the lines
+	nodes   int           // bytes of the trees' nodes, once parsed
+	done    chan struct{} // closed once the batch is parsed
+}
+
+// add appends a line, whose Body may be a view that the next read
+// overwrites, copying its bytes into the arena. seal makes the bodies
+// views of the arena once it has stopped growing.
+func (b *lineBatch) add(l Line) {
+	b.arena = append(b.arena, l.Body...)
+	if l.Newline {
+		b.arena = append(b.arena, '\n')
+	}
+	b.ends = append(b.ends, len(b.arena))
+	b.bytes += l.Len()
+	l.Body = nil
+	b.lines = append(b.lines, l)
+}
+
+// seal points every line's Body into the arena. A Body's capacity takes
+// in its line feed and no more, so that Line.Bytes need not copy and an
+// append to a Body cannot overwrite the next line.
+func (b *lineBatch) seal() {
+	start := 0
+	for i := range b.lines {
+		end, n := b.ends[i], b.ends[i]-start
+		if b.lines[i].Newline {
+			n--
+		}
+		b.lines[i].Body = b.arena[start : start+n : end]
+		start = end
+	}
 }
 
 // release drops the batch's references to its lines, so that a batch
@@ -48,8 +85,17 @@ func (b *lineBatch) release() {
 	for i := range b.trees {
 		b.trees[i] = Tree{Nodes: reusable(b.trees[i].Nodes)}
 	}
-	b.lines = b.lines[:0]
+	b.lines, b.ends = b.lines[:0], b.ends[:0]
+	b.arena = b.arena[:0]
+	if cap(b.arena) > maxKeptArena {
+		b.arena = nil // a huge line's bytes are not held on to
+	}
 }
+
+// maxKeptArena is the most bytes a reused batch keeps room for: a few
+// batches' worth of lines, so that the reuse does not hold on to a long
+// line's memory for the rest of the run.
+const maxKeptArena = 1 << 20
 
 // maxKeptNodes is the most nodes a reused tree keeps room for: a huge
 // line's tree is not held on to for the lines after it.
@@ -65,19 +111,22 @@ func reusable(nodes []Node) []Node {
 	return nodes[:0]
 }
 
-// parse parses every line of the batch with p, and runs annotate, if not
-// nil, on each tree; the caller closes done.
-func (b *lineBatch) parse(p *Parser, annotate func(*Tree, Dialect) any, d Dialect) {
+// parse parses every line of the batch that parseIf, if not nil, accepts
+// with p, and runs annotate, if not nil, on each tree; the caller closes
+// done.
+func (b *lineBatch) parse(p *Parser, parseIf func([]byte) bool, annotate func(*Tree, Dialect) any, d Dialect) {
 	n := len(b.lines)
 	b.trees = grow(b.trees, n)
 	b.errs = grow(b.errs, n)
 	b.notes = grow(b.notes, n)
+	b.skipped = grow(b.skipped, n)
 	b.nodes = 0
 	defer p.forget() // the parser would otherwise keep the last line alive
 	for i, l := range b.lines {
 		b.errs[i], b.notes[i] = nil, nil
 		b.trees[i].Nodes = b.trees[i].Nodes[:0]
-		if len(bytes.TrimSpace(l.Body)) == 0 {
+		b.skipped[i] = parseIf != nil && !parseIf(l.Body)
+		if b.skipped[i] || len(bytes.TrimSpace(l.Body)) == 0 {
 			continue
 		}
 		t, err := p.Parse(l.Body)
@@ -162,12 +211,12 @@ func (s *Source) startPipeline() {
 	s.pipe = p
 	limit := batchBytes // read once: the reader may outlive Close
 	work := make(chan *lineBatch, s.workers)
-	annotate, d := s.annotate, s.dialect
+	annotate, parseIf, d := s.annotate, s.parseIf, s.dialect
 	for range s.workers {
 		go func() {
 			var parser Parser
 			for b := range work {
-				b.parse(&parser, annotate, d)
+				b.parse(&parser, parseIf, annotate, d)
 				p.budget.Force(b.nodes) // the trees are memory too
 				close(b.done)
 			}
@@ -191,7 +240,7 @@ func (s *Source) startPipeline() {
 			}
 			b.done = make(chan struct{})
 			for b.bytes < limit {
-				line, err := s.r.Next()
+				line, err := s.r.NextView()
 				if err != nil {
 					if err != io.EOF {
 						p.err = err
@@ -199,8 +248,7 @@ func (s *Source) startPipeline() {
 					eof = true
 					break
 				}
-				b.lines = append(b.lines, line)
-				b.bytes += line.Len()
+				b.add(line)
 				if !s.r.LineBuffered() {
 					// The next line may take waiting for (a live pipe,
 					// a line still being written): hand on what there
@@ -211,6 +259,7 @@ func (s *Source) startPipeline() {
 			if len(b.lines) == 0 || !p.budget.Acquire(b.bytes) {
 				return
 			}
+			b.seal()
 			select {
 			case work <- b:
 			case <-p.quit:
@@ -225,8 +274,8 @@ func (s *Source) startPipeline() {
 	}()
 }
 
-// nextParsed is Next for a Parallel Source.
-func (s *Source) nextParsed() (Line, *Tree, error) {
+// nextParsed is Next for a Parallel Source; NextView when view is set.
+func (s *Source) nextParsed(view bool) (Line, *Tree, error) {
 	p := s.pipe
 	for p.cur == nil || p.i == len(p.cur.lines) {
 		if p.cur != nil {
@@ -252,6 +301,17 @@ func (s *Source) nextParsed() (Line, *Tree, error) {
 	b, i := p.cur, p.i
 	p.i++
 	line := b.lines[i]
+	if !view {
+		// The caller may keep the line, and what it takes from the
+		// tree's spans: its own copy, line feed included, as
+		// Reader.Next makes it, which the tree is then of.
+		body := bytes.Clone(line.Bytes())
+		line.Body = body[:len(line.Body)]
+		if len(b.trees[i].Nodes) > 0 {
+			b.trees[i].Src = line.Body
+		}
+	}
+	s.skipped = b.skipped[i]
 	switch {
 	case len(b.trees[i].Nodes) > 0: // a parsed line has at least its root
 		s.note = b.notes[i]

@@ -16,29 +16,71 @@ import (
 
 // sourceRecord is everything a Source hands out, as text, so that a
 // serial and a Parallel reading can be compared. Each line's Annotation
-// must be what the annotating function makes of the line's tree.
+// must be what the annotating function makes of the line's tree. The
+// lines Next gives are kept to the end, and must still be what they were.
 func sourceRecord(t *testing.T, in []byte, workers int, onBad func(*BadLineError) error) (string, error) {
+	return sourceRecordWith(t, in, workers, onBad, false, nil)
+}
+
+// sourceRecordWith is sourceRecord reading with NextView when view is set,
+// and with ParseIf(parseIf) when that is not nil.
+func sourceRecordWith(t *testing.T, in []byte, workers int, onBad func(*BadLineError) error, view bool, parseIf func([]byte) bool) (string, error) {
 	t.Helper()
 	src := NewSource("in", bytes.NewReader(in), Unknown, onBad)
 	src.Parallel(workers)
+	if parseIf != nil {
+		src.ParseIf(parseIf)
+	}
 	defer src.Close()
 	annotate := func(tree *Tree, d Dialect) any {
 		return fmt.Sprintf("%s %d values, last %q", d, len(tree.Nodes), tree.Raw(len(tree.Nodes)-1))
 	}
 	src.Annotate(annotate)
 	var b strings.Builder
+	type kept struct {
+		line Line
+		was  string
+	}
+	var lines []kept
+	defer func() {
+		for _, k := range lines {
+			if string(k.line.Bytes()) != k.was {
+				t.Fatalf("line %d, from Next: its bytes changed after later calls", k.line.Num)
+			}
+		}
+	}()
 	for {
-		line, tree, err := src.Next()
+		next := src.Next
+		if view {
+			next = src.NextView
+		}
+		line, tree, err := next()
 		if err == io.EOF {
 			return b.String(), nil
 		}
 		if err != nil {
 			return b.String(), err
 		}
+		if !view {
+			lines = append(lines, kept{line, string(line.Bytes())})
+		}
+		if src.Skipped() {
+			if parseIf == nil || parseIf(line.Body) || tree != nil {
+				t.Fatalf("line %d: Skipped, but ParseIf's function accepts it or it has a tree", line.Num)
+			}
+			b.WriteString("skipped ")
+		} else if parseIf != nil && !parseIf(line.Body) {
+			t.Fatalf("line %d: not Skipped, but ParseIf's function does not accept it", line.Num)
+		}
 		fmt.Fprintf(&b, "%d %q %v", line.Num, line.Bytes(), tree != nil)
 		if tree != nil {
 			if !bytes.Equal(tree.Src, line.Body) {
 				t.Fatalf("line %d: the tree is of other bytes", line.Num)
+			}
+			if !view && &tree.Src[0] != &line.Body[0] {
+				// What a filter takes from the tree's spans must stay
+				// as long as the line it keeps.
+				t.Fatalf("line %d, from Next: the tree is of another copy of the line", line.Num)
 			}
 			fmt.Fprintf(&b, " %v", tree.Nodes)
 			if got, want := src.Annotation(), annotate(tree, src.Dialect()); got != want {
@@ -91,9 +133,29 @@ func TestParallelSourceAsSerial(t *testing.T) {
 			if !slices.Equal(badSerial, badParallel) {
 				t.Errorf("%s, batches of %d bytes: bad lines %v, serially %v", name, size, badParallel, badSerial)
 			}
+			for _, view := range []bool{false, true} {
+				for _, parseIf := range []func([]byte) bool{nil, oddLength} {
+					var badSerial, badParallel []int
+					want, err := sourceRecordWith(t, []byte(in), 1, func(e *BadLineError) error { badSerial = append(badSerial, e.Line); return nil }, view, parseIf)
+					if err != nil {
+						t.Fatal(err)
+					}
+					got, err := sourceRecordWith(t, []byte(in), 3, func(e *BadLineError) error { badParallel = append(badParallel, e.Line); return nil }, view, parseIf)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if got != want || !slices.Equal(badSerial, badParallel) {
+						t.Errorf("%s, batches of %d bytes, view %v, ParseIf %v: a Parallel Source gave other lines, trees or bad lines than a serial one", name, size, view, parseIf != nil)
+					}
+				}
+			}
 		}
 	}
 }
+
+// oddLength is a ParseIf function that takes some lines and leaves others,
+// blank ones among them.
+func oddLength(line []byte) bool { return len(line)%2 == 1 }
 
 // TestParallelSourceStops checks that an error from onBad stops a Parallel
 // Source as it stops a serial one, and that Close then leaves no goroutine

@@ -35,6 +35,8 @@ type Source struct {
 
 	annotate func(*Tree, Dialect) any // see Annotate
 	note     any                      // what annotate made of the line last returned
+	parseIf  func([]byte) bool        // see ParseIf
+	skipped  bool                     // the line last returned was not parsed (ParseIf)
 }
 
 // Annotate makes fn run on the tree of every line parsed from the next
@@ -49,6 +51,20 @@ func (s *Source) Annotate(fn func(*Tree, Dialect) any) { s.annotate = fn }
 // Annotation is what Annotate's function made of the line Next last
 // returned: nil for a blank or bad line, or without Annotate.
 func (s *Source) Annotation() any { return s.note }
+
+// ParseIf makes Next parse only the lines fn accepts, blank ones included:
+// the others come back with a nil tree, unparsed, and onBad is not told
+// about them; Skipped tells such a line from a blank or bad one. It is for
+// a filter that can tell from a line's bytes that it has no use for its
+// tree (the gauge, which counts only the lines after the last usage). A
+// Parallel Source runs fn in its parsing workers, so it must be safe to
+// call on several goroutines at once, and keep nothing of the line. Call it
+// before the first Next.
+func (s *Source) ParseIf(fn func(line []byte) bool) { s.parseIf = fn }
+
+// Skipped reports whether the line Next last returned was left unparsed
+// because ParseIf's function did not accept it.
+func (s *Source) Skipped() bool { return s.skipped }
 
 // NewSource returns a Source over r. A dialect of Unknown means detect it.
 // onBad is called for each line that is not valid JSON; a non-nil error
@@ -77,7 +93,7 @@ func (s *Source) Next() (Line, *Tree, error) { return s.next(false) }
 func (s *Source) NextView() (Line, *Tree, error) { return s.next(true) }
 
 func (s *Source) next(view bool) (Line, *Tree, error) {
-	s.note = nil
+	s.note, s.skipped = nil, false
 	if s.dialect == Unknown {
 		if err := s.detect(); err != nil {
 			return Line{}, nil, err
@@ -91,7 +107,7 @@ func (s *Source) next(view bool) (Line, *Tree, error) {
 		if s.pipe == nil {
 			s.startPipeline()
 		}
-		return s.nextParsed()
+		return s.nextParsed(view)
 	} else {
 		var err error
 		if view {
@@ -102,6 +118,10 @@ func (s *Source) next(view bool) (Line, *Tree, error) {
 		if err != nil {
 			return Line{}, nil, err
 		}
+	}
+	if s.parseIf != nil && !s.parseIf(line.Body) {
+		s.skipped = true
+		return line, nil, nil
 	}
 	if len(bytes.TrimSpace(line.Body)) == 0 {
 		return line, nil, nil
