@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -238,15 +239,21 @@ func Measure(name string, r io.Reader, tee io.Writer, opt Options) (Result, erro
 	if tee != nil {
 		r = io.TeeReader(r, tee)
 	}
-	lr := transcript.NewReader(r)
+	// Most lines cannot hold a usage (mayReset), and go to the tail
+	// unparsed. Telling them apart and parsing the others is most of the
+	// work, and needs nothing but the line: the Source does it on every
+	// core, ahead of the loop below, which takes the lines in order.
+	src := transcript.NewSource(name, r, opt.Format, opt.OnBadLine)
+	src.ParseIf(mayReset)
+	src.Parallel(runtime.GOMAXPROCS(0))
+	defer src.Close()
 	var (
 		s    = State{Model: opt.model, Window: opt.window}
 		p    transcript.Parser
-		d    = opt.Format
+		d    transcript.Dialect
 		tail tailBuffer
-		head []transcript.Line // lines read while detecting the dialect
-		ring keptRing          // for a pi compaction to look back into
-		tree streamTree        // does the path from the last entry reach the reset?
+		ring keptRing   // for a pi compaction to look back into
+		tree streamTree // does the path from the last entry reach the reset?
 	)
 	defer tail.close()
 	parse := func(line transcript.Line) (*transcript.Tree, error) {
@@ -259,20 +266,28 @@ func Measure(name string, r io.Reader, tee io.Writer, opt Options) (Result, erro
 		}
 		return t, nil
 	}
-	handle := func(line transcript.Line) error {
+	// handle takes a line and its tree, which is nil for a blank or bad
+	// line, or one the Source left unparsed (skipped).
+	handle := func(line transcript.Line, t *transcript.Tree, skipped bool) error {
 		valid := -1 // for the ring: whether the line parses, if known
 		if d == transcript.OpenClaw {
 			defer func() { ring.add(line.Body, valid) }()
 		}
-		// Inside a roll note's scope lines are counted one by one, in order.
-		if s.scope == 0 && !mayReset(line.Body) {
-			return tail.add(line)
+		if skipped {
+			// Inside a roll note's scope lines are counted one by one,
+			// in order.
+			if s.scope == 0 {
+				return tail.add(line)
+			}
+			var err error
+			if t, err = parse(line); err != nil {
+				return err
+			}
 		}
-		t, err := parse(line)
-		if err != nil || t == nil {
+		if t == nil {
 			valid = 0
 			s.Add(Line{}) // it is still a line of a roll note's scope
-			return err
+			return nil
 		}
 		valid = 1
 		if opt.skip(t, d) {
@@ -287,9 +302,6 @@ func Measure(name string, r io.Reader, tee io.Writer, opt Options) (Result, erro
 		}
 		if l.Role == Usage || l.Role == Compaction {
 			tail.reset()
-		} else if l.Role == Content {
-			// Parsed already: account for it now rather than again later.
-			l.Role = Content
 		}
 		if l.Role == Compaction {
 			l.Estimate += ring.kept(l, d, opt.Estimator)
@@ -298,44 +310,20 @@ func Measure(name string, r io.Reader, tee io.Writer, opt Options) (Result, erro
 		return nil
 	}
 	for {
-		line, err := lr.NextView()
+		line, t, err := src.NextView()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
 			return Result{}, err
 		}
-		if d == transcript.Unknown {
-			line.Body = bytes.Clone(line.Body) // held past the next read
-			head = append(head, line)
-			if t, err := p.Parse(line.Body); err == nil {
-				d = transcript.Classify(t)
-			}
-			if d == transcript.Unknown && len(head) < transcript.DetectLines {
-				continue
-			}
-			if d == transcript.Unknown {
-				d = transcript.Generic
-			}
-			for _, h := range head {
-				if err := handle(h); err != nil {
-					return Result{}, err
-				}
-			}
-			head = nil
-			continue
-		}
-		if err := handle(line); err != nil {
+		d = src.Dialect()
+		if err := handle(line, t, src.Skipped()); err != nil {
 			return Result{}, err
 		}
 	}
 	if d == transcript.Unknown {
-		d = transcript.Generic
-		for _, h := range head {
-			if err := handle(h); err != nil {
-				return Result{}, err
-			}
-		}
+		d = transcript.Generic // no lines
 	}
 	// The lines after the last reset are in context: estimate them now.
 	err := tail.each(func(line transcript.Line) error {
