@@ -19,6 +19,12 @@ import (
 // batches.
 var batchBytes = 256 << 10
 
+// batchLines is the most lines one batch holds. Each line costs a batch
+// some hundred bytes besides its own (its place, its tree, its error),
+// which a batch keeps for reuse: without a cap, 256 KiB of short lines
+// would make that tens of megabytes.
+const batchLines = 4096
+
 // parseBudget bounds the bytes of lines read ahead of the caller, and of
 // the trees parsed from them (charged as each batch is parsed, which holds
 // the reader back until the caller moves on). A single line longer than
@@ -89,6 +95,17 @@ func (b *lineBatch) release() {
 	b.arena = b.arena[:0]
 	if cap(b.arena) > maxKeptArena {
 		b.arena = nil // a huge line's bytes are not held on to
+	}
+}
+
+// moveTo makes t a tree of src, a copy of the bytes it was parsed from:
+// its spans are offsets, but its member names are views of those bytes.
+func (t *Tree) moveTo(src []byte) {
+	t.Src = src
+	for i := range t.Nodes {
+		if n := &t.Nodes[i]; n.Name != nil {
+			n.Name = src[n.KeyStart : n.KeyStart+len(n.Name)]
+		}
 	}
 }
 
@@ -239,7 +256,7 @@ func (s *Source) startPipeline() {
 				b = &lineBatch{}
 			}
 			b.done = make(chan struct{})
-			for b.bytes < limit {
+			for b.bytes < limit && len(b.lines) < batchLines {
 				line, err := s.r.NextView()
 				if err != nil {
 					if err != io.EOF {
@@ -308,7 +325,7 @@ func (s *Source) nextParsed(view bool) (Line, *Tree, error) {
 		body := bytes.Clone(line.Bytes())
 		line.Body = body[:len(line.Body)]
 		if len(b.trees[i].Nodes) > 0 {
-			b.trees[i].Src = line.Body
+			b.trees[i].moveTo(line.Body)
 		}
 	}
 	s.skipped = b.skipped[i]

@@ -313,3 +313,35 @@ func cores(t *testing.T, n int) {
 	old := runtime.GOMAXPROCS(max(n, runtime.GOMAXPROCS(0)))
 	t.Cleanup(func() { runtime.GOMAXPROCS(old) })
 }
+
+// TestParallelSourceCloneOutlivesBatch: a tree from Next that the caller
+// clones stays valid (Tree.Clone), its member names too, after the batch
+// it came in is reused for later lines.
+func TestParallelSourceCloneOutlivesBatch(t *testing.T) {
+	cores(t, 2)
+	old := batchBytes
+	defer func() { batchBytes = old }()
+	batchBytes = 64
+	var in bytes.Buffer
+	for i := range 200 {
+		fmt.Fprintf(&in, `{"type":"user","n%03d":%d}`+"\n", i, i)
+	}
+	src := NewSource("in", &in, Generic, func(*BadLineError) error { return nil })
+	src.Parallel(2)
+	defer src.Close()
+	_, tree, err := src.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := tree.Clone()
+	for {
+		if _, _, err := src.Next(); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if k := kept.Get(0, "n000"); k < 0 || kept.Key(k) != "n000" || kept.Get(0, "type") < 0 {
+		t.Fatalf("the kept tree's member names changed: %q", kept.Nodes[1].Name)
+	}
+}
