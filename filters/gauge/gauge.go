@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/bstools/bs/filters/transcript"
 )
@@ -237,7 +238,12 @@ func (s *State) Result(opt Options) Result {
 func Measure(name string, r io.Reader, tee io.Writer, opt Options) (Result, error) {
 	opt = withDefaults(opt)
 	if tee != nil {
-		r = io.TeeReader(r, tee)
+		// The Source reads on a goroutine of its own, which Close does
+		// not wait for (it may be blocked on a live pipe): once Measure
+		// has returned, the tee is the caller's again.
+		g := &untilStopped{w: tee}
+		defer g.stop()
+		r = io.TeeReader(r, g)
 	}
 	// Most lines cannot hold a usage (mayReset), and go to the tail
 	// unparsed. Telling them apart and parsing the others is most of the
@@ -1104,4 +1110,27 @@ func piEntryID(t *transcript.Tree) string {
 		return ""
 	}
 	return t.Str(t.Get(0, "id"))
+}
+
+// untilStopped passes writes on to w until stop is called, and refuses
+// them after.
+type untilStopped struct {
+	mu      sync.Mutex
+	w       io.Writer
+	stopped bool
+}
+
+func (u *untilStopped) Write(b []byte) (int, error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.stopped {
+		return 0, io.ErrClosedPipe
+	}
+	return u.w.Write(b)
+}
+
+func (u *untilStopped) stop() {
+	u.mu.Lock()
+	u.stopped = true
+	u.mu.Unlock()
 }

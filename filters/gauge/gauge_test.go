@@ -3,13 +3,17 @@ package gauge
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/bstools/bs/filters/internal/corpustest"
 	"github.com/bstools/bs/filters/transcript"
@@ -346,4 +350,53 @@ func TestStreamClaudeUnreadChain(t *testing.T) {
 			t.Errorf("%s: streamed %d (off the path: %v), from the end %d; want off the path %v", c.name, streamed.Tokens, streamed.OffPath, fromEnd.Tokens, c.off)
 		}
 	}
+}
+
+// TestMeasureLeavesTheTee: once Measure has returned, here on a --strict
+// error with the input still arriving, nothing more reaches the tee (the
+// Source's reader may outlive Measure).
+func TestMeasureLeavesTheTee(t *testing.T) {
+	line := `{"type":"user","message":{"role":"user","content":"` + strings.Repeat("x", 100) + `"}}` + "\n"
+	stop := errors.New("strict")
+	pr, pw := io.Pipe()
+	go func() {
+		for range 3 {
+			pw.Write([]byte(line))
+		}
+		pw.Write([]byte("{\"usage\": bad\n"))
+		for range 50 {
+			time.Sleep(2 * time.Millisecond)
+			pw.Write([]byte(line))
+		}
+		pw.Close()
+	}()
+	var tee lockedBuffer
+	_, err := Measure("in", pr, &tee, Options{Format: transcript.ClaudeCode, OnBadLine: func(*transcript.BadLineError) error { return stop }})
+	if !errors.Is(err, stop) {
+		t.Fatalf("Measure: %v, want the error OnBadLine gave", err)
+	}
+	n := tee.Len()
+	time.Sleep(200 * time.Millisecond) // the rest of the input arrives meanwhile
+	if tee.Len() != n {
+		t.Fatalf("the tee grew from %d to %d bytes after Measure returned", n, tee.Len())
+	}
+}
+
+// lockedBuffer is a bytes.Buffer safe to write and measure at once, so
+// that the race detector reports only the code under test.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) Len() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Len()
 }
