@@ -3,6 +3,7 @@ package gauge
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"hash/maphash"
 	"io"
@@ -13,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/bstools/bs/filters/transcript"
 )
@@ -566,23 +568,28 @@ func decodesTo(b []byte, m string) bool {
 // tailBuffer keeps the lines seen since the last reset, in one reused
 // arena in memory up to tailMemory and spilling to a temp file beyond, so
 // memory stays bounded on a transcript with no usage at all, and most lines
-// cost a copy but no allocation.
+// cost a copy but no allocation. A line in memory costs its bytes and its
+// place (tailLineCost), so that millions of short lines fill the memory
+// too; a spilled line's number and length go to the file before it.
 type tailBuffer struct {
-	arena []byte
-	lines []tailLine
-	spill *os.File
-	w     *bufio.Writer
+	arena   []byte
+	lines   []tailLine
+	spill   *os.File
+	w       *bufio.Writer
+	spilled int // lines in the file
 }
 
 type tailLine struct {
 	off, n, num int
-	spilled     bool
 }
 
-const tailMemory = 32 << 20
+const (
+	tailMemory   = 32 << 20
+	tailLineCost = int(unsafe.Sizeof(tailLine{}))
+)
 
 func (b *tailBuffer) add(l transcript.Line) error {
-	if b.spill == nil && len(b.arena)+len(l.Body) <= tailMemory {
+	if b.spill == nil && len(b.arena)+len(l.Body)+tailLineCost*(len(b.lines)+1) <= tailMemory {
 		b.lines = append(b.lines, tailLine{off: len(b.arena), n: len(l.Body), num: l.Num})
 		b.arena = append(b.arena, l.Body...)
 		return nil
@@ -595,7 +602,13 @@ func (b *tailBuffer) add(l transcript.Line) error {
 		os.Remove(f.Name()) // nothing outlives the process
 		b.spill, b.w = f, bufio.NewWriterSize(f, 1<<20)
 	}
-	b.lines = append(b.lines, tailLine{n: len(l.Body), num: l.Num, spilled: true})
+	var head [2 * binary.MaxVarintLen64]byte
+	n := binary.PutUvarint(head[:], uint64(l.Num))
+	n += binary.PutUvarint(head[n:], uint64(len(l.Body)))
+	b.spilled++
+	if _, err := b.w.Write(head[:n]); err != nil {
+		return err
+	}
 	_, err := b.w.Write(l.Body)
 	return err
 }
@@ -604,30 +617,43 @@ func (b *tailBuffer) reset() {
 	b.arena, b.lines = b.arena[:0], b.lines[:0]
 	if b.spill != nil {
 		b.spill.Close()
-		b.spill, b.w = nil, nil
+		b.spill, b.w, b.spilled = nil, nil, 0
 	}
 }
 
+// each calls fn with every line kept, in order: those in memory, then
+// the spilled ones, which all came after them.
 func (b *tailBuffer) each(fn func(transcript.Line) error) error {
-	var r *bufio.Reader
-	if b.spill != nil {
-		if err := b.w.Flush(); err != nil {
-			return err
-		}
-		if _, err := b.spill.Seek(0, io.SeekStart); err != nil {
-			return err
-		}
-		r = bufio.NewReaderSize(b.spill, 1<<20)
-	}
 	for _, tl := range b.lines {
-		body := b.arena[tl.off : tl.off+tl.n : tl.off+tl.n]
-		if tl.spilled {
-			body = make([]byte, tl.n)
-			if _, err := io.ReadFull(r, body); err != nil {
-				return err
-			}
+		if err := fn(transcript.Line{Num: tl.num, Body: b.arena[tl.off : tl.off+tl.n : tl.off+tl.n]}); err != nil {
+			return err
 		}
-		if err := fn(transcript.Line{Num: tl.num, Body: body}); err != nil {
+	}
+	if b.spill == nil {
+		return nil
+	}
+	if err := b.w.Flush(); err != nil {
+		return err
+	}
+	if _, err := b.spill.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	r := bufio.NewReaderSize(b.spill, 1<<20)
+	var body []byte
+	for range b.spilled {
+		num, err := binary.ReadUvarint(r)
+		if err != nil {
+			return fmt.Errorf("reading back the lines after the last usage: %w", err)
+		}
+		n, err := binary.ReadUvarint(r)
+		if err != nil {
+			return fmt.Errorf("reading back the lines after the last usage: %w", err)
+		}
+		body = slices.Grow(body[:0], int(n))[:n]
+		if _, err := io.ReadFull(r, body); err != nil {
+			return fmt.Errorf("reading back the lines after the last usage: %w", err)
+		}
+		if err := fn(transcript.Line{Num: int(num), Body: body}); err != nil {
 			return err
 		}
 	}

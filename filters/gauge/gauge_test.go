@@ -400,3 +400,58 @@ func (l *lockedBuffer) Len() int {
 	defer l.mu.Unlock()
 	return l.b.Len()
 }
+
+// TestTailBufferSpills: the lines after the last reset come back in order,
+// bytes and numbers intact, whether they stayed in memory or went to the
+// temp file; and short lines fill the memory as long ones do, so that
+// millions of them do not grow it without bound.
+func TestTailBufferSpills(t *testing.T) {
+	var b tailBuffer
+	defer b.close()
+	var want []transcript.Line
+	add := func(body []byte) {
+		l := transcript.Line{Num: len(want) + 1, Body: body}
+		want = append(want, transcript.Line{Num: l.Num, Body: bytes.Clone(body)})
+		if err := b.add(l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	big := bytes.Repeat([]byte("x"), 1<<20)
+	for i := range 40 { // past tailMemory
+		big[0] = byte('a' + i%26)
+		add(big)
+	}
+	for i := range 3 {
+		add(fmt.Appendf(nil, `{"n":%d}`, i))
+		add(nil) // a blank line
+	}
+	if b.spill == nil {
+		t.Fatal("40 MiB of lines stayed in memory")
+	}
+	var got []transcript.Line
+	err := b.each(func(l transcript.Line) error {
+		got = append(got, transcript.Line{Num: l.Num, Body: bytes.Clone(l.Body)})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d lines back, want %d", len(got), len(want))
+	}
+	for i := range want {
+		if got[i].Num != want[i].Num || !bytes.Equal(got[i].Body, want[i].Body) {
+			t.Fatalf("line %d came back as line %d of %d bytes", want[i].Num, got[i].Num, len(got[i].Body))
+		}
+	}
+
+	b.reset()
+	for i := range tailMemory/tailLineCost + 10 {
+		if err := b.add(transcript.Line{Num: i + 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if b.spill == nil || len(b.lines)*tailLineCost > tailMemory {
+		t.Fatalf("%d blank lines kept in memory (%d bytes of places), none spilled", len(b.lines), len(b.lines)*tailLineCost)
+	}
+}
