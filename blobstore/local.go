@@ -412,7 +412,7 @@ func (l *Local) Sealed(ctx context.Context, d Digest) (bool, error) {
 	defer f.Close()
 	head := make([]byte, len(ageMagic))
 	n, _ := io.ReadFull(f, head)
-	return bytes.Equal(head[:n], ageMagic), nil
+	return isEncrypted(head[:n]), nil
 }
 
 // load reads blob d's file as it is stored, into *buf (which it may
