@@ -147,25 +147,30 @@ func (w *indexWriter) add(r index.Row) {
 
 func (w *indexWriter) moved(session string) func(extract.Moved, []byte) {
 	return func(m extract.Moved, rawText []byte) {
-		if w == nil || w.enc == nil {
-			return
-		}
-		// The row goes out with its text spliced in as the raw JSON
-		// string it was in the transcript: no decode, no re-encode.
-		head, err := json.Marshal(index.Row{Session: session, EntryID: m.EntryID, Pointer: m.Pointer, Blob: m.Blob, Kind: m.Kind, Tool: m.Tool, Time: m.Time, Store: w.store})
-		if err != nil {
-			w.abandon(err)
-			return
-		}
-		if len(rawText) == 0 {
-			rawText = []byte(`""`)
-		}
-		w.w.Write(head[:len(head)-len(`"Text":""}`)])
-		w.w.WriteString(`"Text":`)
-		w.w.Write(rawText)
-		if _, err := w.w.WriteString("}\n"); err != nil {
-			w.abandon(err)
-		}
+		w.addRaw(index.Row{Session: session, EntryID: m.EntryID, Pointer: m.Pointer, Blob: m.Blob, Kind: m.Kind, Tool: m.Tool, Time: m.Time}, rawText)
+	}
+}
+
+// addRaw queues r with its text spliced in as the raw JSON string it was
+// in the transcript (r.Text is left empty): no decode, no re-encode.
+func (w *indexWriter) addRaw(r index.Row, rawText []byte) {
+	if w == nil || w.enc == nil {
+		return
+	}
+	r.Store = w.store
+	head, err := json.Marshal(r)
+	if err != nil {
+		w.abandon(err)
+		return
+	}
+	if len(rawText) == 0 {
+		rawText = []byte(`""`)
+	}
+	w.w.Write(head[:len(head)-len(`"Text":""}`)])
+	w.w.WriteString(`"Text":`)
+	w.w.Write(rawText)
+	if _, err := w.w.WriteString("}\n"); err != nil {
+		w.abandon(err)
 	}
 }
 
@@ -173,27 +178,27 @@ func (w *indexWriter) moved(session string) func(extract.Moved, []byte) {
 type rollIndex struct {
 	w       *indexWriter
 	session string
-	moved   func(extract.Moved, []byte)
 	mark    int64 // the queue's length before the roll's rows
 }
 
 func (w *indexWriter) forRoll(session string) roll.Index {
-	return &rollIndex{w: w, session: session, moved: w.moved(session), mark: w.size()}
+	return &rollIndex{w: w, session: session, mark: w.size()}
 }
 
 func (ix *rollIndex) WantsText() bool { return ix.w.chunks == "" }
 
 func (ix *rollIndex) Add(e roll.Evicted) {
 	w := ix.w
-	if w == nil || w.enc == nil {
-		return
-	}
+	r := index.Row{Session: ix.session, EntryID: e.EntryID, Blob: e.Blob, Kind: "entry", Tool: e.Tool, Time: e.Time}
 	if w.chunks == "" || e.Text != nil {
-		ix.moved(extract.Moved{EntryID: e.EntryID, Blob: e.Blob, Kind: "entry", Tool: e.Tool, Time: e.Time}, e.Text)
+		w.addRaw(r, e.Text)
 		return
 	}
-	q := queued{Row: index.Row{Session: ix.session, EntryID: e.EntryID, Blob: e.Blob, Kind: "entry", Tool: e.Tool, Time: e.Time, Store: w.store}, From: w.chunks, At: e.At, Len: e.Len}
-	if err := w.enc.Encode(q); err != nil {
+	if w.enc == nil {
+		return
+	}
+	r.Store = w.store
+	if err := w.enc.Encode(queued{Row: r, From: w.chunks, At: e.At, Len: e.Len}); err != nil {
 		w.abandon(err)
 	}
 }
