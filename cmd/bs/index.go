@@ -178,14 +178,29 @@ func (w *indexWriter) addRaw(r index.Row, rawText []byte) {
 type rollIndex struct {
 	w       *indexWriter
 	session string
-	mark    int64 // the queue's length before the roll's rows
+	store   blobstore.Store // the roll's
+	mark    int64           // the queue's length before the roll's rows
 }
 
-func (w *indexWriter) forRoll(session string) roll.Index {
-	return &rollIndex{w: w, session: session, mark: w.size()}
+func (w *indexWriter) forRoll(session string, store blobstore.Store) roll.Index {
+	return &rollIndex{w: w, session: session, store: store, mark: w.size()}
 }
 
-func (ix *rollIndex) WantsText() bool { return ix.w.chunks == "" }
+// WantsText is false when ingestion can read the rows' text back from
+// the chunk: a local store that does not encrypt (indexWriter.chunks),
+// unless an earlier, encrypting run stored the same chunk, which only an
+// identity reads.
+func (ix *rollIndex) WantsText(ctx context.Context, d blobstore.Digest) bool {
+	if ix.w.chunks == "" {
+		return true
+	}
+	sealer, ok := ix.store.(blobstore.Sealer)
+	if !ok {
+		return false
+	}
+	sealed, err := sealer.Sealed(ctx, d)
+	return sealed || err != nil
+}
 
 func (ix *rollIndex) Add(e roll.Evicted) {
 	w := ix.w

@@ -17,13 +17,13 @@ import (
 func TestRollIndexDiscard(t *testing.T) {
 	var warnings bytes.Buffer
 	w := newIndexWriter(filepath.Join(t.TempDir(), "index.db"), ui{&warnings})
-	first := w.forRoll("/s/a.jsonl")
+	first := w.forRoll("/s/a.jsonl", nil)
 	first.Add(roll.Evicted{EntryID: "a1", Blob: "sha256:aa", Text: []byte(`"kept"`)})
-	failed := w.forRoll("/s/b.jsonl")
+	failed := w.forRoll("/s/b.jsonl", nil)
 	failed.Add(roll.Evicted{EntryID: "b1", Blob: "sha256:bb", Text: []byte(`"taken back"`)})
 	failed.Add(roll.Evicted{EntryID: "b2", Blob: "sha256:bb", Text: []byte(`"taken back too"`)})
 	failed.Discard()
-	last := w.forRoll("/s/c.jsonl")
+	last := w.forRoll("/s/c.jsonl", nil)
 	last.Add(roll.Evicted{EntryID: "c1", Blob: "sha256:cc", Text: []byte(`"kept too"`)})
 	w.close()
 	files := pendingFiles(w.path)

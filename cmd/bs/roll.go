@@ -61,7 +61,7 @@ func runRoll(c *cli.Context) error {
 		o := opt
 		o.Session = sessionName(name)
 		if ix != nil {
-			o.Index = ix.forRoll(cm.indexSession(name))
+			o.Index = ix.forRoll(cm.indexSession(name), opt.Store)
 		}
 		st, err := roll.Run(ctx, name, r, w, o)
 		if st.Rolled {

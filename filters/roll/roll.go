@@ -46,11 +46,12 @@ type Options struct {
 // fails, Discard takes back every entry it was given, since they are all
 // still in place.
 type Index interface {
-	// WantsText reports whether Add needs each entry's Text. An index
-	// that can read the chunk back from the store later takes the
-	// entry's place in it instead (Evicted.At and Len), and the roll
-	// spares itself the text.
-	WantsText() bool
+	// WantsText reports whether Add needs the Text of the entries stored
+	// in blob d. An index that can read the chunk back from the store
+	// later takes each entry's place in it instead (Evicted.At and Len),
+	// and the roll spares itself the text. It is called on several
+	// goroutines at once.
+	WantsText(ctx context.Context, d blobstore.Digest) bool
 	Add(Evicted)
 	Discard()
 }
@@ -68,8 +69,7 @@ type Evicted struct {
 	At  int64
 	Len int
 	// The entry's text, for search, as a JSON string (EntryTextJSON), or
-	// nil when the index does not want it (Index.WantsText) and can read
-	// the chunk back (not stored encrypted, blobstore.Sealer).
+	// nil when the index does not want it (Index.WantsText).
 	Text []byte
 }
 
@@ -772,7 +772,6 @@ func write(ctx context.Context, w io.Writer, sp *spool, lines []line, d transcri
 	workers := runtime.GOMAXPROCS(0)
 	batch, _ := opt.Store.(blobstore.Batcher)
 	digests := make([]string, len(chunks))
-	wantText := opt.Index != nil && opt.Index.WantsText()
 	type stored struct {
 		digest string
 		rows   []Evicted
@@ -792,15 +791,9 @@ func write(ctx context.Context, w io.Writer, sp *spool, lines []line, d transcri
 		if err != nil || opt.Index == nil {
 			return stored{digest: d.String()}, err
 		}
-		withText := wantText
-		if sealer, ok := opt.Store.(blobstore.Sealer); ok && !withText {
-			// Stored encrypted by an earlier run: the index cannot read
-			// it back without an identity.
-			sealed, err := sealer.Sealed(ctx, d)
-			withText = sealed || err != nil
-		}
 		// The rows' text is made here, on every core, while the chunk is
 		// at hand.
+		withText := opt.Index.WantsText(ctx, d)
 		return stored{d.String(), evictedRows(lines[chunks[c][0]:chunks[c][1]], chunk, off, d.String(), withText)}, nil
 	}, func(c int, s stored) error {
 		digests[c] = s.digest

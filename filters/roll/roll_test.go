@@ -1350,9 +1350,9 @@ func TestCommitFailurePassesThrough(t *testing.T) {
 // countingIndex counts the entries it was given and not then taken back.
 type countingIndex struct{ kept int }
 
-func (ix *countingIndex) WantsText() bool  { return true }
-func (ix *countingIndex) Add(roll.Evicted) { ix.kept++ }
-func (ix *countingIndex) Discard()         { ix.kept = 0 }
+func (ix *countingIndex) WantsText(context.Context, blobstore.Digest) bool { return true }
+func (ix *countingIndex) Add(roll.Evicted)                                 { ix.kept++ }
+func (ix *countingIndex) Discard()                                         { ix.kept = 0 }
 
 // recordingIndex keeps the entries it is given.
 type recordingIndex struct {
@@ -1360,9 +1360,9 @@ type recordingIndex struct {
 	rows     []roll.Evicted
 }
 
-func (ix *recordingIndex) WantsText() bool    { return ix.wantText }
-func (ix *recordingIndex) Add(e roll.Evicted) { ix.rows = append(ix.rows, e) }
-func (ix *recordingIndex) Discard()           { ix.rows = nil }
+func (ix *recordingIndex) WantsText(context.Context, blobstore.Digest) bool { return ix.wantText }
+func (ix *recordingIndex) Add(e roll.Evicted)                               { ix.rows = append(ix.rows, e) }
+func (ix *recordingIndex) Discard()                                         { ix.rows = nil }
 
 // TestEvictedRowsPlaceTheirLines: each evicted message's row names the
 // bytes of its line in the chunk stored, so an index can take the text from
