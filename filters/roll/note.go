@@ -182,10 +182,7 @@ func (n *note) marker(evicted string) []byte {
 		return []byte(fmt.Sprintf(`{"type":"custom","customType":"bs:evicted","data":{"note":%s},"timestamp":%s,%q:%s,%s}`+"\n",
 			q(n.text), q(n.now), transcript.EvictedField, evicted, rolledTag()))
 	}
-	text := n.text
-	if text == "" {
-		text = noNoteText // a message to the model must not be empty
-	}
+	text := n.messageText()
 	// The tokens evicted: a user gone back to a kept entry has the usage
 	// recorded there, which counts them; and the earlier rolls whose
 	// notes are among the evicted lines, whose evictions usage after this
@@ -390,6 +387,15 @@ func (n *note) compaction(tokensAfter, scope int, newline bool) []byte {
 // (Claude Code's summary, pi's marker in a tree) under --no-note.
 const noNoteText = "[Context rolled]"
 
+// messageText is the note's text for a line that goes to the model as a
+// message, which must not be empty: --no-note leaves the least there is.
+func (n *note) messageText() string {
+	if n.text == "" {
+		return noNoteText
+	}
+	return n.text
+}
+
 // notes are the lines that replace the evicted range in the other
 // dialects; after counts the lines that follow them.
 func (n *note) notes(evicted string, tokensAfter, after int) [][]byte {
@@ -416,12 +422,7 @@ func (n *note) notes(evicted string, tokensAfter, after int) [][]byte {
 			// is the nearest one still in the file.
 			logical = n.lastID(n.p.from)
 		}
-		text := n.text
-		if text == "" {
-			// The summary goes to the API as a user message, which must
-			// not be empty: --no-note leaves the least there is.
-			text = noNoteText
-		}
+		text := n.messageText()
 		// In a subagent's file, whose lines are all a sidechain's, the
 		// notes are too.
 		sidechain := !main
