@@ -642,15 +642,15 @@ func (b *tailBuffer) each(fn func(transcript.Line) error) error {
 	var body []byte
 	for range b.spilled {
 		num, err := binary.ReadUvarint(r)
-		if err != nil {
-			return fmt.Errorf("reading back the lines after the last usage: %w", err)
+		var n uint64
+		if err == nil {
+			n, err = binary.ReadUvarint(r)
 		}
-		n, err := binary.ReadUvarint(r)
-		if err != nil {
-			return fmt.Errorf("reading back the lines after the last usage: %w", err)
+		if err == nil {
+			body = slices.Grow(body[:0], int(n))[:n]
+			_, err = io.ReadFull(r, body)
 		}
-		body = slices.Grow(body[:0], int(n))[:n]
-		if _, err := io.ReadFull(r, body); err != nil {
+		if err != nil {
 			return fmt.Errorf("reading back the lines after the last usage: %w", err)
 		}
 		if err := fn(transcript.Line{Num: int(num), Body: body}); err != nil {
