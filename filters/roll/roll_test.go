@@ -61,11 +61,7 @@ func rollAndCheck(t *testing.T, name string, in []byte, opt roll.Options) []byte
 		t.Error("the gauge of the output, streamed, says the last entry's path leaves the line it read from")
 	}
 	// Read from the end of a file, past the stale usage after a note.
-	path := filepath.Join(t.TempDir(), "rolled.jsonl")
-	os.WriteFile(path, out.Bytes(), 0o600)
-	f, _ := os.Open(path)
-	fres, err := gauge.MeasureFile(f, gauge.Options{Window: opt.Window})
-	f.Close()
+	fres, err := gaugeFile(t, out.Bytes(), gauge.Options{Window: opt.Window})
 	if err != nil || fres.Tokens != st.TokensAfter {
 		t.Errorf("gauge of the output file %d (%v), roll aimed for %d", fres.Tokens, err, st.TokensAfter)
 	}
@@ -1164,11 +1160,7 @@ func TestRollTwiceGaugeAgrees(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "cx.jsonl")
-	os.WriteFile(path, out, 0o600)
-	fh, _ := os.Open(path)
-	defer fh.Close()
-	fromEnd, err := gauge.MeasureFile(fh, gauge.Options{})
+	fromEnd, err := gaugeFile(t, out, gauge.Options{})
 	if err != nil || fromEnd != streamed {
 		t.Errorf("from the end %+v (%v), streamed %+v", fromEnd, err, streamed)
 	}
@@ -1202,11 +1194,7 @@ func TestRollReadsKeptEntriesAsTheGauge(t *testing.T) {
 		}
 		b.WriteString(`{"type":"compaction","id":"c0000000","parentId":"m0000005","timestamp":"2026-03-08T12:01:00.000Z","summary":"before","firstKeptEntryId":"m0000002","tokensBefore":20000}` + "\n")
 		in := []byte(b.String())
-		path := filepath.Join(t.TempDir(), "pi.jsonl")
-		os.WriteFile(path, in, 0o600)
-		fh, _ := os.Open(path)
-		want, err := gauge.MeasureFile(fh, gauge.Options{Window: 100_000_000})
-		fh.Close()
+		want, err := gaugeFile(t, in, gauge.Options{Window: 100_000_000})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -1511,11 +1499,7 @@ func TestScopeCountsEveryLine(t *testing.T) {
 	opt.Store, opt.Window, opt.MinKeep = store, 2000, 4
 	gaugeBoth := func(b []byte) int {
 		res, _ := gauge.Measure("x", bytes.NewReader(b), nil, gauge.Options{Window: opt.Window})
-		path := filepath.Join(t.TempDir(), "g.jsonl")
-		os.WriteFile(path, b, 0o600)
-		f, _ := os.Open(path)
-		defer f.Close()
-		fres, _ := gauge.MeasureFile(f, gauge.Options{Window: opt.Window})
+		fres, _ := gaugeFile(t, b, gauge.Options{Window: opt.Window})
 		if fres.Tokens != res.Tokens {
 			t.Errorf("file reads %d tokens, pipe %d", fres.Tokens, res.Tokens)
 		}
