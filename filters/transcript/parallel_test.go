@@ -345,3 +345,29 @@ func TestParallelSourceCloneOutlivesBatch(t *testing.T) {
 		t.Fatalf("the kept tree's member names changed: %q", kept.Nodes[1].Name)
 	}
 }
+
+// TestParallelSourceBatchLines: short lines make batches of at most
+// batchLines lines, however few bytes they hold: what a batch keeps for
+// each line (its place, tree and error) is reused with the batch.
+func TestParallelSourceBatchLines(t *testing.T) {
+	cores(t, 2)
+	in := strings.Repeat("{}\n", 3*batchLines+5)
+	src := NewSource("in", strings.NewReader(in), Generic, func(*BadLineError) error { return nil })
+	src.Parallel(2)
+	defer src.Close()
+	n, most := 0, 0
+	for {
+		_, _, err := src.NextView()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+		most = max(most, len(src.pipe.cur.lines))
+	}
+	if n != 3*batchLines+5 || most > batchLines {
+		t.Fatalf("%d lines, batches of up to %d; want %d lines, batches of at most %d", n, most, 3*batchLines+5, batchLines)
+	}
+}
