@@ -97,6 +97,16 @@ func (sp *splice) restoreLines(ctx context.Context, src File, size int64, ns [][
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
+	if len(lines) > 0 && opt.ID != "" {
+		// Putting values back changes what the usage lines after them
+		// carry (gauge.Ledger): restore needs them, and the resets
+		// between, to write what it would over the whole file.
+		acct, err := candidates(ctx, src, size, accountNeedles)
+		if err != nil {
+			return nil, nil, nil, nil, err
+		}
+		lines = mergeSpans(lines, acct, lines[0].start)
+	}
 	// The candidate lines, in order, are a small transcript of their own.
 	var in bytes.Buffer
 	for _, l := range lines {
@@ -238,6 +248,35 @@ func copyRange(w io.Writer, src File, from, to int64) error {
 		err = io.ErrUnexpectedEOF
 	}
 	return err
+}
+
+// accountNeedles are held by every line that can carry usage or reset the
+// accounting (gauge.NewSparseLedger): an assistant message's usage, a
+// Codex token count, a compaction, a bs roll note.
+var accountNeedles = [][]byte{[]byte(`usage"`), []byte(`token_count"`), []byte(`compact`), []byte(transcript.RolledField + `"`)}
+
+// mergeSpans returns the spans of a and those of b from offset from on, in
+// order and each once.
+func mergeSpans(a, b []span, from int64) []span {
+	out := make([]span, 0, len(a)+len(b))
+	i, j := 0, 0
+	for j < len(b) && b[j].start < from {
+		j++
+	}
+	for i < len(a) || j < len(b) {
+		switch {
+		case j == len(b) || i < len(a) && a[i].start < b[j].start:
+			out = append(out, a[i])
+			i++
+		case i == len(a) || b[j].start < a[i].start:
+			out = append(out, b[j])
+			j++
+		default:
+			out = append(out, a[i])
+			i, j = i+1, j+1
+		}
+	}
+	return out
 }
 
 // needles are the byte strings that a line restore may change must hold:

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/bstools/bs/blobstore"
+	"github.com/bstools/bs/filters/gauge"
 	"github.com/bstools/bs/filters/rules"
 	"github.com/bstools/bs/filters/transcript"
 )
@@ -101,6 +102,7 @@ type item struct {
 	chosen  []transcript.Value
 	seq     int // messages seen up to and including this line
 	need    int // messages that must follow before it may move
+	acct    gauge.LedgerLine
 }
 
 type run struct {
@@ -114,6 +116,10 @@ type run struct {
 	session string
 	warned  map[*rules.Rule]bool
 	tools   transcript.ToolNamer // the tools of results whose lines do not name them
+	// ledger carries what the run takes out of the context onto the
+	// usage lines after it, so that the gauge of the output sees it.
+	ledger *gauge.Ledger
+	est    gauge.Estimator
 }
 
 // Run reads a transcript from r and writes it to w with old large values
@@ -135,7 +141,8 @@ func runOn(ctx context.Context, name string, r io.Reader, w io.Writer, opt Optio
 	if opt.Log == nil {
 		opt.Log = slog.New(slog.DiscardHandler)
 	}
-	x := &run{opt: opt, preview: preview, session: opt.Session, warned: map[*rules.Rule]bool{}}
+	x := &run{opt: opt, preview: preview, session: opt.Session, warned: map[*rules.Rule]bool{}, est: gauge.CharsPer4{}}
+	x.ledger = gauge.NewLedger(x.est)
 	onBad := func(e *transcript.BadLineError) error {
 		x.stats.BadLines++
 		if opt.OnBadLine != nil {
@@ -146,6 +153,8 @@ func runOn(ctx context.Context, name string, r io.Reader, w io.Writer, opt Optio
 	x.src = transcript.NewSource(name, r, opt.Format, onBad)
 	x.src.NumberFrom(opt.LinesBefore + 1)
 	x.src.Parallel(opt.Workers) // -j N bounds the parsers too
+	// What each line is to the gauge, read beside the parsing.
+	x.src.Annotate(func(t *transcript.Tree, d transcript.Dialect) any { return gauge.LedgerLineOf(t, d, x.est) })
 	defer x.src.Close()
 	out := w
 	if opt.DryRun {
@@ -194,6 +203,12 @@ func (x *run) loop(ctx context.Context) error {
 		x.stats.Lines++
 		x.stats.BytesIn += int64(line.Len())
 		it := &item{line: line, need: -1}
+		if a, ok := x.src.Annotation().(gauge.LedgerLine); ok {
+			it.acct = a
+		} else {
+			it.acct = gauge.UnparsedLedgerLine(line.Body)
+		}
+		it.acct.Bytes = line.Len()
 		if tree != nil {
 			it.entry = transcript.View(tree, x.src.Dialect())
 			x.tools.Name(&it.entry)
@@ -204,7 +219,9 @@ func (x *run) loop(ctx context.Context) error {
 				messages++
 			}
 			x.decide(it)
-			if it.need >= 0 {
+			if it.need >= 0 || it.acct.Role == gauge.Usage {
+				// A usage line may have to carry what lines before it
+				// gave up (gauge.Ledger).
 				it.tree = tree.Clone()
 				it.entry.Tree = it.tree
 			}
@@ -379,6 +396,16 @@ func (x *run) emit(ctx context.Context, it *item, move bool) error {
 	}
 	orig := it.line.Bytes()
 	if !move || len(it.chosen) == 0 {
+		if adj, ok := x.ledger.Add(it.acct); ok && x.report == nil {
+			// What the lines before gave up, if they did (Sink.WriteAfter).
+			out, err := transcript.SpliceLine(it.line, []transcript.Edit{adj.Edit(it.tree)})
+			if err != nil {
+				return fmt.Errorf("line %d: %w", it.line.Num, err)
+			}
+			x.stats.BytesOut += int64(len(out))
+			x.sink.WriteAfter(out, orig)
+			return nil
+		}
 		x.stats.BytesOut += int64(len(orig))
 		x.sink.Write(orig)
 		return nil
@@ -394,12 +421,20 @@ func (x *run) emit(ctx context.Context, it *item, move bool) error {
 	meta := transcript.NewExtractedMeta(t, e.Extracted)
 	sizes := map[string]int{}
 	keys := make([]string, 0, len(it.chosen))
-	for _, v := range it.chosen {
+	// What moving the values takes out of the context, as the gauge
+	// counts the line.
+	reps := make([]gauge.Replacement, len(it.chosen))
+	for i, v := range it.chosen {
+		reps[i] = gauge.Replacement{Node: v.Node, Text: ph}
+	}
+	net, tokens := gauge.Replaced(t, x.src.Dialect(), x.est, reps)
+	it.acct.Removed, it.acct.Added = max(net, 0), max(-net, 0)
+	for i, v := range it.chosen {
 		raw := t.Raw(v.Node)
 		d := blobstore.Sum(raw)
 		edits = append(edits, t.ReplaceValue(v.Node, transcript.PlaceholderValue(ph, v.Block)))
 		blobs = append(blobs, blob{d, raw})
-		meta.Add(v.Pointer, d.String(), len(raw))
+		meta.Add(v.Pointer, d.String(), len(raw), tokens[i])
 		sizes[v.Pointer] = len(raw)
 		keys = append(keys, v.Pointer)
 		m := Moved{Line: it.line.Num, EntryID: id, Pointer: v.Pointer, Kind: v.Kind.String(), Bytes: len(raw), Blob: d.String(), Tool: transcript.ToolOf(e, v), Time: e.Time}
@@ -413,6 +448,10 @@ func (x *run) emit(ctx context.Context, it *item, move bool) error {
 		edits = append(edits, t.InsertMember(0, "__id", transcript.AppendQuote(nil, id)))
 	}
 	edits = append(edits, meta.Edit())
+	adj, after := x.ledger.Add(it.acct)
+	if after {
+		edits = append(edits, adj.Edit(t))
+	}
 	out, err := transcript.SpliceLine(it.line, edits)
 	if err != nil {
 		return fmt.Errorf("line %d: %w", it.line.Num, err)
@@ -433,7 +472,11 @@ func (x *run) emit(ctx context.Context, it *item, move bool) error {
 		x.sink.Write(out)
 		return nil
 	}
-	x.sink.Go(ctx, len(out)+len(orig), func(ctx context.Context) ([]byte, []byte, error) {
+	do := x.sink.Go
+	if after {
+		do = x.sink.GoAfter
+	}
+	do(ctx, len(out)+len(orig), func(ctx context.Context) ([]byte, []byte, error) {
 		for _, b := range blobs {
 			if err := x.store(ctx, b); err != nil {
 				return nil, orig, fmt.Errorf("line %d: entry %s: storing %s: %w", it.line.Num, id, b.d, err)

@@ -4,7 +4,6 @@
 package gauge
 
 import (
-	"strconv"
 	"strings"
 
 	"github.com/bstools/bs/filters/transcript"
@@ -55,6 +54,18 @@ type Line struct {
 	Marker             string
 	Evicted            int
 	Closes             []string
+
+	// Adj is a usage line's _adjusted: what bs took out of the context
+	// the usage covered since it was recorded.
+	Adj Adjustment
+	// Extracted is what the line's _extracted records say bs took out of
+	// it, in their estimator's tokens. On a bs roll note, KeptExtracted is
+	// what the lines of its scope said when roll counted them (-1: the
+	// note does not say), and NoteScale its calibration: a line of the
+	// scope changed since is worth the difference.
+	Extracted     int
+	KeptExtracted int
+	NoteScale     float64
 }
 
 // Estimator turns text into an estimated token count.
@@ -111,6 +122,20 @@ func classify(t *transcript.Tree, d transcript.Dialect, est Estimator, usageEsti
 	if len(t.Nodes) == 0 || t.Nodes[0].Kind != '{' {
 		return Line{}
 	}
+	l := classifyRole(t, d, est, usageEstimate, visit)
+	// What bs wrote on the line: the record of what it took out, and on a
+	// usage what it took out of the context the usage covered.
+	if x := t.Get(0, "_extracted"); x >= 0 {
+		l.Extracted = extractedTokens(t, x)
+	}
+	if l.Role == Usage {
+		l.Adj = readAdjustment(t, t.Get(0, transcript.AdjustedField))
+	}
+	return l
+}
+
+// classifyRole is classify without what bs wrote on the line.
+func classifyRole(t *transcript.Tree, d transcript.Dialect, est Estimator, usageEstimate bool, visit func(Part)) Line {
 	str := func(i int, names ...string) string { return t.Str(t.Path(i, names...)) }
 	content := func(i int) Line {
 		c := countChars(t, i, est, visit)
@@ -121,7 +146,11 @@ func classify(t *transcript.Tree, d transcript.Dialect, est Estimator, usageEsti
 	// keeps from the marker on: it reads as the pi compaction it is.
 	if r := t.Get(0, transcript.RolledField); r >= 0 && !(d == transcript.OpenClaw && str(0, "type") == "compaction" && t.Get(r, "tokens") < 0) {
 		if tok := t.Get(r, "tokens"); tok >= 0 {
-			return Line{Role: Compaction, Estimate: intAt(t, tok), Scope: intAt(t, t.Get(r, "kept_lines")), Estimator: t.Str(t.Get(r, "estimator")), RollEnd: true, Marker: t.Str(t.Get(r, "marker"))}
+			l := Line{Role: Compaction, Estimate: intAt(t, tok), Scope: intAt(t, t.Get(r, "kept_lines")), Estimator: t.Str(t.Get(r, "estimator")), RollEnd: true, Marker: t.Str(t.Get(r, "marker")), KeptExtracted: -1}
+			if k := t.Get(r, "kept_extracted"); k >= 0 {
+				l.KeptExtracted, l.NoteScale = intAt(t, k), floatAt(t, t.Get(r, "scale"))
+			}
+			return l
 		}
 		if d == transcript.OpenClaw {
 			switch str(0, "type") {
@@ -270,16 +299,7 @@ func claudeUsage(t *transcript.Tree, msg int) (int, bool) {
 	return n, n > 0
 }
 
-func intAt(t *transcript.Tree, i int) int {
-	if i < 0 || t.Nodes[i].Kind != '0' {
-		return 0
-	}
-	n, err := strconv.ParseFloat(string(t.Raw(i)), 64)
-	if err != nil {
-		return 0
-	}
-	return int(n)
-}
+func intAt(t *transcript.Tree, i int) int { return int(floatAt(t, i)) }
 
 type charCount struct{ tokens, images int }
 

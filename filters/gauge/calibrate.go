@@ -10,7 +10,9 @@ import (
 // Calibration compares the estimator with what the provider reported:
 // for each pair of consecutive usage readings with no compaction between
 // them, the real growth of the context against the estimate of the lines
-// that made it grow.
+// that made it grow (counting back in what bs has taken out of them).
+// Scale is what one estimated token is worth in the provider's tokens, as
+// the filters count what they take out of the context (Calibrator).
 type Calibration struct {
 	Pairs          int     `json:"pairs"`
 	MeanAbsError   float64 `json:"mean_abs_error"`   // mean of |estimate-real|/real
@@ -19,6 +21,7 @@ type Calibration struct {
 	TotalError     float64 `json:"total_error"`      // (summed estimates - summed growth) / summed growth
 	RealTokens     int     `json:"real_tokens"`      // summed real growth
 	EstimateTokens int     `json:"estimated_tokens"` // summed estimates
+	Scale          float64 `json:"scale"`
 	Estimator      string  `json:"estimator"`
 }
 
@@ -27,7 +30,7 @@ func Calibrate(name string, r io.Reader, opt Options) (Calibration, error) {
 	opt = withDefaults(opt)
 	c := Calibration{Estimator: opt.Estimator.Name()}
 	src := transcript.NewSource(name, r, opt.Format, opt.OnBadLine)
-	last, have, est := 0, false, 0
+	cal := NewCalibrator(opt.Estimator)
 	sum := 0.0
 	for {
 		line, t, err := src.Next()
@@ -38,32 +41,26 @@ func Calibrate(name string, r io.Reader, opt Options) (Calibration, error) {
 			return c, err
 		}
 		if t == nil {
+			cal.Add(Line{})
 			continue
 		}
-		l := Classify(t, src.Dialect(), opt.Estimator)
-		switch l.Role {
-		case Compaction:
-			have = false
-		case Content:
-			est += l.Estimate
-		case Usage:
-			est += l.Estimate
-			if real := l.Tokens - last; have && real > 0 {
-				e := float64(est-real) / float64(real)
-				c.Pairs++
-				sum += math.Abs(e)
-				c.RealTokens += real
-				c.EstimateTokens += est
-				if math.Abs(e) > math.Abs(c.WorstError) {
-					c.WorstError, c.WorstLine = e, line.Num
-				}
-			}
-			last, have, est = l.Tokens, true, 0
+		est, real, pair := cal.Add(Classify(t, src.Dialect(), opt.Estimator))
+		if !pair {
+			continue
+		}
+		e := float64(est-real) / float64(real)
+		c.Pairs++
+		sum += math.Abs(e)
+		c.RealTokens += real
+		c.EstimateTokens += est
+		if math.Abs(e) > math.Abs(c.WorstError) {
+			c.WorstError, c.WorstLine = e, line.Num
 		}
 	}
 	if c.Pairs > 0 {
 		c.MeanAbsError = sum / float64(c.Pairs)
 		c.TotalError = float64(c.EstimateTokens-c.RealTokens) / float64(c.RealTokens)
 	}
+	c.Scale = cal.Scale()
 	return c, nil
 }

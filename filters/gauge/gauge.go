@@ -100,12 +100,27 @@ type Result struct {
 	// roll's, made with it.
 	RollEstimator string `json:"roll_estimator,omitempty"`
 
+	// Adjusted says what the figure takes off the provider's count, or
+	// adds to it, for what bs changed in the context it covered since it
+	// was recorded; nil when nothing.
+	Adjusted *Adjusted `json:"adjusted,omitempty"`
+
 	// OffPath says that a stream of a pi session (v2+) or a Claude Code
 	// session was read in file order although the path from its last
 	// entry leaves the line whose usage or compaction the reading started
 	// from: the user went back to an earlier entry (Claude Code's rewind).
 	// MeasureFile reads such a file along the path.
 	OffPath bool `json:"-"`
+}
+
+// Adjusted is what bs took out of the context a usage counted, and put
+// back into it, since the provider counted it: in provider tokens, from
+// counts of Estimator worth Scale each (gauge.Adjustment).
+type Adjusted struct {
+	Removed   int     `json:"removed_tokens"`
+	Added     int     `json:"added_tokens"`
+	Estimator string  `json:"estimator"`
+	Scale     float64 `json:"scale"`
 }
 
 // String renders the one-line gauge of seed 003 §6.4.
@@ -134,6 +149,13 @@ type State struct {
 	// The rolls whose marker came and whose note did not (Line.RollStart):
 	// usage here is from before them.
 	open []openRoll
+	// adj is the last usage's _adjusted.
+	adj Adjustment
+	// note is the roll note the estimate starts from, when it says what
+	// bs had taken out of the lines of its scope; scopeExtracted is what
+	// those lines say now.
+	note           *Line
+	scopeExtracted int
 }
 
 // openRoll is a roll whose marker the reading passed: usage recorded
@@ -167,6 +189,7 @@ func (s *State) Add(l Line) {
 	if s.scope > 0 && l.Role != Compaction {
 		// Counted in the roll note already; its usage predates the roll.
 		s.scope--
+		s.scopeExtracted += l.Extracted
 		if l.Model != "" {
 			s.Model = l.Model
 		}
@@ -178,13 +201,20 @@ func (s *State) Add(l Line) {
 	s.scope = l.Scope
 	switch l.Role {
 	case Usage:
-		s.HasUsage, s.Usage, s.Estimate = true, l.Tokens, 0
+		// What bs took out of the context the usage covered since the
+		// provider counted it is no longer there.
+		s.HasUsage, s.Usage, s.Estimate = true, max(l.Tokens-l.Adj.Net(), 0), 0
 		s.noteEstimator = ""
+		s.adj, s.note = l.Adj, nil
 	case Compaction:
 		// Usage recorded before a compaction is stale: estimate from here
 		// (for pi, the line's Estimate includes the entries it keeps).
 		s.HasUsage, s.Usage, s.Estimate = false, 0, l.Estimate
 		s.noteEstimator = l.Estimator
+		s.adj, s.note, s.scopeExtracted = Adjustment{}, nil, 0
+		if l.RollEnd && l.KeptExtracted >= 0 && l.NoteScale > 0 {
+			s.note = &Line{KeptExtracted: l.KeptExtracted, NoteScale: l.NoteScale, Estimator: l.Estimator}
+		}
 	case Content:
 		s.Estimate += l.Estimate
 	}
@@ -207,11 +237,38 @@ func rollNote(t *transcript.Tree) (note bool, marker string) {
 }
 
 // Tokens is the current context size.
-func (s *State) Tokens() int { return s.Usage + s.Estimate }
+func (s *State) Tokens() int { return max(s.Usage+s.Estimate-s.scopeChange(), 0) }
+
+// scopeChange is what bs took out of the lines of the roll note's scope
+// since roll counted them (negative: what it put back), in provider tokens.
+func (s *State) scopeChange() int {
+	if s.note == nil {
+		return 0
+	}
+	return Worth(s.scopeExtracted-s.note.KeptExtracted, s.note.NoteScale)
+}
+
+// adjusted reports what the reading takes off for what bs changed since
+// the figure it starts from was made, nil for nothing.
+func (s *State) adjusted() *Adjusted {
+	switch {
+	case s.adj.Present() && (s.adj.Removed != 0 || s.adj.Added != 0):
+		return &Adjusted{Removed: Worth(s.adj.Removed, s.adj.Scale), Added: Worth(s.adj.Added, s.adj.Scale), Estimator: s.adj.Estimator, Scale: s.adj.Scale}
+	case s.note != nil && s.scopeExtracted != s.note.KeptExtracted:
+		a := &Adjusted{Estimator: s.note.Estimator, Scale: s.note.NoteScale}
+		if n := s.scopeChange(); n > 0 {
+			a.Removed = n
+		} else {
+			a.Added = -n
+		}
+		return a
+	}
+	return nil
+}
 
 // Result turns the state into a reading.
 func (s *State) Result(opt Options) Result {
-	r := Result{Tokens: s.Tokens(), UsageTokens: s.Usage, EstimatedTokens: s.Estimate, Model: s.Model, Source: "estimate", Estimator: opt.Estimator.Name()}
+	r := Result{Tokens: s.Tokens(), UsageTokens: s.Usage, EstimatedTokens: s.Estimate - s.scopeChange(), Model: s.Model, Source: "estimate", Estimator: opt.Estimator.Name(), Adjusted: s.adjusted()}
 	if s.noteEstimator != r.Estimator {
 		r.RollEstimator = s.noteEstimator
 	}

@@ -40,7 +40,7 @@ func (x *run) unarchive(ctx context.Context, sink *transcript.Sink, line transcr
 				lt = tr
 			}
 		}
-		return x.handle(ctx, sink, l, lt, d)
+		return x.handle(ctx, sink, l, lt, d, nil)
 	}
 	var off int64
 	for _, dg := range m.Blobs {

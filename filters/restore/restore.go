@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/bstools/bs/blobstore"
+	"github.com/bstools/bs/filters/gauge"
 	"github.com/bstools/bs/filters/transcript"
 )
 
@@ -98,6 +99,11 @@ type run struct {
 
 	mu   sync.Mutex // guards errs and res.KeysRestored, written by jobs
 	errs []error
+
+	// ledger carries what a restore of some entries puts back into the
+	// context onto the usage lines after them (gauge.Ledger); nil under
+	// --all, which takes every _adjusted away with the rest.
+	ledger *gauge.Ledger
 }
 
 // Run restores from r to w. It returns the result object when ID is set.
@@ -124,6 +130,10 @@ func Run(ctx context.Context, name string, r io.Reader, w io.Writer, opt Options
 	end := &finalNewline{w: w}
 	if opt.All {
 		w = end
+	} else {
+		est := gauge.CharsPer4{}
+		x.ledger = gauge.NewSparseLedger(est)
+		src.Annotate(func(t *transcript.Tree, d transcript.Dialect) any { return gauge.LedgerLineOf(t, d, est) })
 	}
 	sink := transcript.NewSink(w, opt.Workers, nil)
 	err := func() error {
@@ -142,7 +152,7 @@ func Run(ctx context.Context, name string, r io.Reader, w io.Writer, opt Options
 			if opt.LineNum != nil {
 				line.Num = opt.LineNum(line.Num)
 			}
-			if err := x.handle(ctx, sink, line, tree, src.Dialect()); err != nil {
+			if err := x.handle(ctx, sink, line, tree, src.Dialect(), src.Annotation()); err != nil {
 				return err
 			}
 		}
@@ -194,7 +204,7 @@ const notFoundPacked = "; it may be in a range bs roll evicted or a turn bs arch
 // archive marker becomes the turn's lines again) and bs roll: the copies
 // after a marker go, the marker becomes the evicted range again (each of
 // its lines restored in turn), and roll's notes go.
-func (x *run) handle(ctx context.Context, sink *transcript.Sink, line transcript.Line, t *transcript.Tree, d transcript.Dialect) error {
+func (x *run) handle(ctx context.Context, sink *transcript.Sink, line transcript.Line, t *transcript.Tree, d transcript.Dialect, acct any) error {
 	if t != nil && (t.Get(0, transcript.EvictedField) >= 0 || t.Get(0, transcript.ArchivedField) >= 0) {
 		x.packed = true
 	}
@@ -224,10 +234,13 @@ func (x *run) handle(ctx context.Context, sink *transcript.Sink, line transcript
 		}
 	}
 	if t == nil {
+		if x.ledger != nil {
+			x.ledger.Add(gauge.UnparsedLedgerLine(line.Body))
+		}
 		sink.Write(line.Bytes())
 		return nil
 	}
-	return x.line(ctx, sink, line, t, d)
+	return x.line(ctx, sink, line, t, d, acct)
 }
 
 // unroll puts back the evicted range a roll marker stands for: every blob
@@ -284,7 +297,7 @@ func (x *run) unroll(ctx context.Context, sink *transcript.Sink, line transcript
 					lt = tr
 				}
 			}
-			if err := x.handle(ctx, sink, l, lt, d); err != nil {
+			if err := x.handle(ctx, sink, l, lt, d, nil); err != nil {
 				return false, err
 			}
 		}
@@ -299,12 +312,15 @@ type fetch struct {
 	node  int
 	blob  blobstore.Digest
 	bytes string // the size _extracted records, as written there
+	// tokens is what putting the value back adds to the context, as its
+	// record says extracting it took out.
+	tokens int
 }
 
 // line plans the changes to one line and queues them on the sink. Blobs
 // are read on the sink's workers; the whole entry passes through unchanged
 // if any of its values cannot be restored exactly.
-func (x *run) line(ctx context.Context, sink *transcript.Sink, line transcript.Line, t *transcript.Tree, d transcript.Dialect) error {
+func (x *run) line(ctx context.Context, sink *transcript.Sink, line transcript.Line, t *transcript.Tree, d transcript.Dialect, acct any) error {
 	e := transcript.View(t, d)
 	var edits []transcript.Edit
 	// A line bs roll wrote is not the entry asked for, even with its id:
@@ -360,6 +376,26 @@ func (x *run) line(ctx context.Context, sink *transcript.Sink, line transcript.L
 		edits = append(edits, t.InsertMember(0, "_redacted", []byte("true")))
 	}
 
+	// A usage line's _adjusted says what the lines before it gave up: it
+	// is right only if their restores succeed (Sink.GoAfter).
+	after := false
+	if x.opt.All {
+		if n := t.Get(0, transcript.AdjustedField); n >= 0 {
+			edits = append(edits, t.RemoveMember(n))
+			after = true
+		}
+	} else if x.ledger != nil {
+		l, _ := acct.(gauge.LedgerLine)
+		l.Bytes = line.Len()
+		for _, f := range fetches {
+			l.Added += f.tokens
+		}
+		if adj, ok := x.ledger.Add(l); ok {
+			edits = append(edits, adj.Edit(t))
+			after = true
+		}
+	}
+
 	orig := line.Bytes()
 	if len(edits) == 0 && len(fetches) == 0 {
 		sink.Write(orig)
@@ -388,7 +424,11 @@ func (x *run) line(ctx context.Context, sink *transcript.Sink, line transcript.L
 		n, _ := strconv.Atoi(f.bytes)
 		size += n
 	}
-	sink.Go(ctx, size, func(ctx context.Context) ([]byte, []byte, error) {
+	do := sink.Go
+	if after {
+		do = sink.GoAfter
+	}
+	do(ctx, size, func(ctx context.Context) ([]byte, []byte, error) {
 		all := edits
 		sizes := make(map[string]int, len(fetches))
 		for i, f := range fetches {
@@ -398,7 +438,7 @@ func (x *run) line(ctx context.Context, sink *transcript.Sink, line transcript.L
 			}
 			if err != nil {
 				x.fail(&BlobError{Line: line.Num, EntryID: id, Blob: f.blob.String(), Err: err})
-				return orig, nil, nil
+				return nil, orig, transcript.ErrFellBack
 			}
 			all = append(all, transcript.Edit{Start: spans[i][0], End: spans[i][1], Text: data})
 			sizes[f.ptr] = len(data)
@@ -472,7 +512,7 @@ func (x *run) plan(line transcript.Line, e *transcript.Entry) ([]fetch, *transcr
 		if n := t.Get(m, "bytes"); n >= 0 {
 			size = string(t.Raw(n))
 		}
-		fetches = append(fetches, fetch{ptr: ptr, node: node, blob: d, bytes: size})
+		fetches = append(fetches, fetch{ptr: ptr, node: node, blob: d, bytes: size, tokens: recordTokens(t, m, node)})
 	})
 	if bad != nil {
 		return nil, nil, bad
@@ -555,4 +595,17 @@ func (f *finalNewline) finish(drop bool) error {
 	}
 	_, err := f.w.Write([]byte{'\n'})
 	return err
+}
+
+// recordTokens is what a record of _extracted (member m, for the value
+// now at node) says its removal took out of the context. A record written
+// before bs counted that says only the value's size: about a token for
+// four of its bytes, less its placeholder.
+func recordTokens(t *transcript.Tree, m, node int) int {
+	if n := t.Get(m, "tokens"); n >= 0 {
+		v, _ := strconv.Atoi(string(t.Raw(n)))
+		return v
+	}
+	size, _ := strconv.Atoi(string(t.Raw(max(t.Get(m, "bytes"), 0))))
+	return max(0, (size-len(t.Raw(node))+3)/4)
 }

@@ -79,8 +79,10 @@ func PlaceholderValue(ph, block string) []byte {
 }
 
 // ExtractedMeta builds the _extracted member of an entry: JSON Pointer →
-// {"blob":"sha256:…","bytes":N}. Existing members keep their bytes and
-// order; new ones are appended.
+// {"blob":"sha256:…","bytes":N,"tokens":T}, T being what the removal took
+// out of the context, as the gauge counts it (what the value held less
+// what stands in its place; 0 for a value out of context). Existing
+// members keep their bytes and order; new ones are appended.
 type ExtractedMeta struct {
 	t     *Tree
 	node  int // the existing _extracted object, or -1
@@ -93,16 +95,23 @@ func NewExtractedMeta(t *Tree, node int) *ExtractedMeta {
 }
 
 // Add records a removed value.
-func (m *ExtractedMeta) Add(ptr, blob string, n int) {
+func (m *ExtractedMeta) Add(ptr, blob string, n, tokens int) {
 	if len(m.added) > 0 {
 		m.added = append(m.added, ',')
 	}
-	m.added = AppendQuote(m.added, ptr)
-	m.added = append(m.added, `:{"blob":`...)
-	m.added = AppendQuote(m.added, blob)
-	m.added = append(m.added, `,"bytes":`...)
-	m.added = appendInt(m.added, n)
-	m.added = append(m.added, '}')
+	m.added = AppendExtractedRecord(m.added, ptr, blob, n, tokens)
+}
+
+// AppendExtractedRecord appends one member of _extracted.
+func AppendExtractedRecord(b []byte, ptr, blob string, n, tokens int) []byte {
+	b = AppendQuote(b, ptr)
+	b = append(b, `:{"blob":`...)
+	b = AppendQuote(b, blob)
+	b = append(b, `,"bytes":`...)
+	b = appendInt(b, n)
+	b = append(b, `,"tokens":`...)
+	b = appendInt(b, tokens)
+	return append(b, '}')
 }
 
 // Edit returns the edit that writes the metadata into the entry.
@@ -142,6 +151,14 @@ func (t *Tree) HoldsPlaceholder(n int) bool {
 	}
 	return false
 }
+
+// AdjustedField is the member a filter writes on a usage line (an
+// assistant message carrying the provider's count, a Codex token_count)
+// when it has since taken something out of the context that usage
+// covered, or put something back: {"removed":R,"added":A,"scale":S,
+// "estimator":E}. The gauge takes (R-A)*S off the usage (see package
+// gauge).
+const AdjustedField = "_adjusted"
 
 // The member bs archive writes. ArchivedField marks the synthetic assistant
 // entry that stands, after the untouched user prompt, where the rest of an

@@ -3,6 +3,7 @@ package transcript
 import (
 	"bufio"
 	"context"
+	"errors"
 	"io"
 	"time"
 )
@@ -32,6 +33,10 @@ type Sink struct {
 	// writes identical bytes once), so from then on every line that has a
 	// fallback gets it.
 	commitFailed bool
+	// fellBack is set once a line got its fallback: from then on a line
+	// that depends on the lines before it (WriteAfter, GoAfter) gets its
+	// own.
+	fellBack bool
 }
 
 type sinkItem struct {
@@ -39,7 +44,14 @@ type sinkItem struct {
 	err           error
 	ready         chan struct{} // closed when the job is done; nil for ready lines
 	size          int
+	after         bool // right only if every line before it got its out
 }
+
+// ErrFellBack, returned by a job with its fallback, says that the line
+// could not be changed and passes as it was, the reason told elsewhere: it
+// does not fail the sink, but lines written after it that depend on it
+// get their fallbacks too.
+var ErrFellBack = errors.New("line kept as it was")
 
 // maxHeld bounds the bytes of lines waiting for their jobs or for a commit,
 // so memory stays bounded by the longest line plus a constant.
@@ -81,12 +93,30 @@ func (s *Sink) Write(out []byte) {
 	s.items <- &sinkItem{out: out, size: len(out)}
 }
 
+// WriteAfter queues a line whose change is right only if every line before
+// it got its change (it carries what they gave up: gauge.Ledger): it gets
+// fallback instead when one of them fell back, or a commit failed.
+func (s *Sink) WriteAfter(out, fallback []byte) {
+	s.budget.Acquire(len(out) + len(fallback))
+	s.items <- &sinkItem{out: out, fallback: fallback, size: len(out) + len(fallback), after: true}
+}
+
 // Go queues a line computed by job on a worker. job returns the line, the
 // fallback to write if the job or a later commit fails, and its error.
 // size is what the line holds in memory meanwhile.
 func (s *Sink) Go(ctx context.Context, size int, job func(context.Context) (out, fallback []byte, err error)) {
+	s.goJob(ctx, size, false, job)
+}
+
+// GoAfter is Go for a line that depends on the lines before it, as for
+// WriteAfter.
+func (s *Sink) GoAfter(ctx context.Context, size int, job func(context.Context) (out, fallback []byte, err error)) {
+	s.goJob(ctx, size, true, job)
+}
+
+func (s *Sink) goJob(ctx context.Context, size int, after bool, job func(context.Context) (out, fallback []byte, err error)) {
 	s.budget.Acquire(size)
-	it := &sinkItem{ready: make(chan struct{}), size: size}
+	it := &sinkItem{ready: make(chan struct{}), size: size, after: after}
 	s.jobs <- func() {
 		defer close(it.ready)
 		it.out, it.fallback, it.err = job(ctx)
@@ -118,8 +148,13 @@ func (s *Sink) run() {
 			if it.ready != nil {
 				<-it.ready
 			}
-			if it.err != nil {
-				s.fail(it.err)
+			switch {
+			case it.err != nil:
+				if !errors.Is(it.err, ErrFellBack) {
+					s.fail(it.err)
+				}
+				it.out, s.fellBack = it.fallback, true
+			case it.after && s.fellBack && it.fallback != nil:
 				it.out = it.fallback
 			}
 			s.held = append(s.held, it)

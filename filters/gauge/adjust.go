@@ -1,0 +1,533 @@
+package gauge
+
+import (
+	"bytes"
+	"math"
+	"strconv"
+
+	"github.com/bstools/bs/filters/transcript"
+)
+
+// A usage the provider recorded counts the context as it was sent then.
+// When bs later takes something out of the entries that usage covered (a
+// value extract moves, a result trim clears, a turn archive collapses) or
+// puts something back (restore), the runtime's next request is smaller or
+// larger than that figure by as much. Each filter that does so writes the
+// difference on the usage lines after its change, in the member
+// transcript.AdjustedField, and the gauge takes it off:
+//
+//	"_adjusted":{"removed":R,"added":A,"scale":S,"estimator":"chars/4"}
+//
+// R and A are what bs took out of and put into the context the usage
+// covered since it was recorded, in tokens of the estimator named, and S
+// is what one such token is worth to the provider (Calibrator): the usage
+// is worth R-A tokens of S less. A filter adds its own change to what the
+// line carries, so the member sums every run since the usage was written;
+// a usage written by the runtime after a run covers the context as that
+// run left it, and carries nothing. restore --all takes the member away
+// with everything else bs wrote.
+
+// Adjustment is a usage line's _adjusted member.
+type Adjustment struct {
+	Removed, Added int     // tokens of Estimator
+	Scale          float64 // provider tokens per estimated token; 0 when absent
+	Estimator      string
+}
+
+// Net is how many provider tokens the usage counts that the context no
+// longer holds (negative: that it holds and the usage did not count).
+func (a Adjustment) Net() int {
+	if a.Scale == 0 {
+		return 0
+	}
+	return int(math.Round(float64(a.Removed-a.Added) * a.Scale))
+}
+
+// Present reports whether the line carried an _adjusted member.
+func (a Adjustment) Present() bool { return a.Scale != 0 }
+
+// in expresses a in tokens of the estimator named est at scale: the same
+// provider tokens, counted as that estimator counts them.
+func (a Adjustment) in(est string, scale float64) (removed, added int) {
+	if !a.Present() || a.Estimator == est {
+		return a.Removed, a.Added
+	}
+	f := a.Scale / scale
+	return int(math.Round(float64(a.Removed) * f)), int(math.Round(float64(a.Added) * f))
+}
+
+// readAdjustment reads the _adjusted member at node n (-1: none).
+func readAdjustment(t *transcript.Tree, n int) Adjustment {
+	if n < 0 || t.Nodes[n].Kind != '{' {
+		return Adjustment{}
+	}
+	s := floatAt(t, t.Get(n, "scale"))
+	if s <= 0 || math.IsInf(s, 0) || math.IsNaN(s) {
+		return Adjustment{}
+	}
+	return Adjustment{Removed: intAt(t, t.Get(n, "removed")), Added: intAt(t, t.Get(n, "added")), Scale: s, Estimator: t.Str(t.Get(n, "estimator"))}
+}
+
+// AppendJSON appends the member's value.
+func (a Adjustment) AppendJSON(b []byte) []byte {
+	b = append(b, `{"removed":`...)
+	b = strconv.AppendInt(b, int64(a.Removed), 10)
+	b = append(b, `,"added":`...)
+	b = strconv.AppendInt(b, int64(a.Added), 10)
+	b = append(b, `,"scale":`...)
+	b = strconv.AppendFloat(b, a.Scale, 'f', -1, 64)
+	b = append(b, `,"estimator":`...)
+	b = transcript.AppendQuote(b, a.Estimator)
+	return append(b, '}')
+}
+
+// Edit returns the edit that writes a as the _adjusted member of line t,
+// replacing the one it has.
+func (a Adjustment) Edit(t *transcript.Tree) transcript.Edit {
+	v := a.AppendJSON(nil)
+	if n := t.Get(0, transcript.AdjustedField); n >= 0 {
+		return t.ReplaceValue(n, v)
+	}
+	return t.InsertMember(0, transcript.AdjustedField, v)
+}
+
+func floatAt(t *transcript.Tree, i int) float64 {
+	if i < 0 || t.Nodes[i].Kind != '0' {
+		return 0
+	}
+	f, err := strconv.ParseFloat(string(t.Raw(i)), 64)
+	if err != nil {
+		return 0
+	}
+	return f
+}
+
+// extractedTokens sums the tokens the records of an _extracted member
+// (node n, -1: none) say their removals took out of the line: what the
+// values held less the placeholders left for them, as the estimator the
+// filter used counted them. A record without a count counts nothing.
+func extractedTokens(t *transcript.Tree, n int) int {
+	if n < 0 || t.Nodes[n].Kind != '{' {
+		return 0
+	}
+	sum := 0
+	t.Children(n, func(m, _ int) { sum += intAt(t, t.Get(m, "tokens")) })
+	return sum
+}
+
+// Calibration bounds. An estimated token is worth what the provider
+// counted for the lines that made its context grow between two usages:
+// only growths of at least calibrationPairMin estimated tokens are
+// measured (a large tool result, not a short reply, whose count the
+// runtime's own additions to each request, which the transcript does not
+// show, would swamp), and their median ratio is the worth once there are
+// calibrationMinPairs of them; until then a token is a token. The median
+// shrugs off the few growths the estimate misses by far (a response the
+// runtime cut, an image), which a ratio of sums follows. The worth is kept
+// within [calibrationLow, calibrationHigh]: a file whose text was
+// redacted upstream (its usage counts the original) says nothing about
+// the estimator. On the corpus the median lies between 1.07 (a Codex
+// rollout) and 1.38 (a Claude Code session) for chars/4.
+const (
+	calibrationPairMin  = 500
+	calibrationMinPairs = 5
+	calibrationLow      = 0.5
+	calibrationHigh     = 2.0
+)
+
+// Calibrator measures, as a transcript streams by, what one estimated
+// token is worth in the tokens the provider counts: for each two usages in
+// a row with no compaction between them, the growth the provider reported
+// against the estimate of the lines that made it. The estimate is of the
+// lines as the runtime sent them: what bs has taken out of them since
+// (the usages' _adjusted) is counted back in.
+type Calibrator struct {
+	est     string // the estimator's name
+	have    bool   // a usage to measure from
+	last    int    // its tokens
+	lastNet int    // its _adjusted, in tokens of est
+	grown   int    // estimated tokens since it
+	scope   int    // lines still inside a roll note's scope
+
+	ratios runningMedian // of the growths of at least calibrationPairMin
+
+	// seen is the scale of the last _adjusted read, for when the lines
+	// read say too little (a run that resumes near the end of a file).
+	seen   float64
+	sparse bool // measure nothing: the worth is what _adjusted says
+}
+
+// NewCalibrator returns a calibrator for the estimator est.
+func NewCalibrator(est Estimator) *Calibrator {
+	return &Calibrator{est: withDefaults(Options{Estimator: est}).Estimator.Name()}
+}
+
+// Add takes the next line, classified with its own estimate even when it
+// carries usage (Classify). When it ends a pair it returns the pair's
+// estimate and real growth.
+func (c *Calibrator) Add(l Line) (est, real int, pair bool) {
+	if l.Role == Compaction {
+		c.have, c.grown, c.scope = false, 0, l.Scope
+		return 0, 0, false
+	}
+	if c.scope > 0 {
+		c.scope-- // counted by a roll note: its usage predates the roll
+		return 0, 0, false
+	}
+	switch l.Role {
+	case Content:
+		c.grown += l.Estimate
+	case Usage:
+		c.grown += l.Estimate
+		net := 0
+		if l.Adj.Present() {
+			c.seen = l.Adj.Scale
+			net = l.Adj.Removed - l.Adj.Added
+			if l.Adj.Estimator != c.est {
+				net = l.Adj.Net() // another estimator's: as the provider counts
+			}
+		}
+		est = c.grown + net - c.lastNet
+		real = l.Tokens - c.last
+		pair = c.have && real > 0 && est >= 0
+		if pair && est >= calibrationPairMin {
+			c.ratios.add(float64(real) / float64(est))
+		}
+		c.have, c.last, c.lastNet, c.grown = true, l.Tokens, net, 0
+	}
+	return est, real, pair
+}
+
+// Scale is what one estimated token is worth so far.
+func (c *Calibrator) Scale() float64 {
+	if c.sparse || c.ratios.n() < calibrationMinPairs {
+		if c.seen > 0 {
+			return c.seen
+		}
+		return 1
+	}
+	s := min(max(c.ratios.median(), calibrationLow), calibrationHigh)
+	return math.Round(s*1000) / 1000
+}
+
+// runningMedian keeps the median of the numbers added: the lower half in a
+// max-heap, the upper half in a min-heap.
+type runningMedian struct {
+	lo, hi []float64 // lo holds negated values: both are min-heaps
+}
+
+func (m *runningMedian) n() int { return len(m.lo) + len(m.hi) }
+
+func (m *runningMedian) add(x float64) {
+	if len(m.lo) == 0 || x <= -m.lo[0] {
+		pushHeap(&m.lo, -x)
+	} else {
+		pushHeap(&m.hi, x)
+	}
+	if len(m.lo) > len(m.hi)+1 {
+		pushHeap(&m.hi, -popHeap(&m.lo))
+	} else if len(m.hi) > len(m.lo) {
+		pushHeap(&m.lo, -popHeap(&m.hi))
+	}
+}
+
+func (m *runningMedian) median() float64 {
+	if len(m.lo) > len(m.hi) {
+		return -m.lo[0]
+	}
+	return (-m.lo[0] + m.hi[0]) / 2
+}
+
+func pushHeap(h *[]float64, x float64) {
+	*h = append(*h, x)
+	s := *h
+	for i := len(s) - 1; i > 0; {
+		p := (i - 1) / 2
+		if s[p] <= s[i] {
+			break
+		}
+		s[p], s[i] = s[i], s[p]
+		i = p
+	}
+}
+
+func popHeap(h *[]float64) float64 {
+	s := *h
+	top := s[0]
+	s[0] = s[len(s)-1]
+	s = s[:len(s)-1]
+	for i := 0; ; {
+		c := 2*i + 1
+		if c >= len(s) {
+			break
+		}
+		if c+1 < len(s) && s[c+1] < s[c] {
+			c++
+		}
+		if s[i] <= s[c] {
+			break
+		}
+		s[i], s[c] = s[c], s[i]
+		i = c
+	}
+	*h = s
+	return top
+}
+
+// A Ledger carries forward what one run of a filter takes out of the
+// context and puts into it, line by line, and says which usage lines must
+// carry it (their _adjusted) so that the gauge sees the context as the
+// filter left it. A run feeds it every line of its input in order, with
+// what it changed in the line, and writes the Adjustment it returns.
+type Ledger struct {
+	est   Estimator
+	cal   *Calibrator
+	scope int // lines still inside a roll note's scope
+	// removed and added are this run's changes since the last reset, in
+	// tokens of est.
+	removed, added int
+	// kept holds, for a pi compaction that keeps entries from before
+	// itself, the totals as they stood before each recent line.
+	kept    []keptMark
+	keptLen int // their bytes
+	entries int // pi's entry number of the next line (v1)
+	// thread is the Claude Code thread the context is (its first
+	// message's): a subagent's lines in the main file are not in it.
+	thread thread
+	sparse bool // see NewSparseLedger
+}
+
+type keptMark struct {
+	id             string
+	number         int
+	n              int
+	removed, added int
+}
+
+// LedgerLine is one input line as the ledger needs it.
+type LedgerLine struct {
+	Line // Classify of the input line (nil tree: Line{})
+	// Removed and Added are what the run took out of the line and put
+	// into it, in tokens of the ledger's estimator.
+	Removed, Added int
+	// For OpenClaw/pi: the entry's id (v2+), whether pi numbers it as an
+	// entry (v1: it parses), and its length, so that a compaction's kept
+	// entries are found.
+	ID    string
+	Entry bool
+	Bytes int
+
+	thread thread // Claude Code: the line's thread, if a message
+}
+
+// NewLedger returns a ledger that counts with est.
+func NewLedger(est Estimator) *Ledger {
+	est = withDefaults(Options{Estimator: est}).Estimator
+	return &Ledger{est: est, cal: NewCalibrator(est)}
+}
+
+// NewSparseLedger returns a ledger whose answers depend only on the lines
+// a run changes, the usage lines and the resets (compactions, roll notes):
+// given those alone, in order, it answers as it does given the whole file.
+// A token is worth what the _adjusted it reads say (1 before any), and it
+// follows neither a roll note's scope, a pi compaction's kept entries nor
+// Claude Code's threads. A restore of one entry uses it, so that finding
+// those lines by their bytes and restoring them alone (the agent's fast
+// path) writes what a restore of the whole file would.
+func NewSparseLedger(est Estimator) *Ledger {
+	g := NewLedger(est)
+	g.sparse, g.cal.sparse = true, true
+	return g
+}
+
+// Add takes the next input line. When the line is a usage whose _adjusted
+// must change, it returns the new one (write it with Adjustment.Edit).
+func (g *Ledger) Add(l LedgerLine) (Adjustment, bool) {
+	if g.sparse {
+		l.thread, l.Scope, l.KeptID, l.KeptIndex, l.ID, l.Entry = threadUnknown, 0, "", 0, "", false
+	}
+	if l.thread != threadUnknown {
+		if g.thread == threadUnknown {
+			g.thread = l.thread
+		}
+		if l.thread != g.thread {
+			l = LedgerLine{Bytes: l.Bytes} // not in the context: nothing it gave up counts
+		}
+	}
+	g.cal.Add(l.Line)
+	g.mark(l)
+	switch {
+	case l.Role == Compaction:
+		// Usage before a compaction is stale; after it, a usage covers
+		// the context from the compaction on, and for pi the entries it
+		// keeps from before itself, whose changes still count.
+		g.removed, g.added = g.sinceKept(l.Line)
+		g.kept, g.keptLen = g.kept[:0], 0
+		g.scope = l.Scope
+		g.removed += l.Removed
+		g.added += l.Added
+		return Adjustment{}, false
+	}
+	g.removed += l.Removed
+	g.added += l.Added
+	if g.scope > 0 {
+		// Counted by a roll note, whose usage predates the roll; the gauge
+		// reads a change here from the line's _extracted.
+		g.scope--
+		return Adjustment{}, false
+	}
+	if l.Role != Usage || g.removed == 0 && g.added == 0 {
+		return Adjustment{}, false
+	}
+	scale := g.cal.Scale()
+	r, a := l.Adj.in(g.est.Name(), scale)
+	return Adjustment{Removed: r + g.removed, Added: a + g.added, Scale: scale, Estimator: g.est.Name()}, true
+}
+
+// Scale is the calibration so far.
+func (g *Ledger) Scale() float64 { return g.cal.Scale() }
+
+// mark remembers the totals before a pi line, within KeptLookback bytes.
+func (g *Ledger) mark(l LedgerLine) {
+	if l.ID == "" && !l.Entry {
+		return
+	}
+	number := -1
+	if l.Entry {
+		number = g.entries
+		g.entries++
+	}
+	g.kept = append(g.kept, keptMark{id: l.ID, number: number, n: l.Bytes, removed: g.removed, added: g.added})
+	g.keptLen += l.Bytes
+	drop := 0
+	for g.keptLen > KeptLookback && drop < len(g.kept) {
+		g.keptLen -= g.kept[drop].n
+		drop++
+	}
+	if drop > 0 {
+		g.kept = append(g.kept[:0], g.kept[drop:]...)
+	}
+}
+
+// sinceKept is what the run changed from a pi compaction's first kept
+// entry on, up to the compaction.
+func (g *Ledger) sinceKept(c Line) (removed, added int) {
+	if c.KeptID == "" && c.KeptIndex <= 0 {
+		return 0, 0
+	}
+	for i := len(g.kept) - 1; i >= 0; i-- {
+		m := g.kept[i]
+		if c.KeptID != "" && m.id == c.KeptID || c.KeptID == "" && m.number == c.KeptIndex {
+			return g.removed - m.removed, g.added - m.added
+		}
+	}
+	return 0, 0
+}
+
+// Worth is a whole number of provider tokens for n estimated ones.
+func Worth(n int, scale float64) int { return int(math.Round(float64(n) * scale)) }
+
+// Replacement is a value a filter replaces in a line: the node, and the
+// text of what stands in its place where the model reads it (a
+// placeholder, a trimmed head and tail with their note; "" for nothing).
+type Replacement struct {
+	Node int
+	Text string
+}
+
+// Replaced counts what replacing values of the line t takes out of the
+// context, as the gauge counts the line (Contents): the line's estimate
+// before less its estimate after, and each replacement's share of that,
+// the shares summing to the whole when it is not negative. A value the
+// gauge does not count (a copy of a tool result outside the message)
+// takes nothing out, and what stands in its place adds nothing.
+func Replaced(t *transcript.Tree, d transcript.Dialect, est Estimator, rs []Replacement) (net int, each []int) {
+	est = withDefaults(Options{Estimator: est}).Estimator
+	type share struct {
+		chars, tokens, images int
+		counted               bool
+	}
+	shares := make([]share, len(rs))
+	var total share
+	te, text := est.(TextEstimator)
+	Contents(t, d, est, func(p Part) {
+		at := t.Nodes[p.Node].Start
+		for i, r := range rs {
+			if n := t.Nodes[r.Node]; n.Start <= at && at < n.End {
+				s := &shares[i]
+				s.chars, s.tokens, s.counted = s.chars+p.Chars, s.tokens+p.Tokens, true
+				if p.Image {
+					s.images++
+				}
+				break
+			}
+		}
+		total.chars += p.Chars
+		total.tokens += p.Tokens
+		if p.Image {
+			total.images++
+		}
+	})
+	worth := func(s share) int {
+		n := s.tokens + s.images*ImageTokens
+		if !text {
+			n += est.Tokens(s.chars)
+		}
+		return n
+	}
+	after := total
+	each = make([]int, len(rs))
+	for i, r := range rs {
+		s := shares[i]
+		if !s.counted {
+			continue
+		}
+		put := share{}
+		if text {
+			put.tokens = te.TextTokens(r.Text)
+		} else {
+			put.chars = len([]rune(r.Text))
+		}
+		after.chars += put.chars - s.chars
+		after.tokens += put.tokens - s.tokens
+		after.images -= s.images
+		each[i] = worth(s) - worth(put)
+	}
+	net = worth(total) - worth(after)
+	last := -1
+	for i := range shares {
+		if shares[i].counted {
+			last = i
+		}
+	}
+	if last >= 0 && net >= 0 {
+		// Each share was rounded on its own: the last takes the difference.
+		sum := 0
+		for i, n := range each {
+			if i != last {
+				sum += n
+			}
+		}
+		each[last] = net - sum
+	}
+	return net, each
+}
+
+// LedgerLineOf is what a Ledger needs of a parsed line of dialect d
+// (Bytes aside, which the caller knows).
+func LedgerLineOf(t *transcript.Tree, d transcript.Dialect, est Estimator) LedgerLine {
+	l := LedgerLine{Line: Classify(t, d, est), Entry: true, Bytes: len(t.Src) + 1}
+	switch d {
+	case transcript.OpenClaw:
+		l.ID = piEntryID(t)
+	case transcript.ClaudeCode:
+		l.thread = threadOf(t)
+	}
+	return l
+}
+
+// UnparsedLedgerLine is what a Ledger needs of a line that did not parse
+// (or is blank): pi still numbers it as an entry if it reads it.
+func UnparsedLedgerLine(body []byte) LedgerLine {
+	return LedgerLine{Entry: len(bytes.TrimSpace(body)) > 0 && transcript.JSONLossily(body), Bytes: len(body) + 1}
+}
