@@ -277,26 +277,37 @@ func popHeap(h *[]float64) float64 {
 // A Ledger carries forward what one run of a filter takes out of the
 // context and puts into it, line by line, and says which usage lines must
 // carry it (their _adjusted) so that the gauge sees the context as the
-// filter left it. A run feeds it every line of its input in order, with
-// what it changed in the line, and writes the Adjustment it returns.
+// filter left it. A run that decides a line's fate as it reads it feeds
+// every input line, in order, to Add, with what it changed in the line,
+// and writes the Adjustment it returns. A run that reads its input twice
+// (trim: it plans, then writes) gives each line to Observe on the first
+// pass and the Mark it returns, with the line's change, to Carry on the
+// second.
 type Ledger struct {
-	est   Estimator
-	cal   *Calibrator
-	scope int // lines still inside a roll note's scope
-	// removed and added are this run's changes since the last reset, in
-	// tokens of est.
-	removed, added int
-	// kept holds, for a pi compaction that keeps entries from before
-	// itself, the totals as they stood before each recent line.
-	kept    []keptMark
-	keptLen int // their bytes
-	entries int // pi's entry number of the next line (v1)
+	est    Estimator
+	cal    *Calibrator
+	sparse bool // see NewSparseLedger
 	// thread is the Claude Code thread the context is (its first
 	// message's): a subagent's lines in the main file are not in it.
 	thread thread
-	sparse bool // see NewSparseLedger
+
+	// The first pass (Observe).
+	scope    int        // lines still inside a roll note's scope
+	kept     []keptMark // kept[keptHead:] are the latest lines, for a pi compaction's kept entries
+	keptHead int
+	keptLen  int // their bytes
+	entries  int // pi's entry number of the next line (v1)
+
+	// The second pass (Carry): this run's changes since the last reset,
+	// in tokens of est, and what they were at the first entry the next pi
+	// compaction keeps.
+	removed, added         int
+	keptRemoved, keptAdded int
+	haveKept               bool
 }
 
+// keptMark is a recent line as the first pass saw it, with the totals
+// before it (valid when the passes go together, as in Add).
 type keptMark struct {
 	id             string
 	number         int
@@ -308,7 +319,7 @@ type keptMark struct {
 type LedgerLine struct {
 	Line // Classify of the input line (nil tree: Line{})
 	// Removed and Added are what the run took out of the line and put
-	// into it, in tokens of the ledger's estimator.
+	// into it, in tokens of the ledger's estimator (for Add).
 	Removed, Added int
 	// For OpenClaw/pi: the entry's id (v2+), whether pi numbers it as an
 	// entry (v1: it parses), and its length, so that a compaction's kept
@@ -319,6 +330,28 @@ type LedgerLine struct {
 
 	thread thread // Claude Code: the line's thread, if a message
 }
+
+// Mark is what the first pass keeps of a line for the second.
+type Mark struct {
+	kind markKind
+	// KeptFrom marks the first entry a later pi compaction keeps from
+	// before itself: Observe says which line that is, and the caller sets
+	// it on that line's Mark before the second pass.
+	KeptFrom bool
+	scale    float64     // a usage's calibration
+	adj      *Adjustment // a usage's _adjusted, if any
+}
+
+type markKind int8
+
+const (
+	markPlain  markKind = iota // its change counts for the usages after it
+	markUsage                  // a usage line: it may carry the total
+	markReset                  // a compaction or roll note: the total starts again
+	markKept                   // a pi compaction keeping entries: the total starts from them
+	markScoped                 // inside a roll note's scope: counted, never annotated
+	markOut                    // another thread's line: nothing of it counts
+)
 
 // NewLedger returns a ledger that counts with est.
 func NewLedger(est Estimator) *Ledger {
@@ -340,9 +373,23 @@ func NewSparseLedger(est Estimator) *Ledger {
 	return g
 }
 
-// Add takes the next input line. When the line is a usage whose _adjusted
-// must change, it returns the new one (write it with Adjustment.Edit).
+// Add takes the next input line, with what the run changed in it. When
+// the line is a usage whose _adjusted must change, it returns the new one
+// (write it with Adjustment.Edit).
 func (g *Ledger) Add(l LedgerLine) (Adjustment, bool) {
+	m, back := g.Observe(l)
+	if back >= 0 {
+		k := g.kept[len(g.kept)-1-back]
+		g.keptRemoved, g.keptAdded, g.haveKept = k.removed, k.added, true
+	}
+	return g.Carry(m, l.Removed, l.Added)
+}
+
+// Observe takes the next input line on the first pass. When the line is
+// a pi compaction that keeps entries from before itself, back says how
+// many lines before it the first of them is (set KeptFrom on its Mark);
+// else it is -1.
+func (g *Ledger) Observe(l LedgerLine) (m Mark, back int) {
 	if g.sparse {
 		l.thread, l.Scope, l.KeptID, l.KeptIndex, l.ID, l.Entry = threadUnknown, 0, "", 0, "", false
 	}
@@ -351,47 +398,78 @@ func (g *Ledger) Add(l LedgerLine) (Adjustment, bool) {
 			g.thread = l.thread
 		}
 		if l.thread != g.thread {
-			l = LedgerLine{Bytes: l.Bytes} // not in the context: nothing it gave up counts
+			g.cal.Add(Line{})
+			g.mark(LedgerLine{Bytes: l.Bytes})
+			return Mark{kind: markOut}, -1 // not in the context: nothing it gave up counts
 		}
 	}
 	g.cal.Add(l.Line)
 	g.mark(l)
 	switch {
 	case l.Role == Compaction:
+		g.scope = l.Scope
+		if back = g.keptBack(l.Line); back >= 0 {
+			return Mark{kind: markKept}, back
+		}
+		return Mark{kind: markReset}, -1
+	case g.scope > 0:
+		g.scope--
+		return Mark{kind: markScoped}, -1
+	case l.Role == Usage:
+		m = Mark{kind: markUsage, scale: g.cal.Scale()}
+		if l.Adj.Present() {
+			a := l.Adj
+			m.adj = &a
+		}
+		return m, -1
+	}
+	return Mark{}, -1
+}
+
+// Carry takes the next line on the second pass: its Mark, and what the
+// run took out of it and put into it, in tokens of the ledger's
+// estimator. When the line is a usage whose _adjusted must change, it
+// returns the new one.
+func (g *Ledger) Carry(m Mark, removed, added int) (Adjustment, bool) {
+	if m.KeptFrom {
+		g.keptRemoved, g.keptAdded, g.haveKept = g.removed, g.added, true
+	}
+	switch m.kind {
+	case markOut:
+		return Adjustment{}, false
+	case markReset, markKept:
 		// Usage before a compaction is stale; after it, a usage covers
 		// the context from the compaction on, and for pi the entries it
 		// keeps from before itself, whose changes still count.
-		g.removed, g.added = g.sinceKept(l.Line)
-		g.kept, g.keptLen = g.kept[:0], 0
-		g.scope = l.Scope
-		g.removed += l.Removed
-		g.added += l.Added
+		r, a := 0, 0
+		if m.kind == markKept && g.haveKept {
+			r, a = g.removed-g.keptRemoved, g.added-g.keptAdded
+		}
+		g.removed, g.added, g.haveKept = r+removed, a+added, false
 		return Adjustment{}, false
 	}
-	g.removed += l.Removed
-	g.added += l.Added
-	if g.scope > 0 {
-		// Counted by a roll note, whose usage predates the roll; the gauge
-		// reads a change here from the line's _extracted.
-		g.scope--
+	// A change inside a roll note's scope counts for the usages after
+	// it; the gauge reads it for the note itself from the line's
+	// _extracted.
+	g.removed += removed
+	g.added += added
+	if m.kind != markUsage || g.removed == 0 && g.added == 0 {
 		return Adjustment{}, false
 	}
-	if l.Role != Usage || g.removed == 0 && g.added == 0 {
-		return Adjustment{}, false
+	var old Adjustment
+	if m.adj != nil {
+		old = *m.adj
 	}
-	scale := g.cal.Scale()
-	r, a := l.Adj.in(g.est.Name(), scale)
-	return Adjustment{Removed: r + g.removed, Added: a + g.added, Scale: scale, Estimator: g.est.Name()}, true
+	r, a := old.in(g.est.Name(), m.scale)
+	return Adjustment{Removed: r + g.removed, Added: a + g.added, Scale: m.scale, Estimator: g.est.Name()}, true
 }
 
 // Scale is the calibration so far.
 func (g *Ledger) Scale() float64 { return g.cal.Scale() }
 
-// mark remembers the totals before a pi line, within KeptLookback bytes.
+// mark remembers a pi line, with the totals before it, within
+// KeptLookback bytes.
 func (g *Ledger) mark(l LedgerLine) {
-	if l.ID == "" && !l.Entry {
-		return
-	}
 	number := -1
 	if l.Entry {
 		number = g.entries
@@ -399,29 +477,30 @@ func (g *Ledger) mark(l LedgerLine) {
 	}
 	g.kept = append(g.kept, keptMark{id: l.ID, number: number, n: l.Bytes, removed: g.removed, added: g.added})
 	g.keptLen += l.Bytes
-	drop := 0
-	for g.keptLen > KeptLookback && drop < len(g.kept) {
-		g.keptLen -= g.kept[drop].n
-		drop++
+	for g.keptLen > KeptLookback && g.keptHead < len(g.kept)-1 {
+		g.keptLen -= g.kept[g.keptHead].n
+		g.kept[g.keptHead] = keptMark{}
+		g.keptHead++
 	}
-	if drop > 0 {
-		g.kept = append(g.kept[:0], g.kept[drop:]...)
+	if g.keptHead > len(g.kept)/2 {
+		n := copy(g.kept, g.kept[g.keptHead:])
+		g.kept, g.keptHead = g.kept[:n], 0
 	}
 }
 
-// sinceKept is what the run changed from a pi compaction's first kept
-// entry on, up to the compaction.
-func (g *Ledger) sinceKept(c Line) (removed, added int) {
+// keptBack is how many lines before the pi compaction c (the last line
+// marked) its first kept entry is, or -1.
+func (g *Ledger) keptBack(c Line) int {
 	if c.KeptID == "" && c.KeptIndex <= 0 {
-		return 0, 0
+		return -1
 	}
-	for i := len(g.kept) - 1; i >= 0; i-- {
+	for i := len(g.kept) - 2; i >= g.keptHead; i-- {
 		m := g.kept[i]
 		if c.KeptID != "" && m.id == c.KeptID || c.KeptID == "" && m.number == c.KeptIndex {
-			return g.removed - m.removed, g.added - m.added
+			return len(g.kept) - 1 - i
 		}
 	}
-	return 0, 0
+	return -1
 }
 
 // Worth is a whole number of provider tokens for n estimated ones.
@@ -435,26 +514,30 @@ type Replacement struct {
 	Text string
 }
 
-// Replaced counts what replacing values of the line t takes out of the
-// context, as the gauge counts the line (Contents): the line's estimate
-// before less its estimate after, and each replacement's share of that,
-// the shares summing to the whole when it is not negative. A value the
-// gauge does not count (a copy of a tool result outside the message)
-// takes nothing out, and what stands in its place adds nothing.
-func Replaced(t *transcript.Tree, d transcript.Dialect, est Estimator, rs []Replacement) (net int, each []int) {
-	est = withDefaults(Options{Estimator: est}).Estimator
-	type share struct {
-		chars, tokens, images int
-		counted               bool
+// share is what part of a line's estimate lies below a node.
+type share struct {
+	chars, tokens, images int
+	counted               bool // the gauge reads something there
+}
+
+// worth is the share's tokens with est.
+func (s share) worth(est Estimator) int {
+	n := s.tokens + s.images*ImageTokens
+	if _, text := est.(TextEstimator); !text {
+		n += est.Tokens(s.chars)
 	}
-	shares := make([]share, len(rs))
-	var total share
-	te, text := est.(TextEstimator)
+	return n
+}
+
+// shares splits the gauge's count of line t (Contents) among the values
+// at nodes, and returns it whole too.
+func shares(t *transcript.Tree, d transcript.Dialect, est Estimator, nodes []int) (each []share, total share) {
+	each = make([]share, len(nodes))
 	Contents(t, d, est, func(p Part) {
 		at := t.Nodes[p.Node].Start
-		for i, r := range rs {
-			if n := t.Nodes[r.Node]; n.Start <= at && at < n.End {
-				s := &shares[i]
+		for i, n := range nodes {
+			if v := t.Nodes[n]; v.Start <= at && at < v.End {
+				s := &each[i]
 				s.chars, s.tokens, s.counted = s.chars+p.Chars, s.tokens+p.Tokens, true
 				if p.Image {
 					s.images++
@@ -468,20 +551,45 @@ func Replaced(t *transcript.Tree, d transcript.Dialect, est Estimator, rs []Repl
 			total.images++
 		}
 	})
-	worth := func(s share) int {
-		n := s.tokens + s.images*ImageTokens
-		if !text {
-			n += est.Tokens(s.chars)
-		}
-		return n
+	return each, total
+}
+
+// Shares is what each value at nodes puts in the context, as the gauge
+// counts line t, and whether the gauge reads anything there (what stands
+// in a value's place counts only then).
+func Shares(t *transcript.Tree, d transcript.Dialect, est Estimator, nodes []int) (worth []int, counted []bool) {
+	est = withDefaults(Options{Estimator: est}).Estimator
+	each, _ := shares(t, d, est, nodes)
+	worth, counted = make([]int, len(nodes)), make([]bool, len(nodes))
+	for i, s := range each {
+		worth[i], counted[i] = s.worth(est), s.counted
 	}
+	return worth, counted
+}
+
+// Replaced counts what replacing values of the line t takes out of the
+// context, as the gauge counts the line (Contents): the line's estimate
+// before less its estimate after, and each replacement's share of that,
+// the shares summing to the whole when it is not negative. A value the
+// gauge does not count (a copy of a tool result outside the message)
+// takes nothing out, and what stands in its place adds nothing.
+func Replaced(t *transcript.Tree, d transcript.Dialect, est Estimator, rs []Replacement) (net int, each []int) {
+	est = withDefaults(Options{Estimator: est}).Estimator
+	nodes := make([]int, len(rs))
+	for i, r := range rs {
+		nodes[i] = r.Node
+	}
+	parts, total := shares(t, d, est, nodes)
+	te, text := est.(TextEstimator)
 	after := total
 	each = make([]int, len(rs))
+	last := -1
 	for i, r := range rs {
-		s := shares[i]
+		s := parts[i]
 		if !s.counted {
 			continue
 		}
+		last = i
 		put := share{}
 		if text {
 			put.tokens = te.TextTokens(r.Text)
@@ -491,15 +599,9 @@ func Replaced(t *transcript.Tree, d transcript.Dialect, est Estimator, rs []Repl
 		after.chars += put.chars - s.chars
 		after.tokens += put.tokens - s.tokens
 		after.images -= s.images
-		each[i] = worth(s) - worth(put)
+		each[i] = s.worth(est) - put.worth(est)
 	}
-	net = worth(total) - worth(after)
-	last := -1
-	for i := range shares {
-		if shares[i].counted {
-			last = i
-		}
-	}
+	net = total.worth(est) - after.worth(est)
 	if last >= 0 && net >= 0 {
 		// Each share was rounded on its own: the last takes the difference.
 		sum := 0

@@ -388,7 +388,11 @@ func (x *run) line(ctx context.Context, sink *transcript.Sink, line transcript.L
 		l, _ := acct.(gauge.LedgerLine)
 		l.Bytes = line.Len()
 		for _, f := range fetches {
-			l.Added += f.tokens
+			if f.tokens > 0 {
+				l.Added += f.tokens
+			} else {
+				l.Removed -= f.tokens // what stood in its place was the larger
+			}
 		}
 		if adj, ok := x.ledger.Add(l); ok {
 			edits = append(edits, adj.Edit(t))

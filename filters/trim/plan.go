@@ -1,6 +1,11 @@
 package trim
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/bstools/bs/filters/gauge"
+	"github.com/bstools/bs/filters/transcript"
+)
 
 // action is what happens to a tool result.
 type action uint8
@@ -21,6 +26,7 @@ type rec struct {
 	id    string // OpenClaw/pi entry ids, for a compaction's first kept entry
 	entry bool   // valid JSON: an entry pi numbers (v1's firstKeptEntryIndex)
 	res   int    // index into the lines holding tool results, -1 if none
+	mark  gauge.Mark
 }
 
 // resLine is a line holding tool results, with where its edits go.
@@ -33,6 +39,7 @@ type resLine struct {
 	extEmpty bool
 	slots    []slot
 	acts     []action
+	tokens   []int // what each action takes out of the context (gauge.Ledger)
 }
 
 // planner runs OpenClaw's pruneContextMessages over the remembered lines.
@@ -43,6 +50,10 @@ type planner struct {
 	ctxStart int // the first line of the context (after the latest compaction)
 	window   int // tokens
 	match    *matcher
+	ledger   *gauge.Ledger
+	// adjust holds the usage lines, by rec, whose _adjusted must change
+	// for what the plan takes out of the context before them.
+	adjust map[int]gauge.Adjustment
 }
 
 // plan decides each tool result's fate and fills in st.
@@ -162,4 +173,53 @@ const softSep = "\n...\n"
 // trimNote is the note that ends a soft-trimmed result.
 func trimNote(head, tail, n int) string {
 	return "\n\n[Tool result trimmed: kept first " + strconv.Itoa(head) + " chars and last " + strconv.Itoa(tail) + " chars of " + strconv.Itoa(n) + " chars.]"
+}
+
+// carry counts what each planned action takes out of the context, as the
+// gauge counts it, and has the ledger say which usage lines must carry
+// the total (its second pass; scan made the first).
+func (p *planner) carry() {
+	opt := p.opt
+	suffix := 0 // " [[extracted-<id>]]" after the text, with a store
+	if opt.Store != nil {
+		suffix = 1 + len(transcript.Placeholder(""))
+	}
+	idLen := len(transcript.DeriveID(nil))
+	p.adjust = map[int]gauge.Adjustment{}
+	for i, r := range p.recs {
+		removed, added := 0, 0
+		if r.res >= 0 {
+			l := &p.lines[r.res]
+			l.tokens = make([]int, len(l.slots))
+			for k := range l.slots {
+				s := &l.slots[k]
+				if l.acts[k] == keep || !s.counted {
+					continue
+				}
+				// The text left is the head, the tail and the note, or the
+				// placeholder, and with a store the entry's own one.
+				chars := jsUnits(opt.Placeholder)
+				if l.acts[k] == soft {
+					head, tail := max(0, opt.SoftHead), max(0, opt.SoftTail)
+					chars = head + len(softSep) + tail + len(trimNote(head, tail, s.rawLen))
+				}
+				if suffix > 0 {
+					id := len(l.id)
+					if id == 0 {
+						id = idLen
+					}
+					chars += suffix + id
+				}
+				l.tokens[k] = s.worth - estimator.Tokens(chars)
+				if l.tokens[k] > 0 {
+					removed += l.tokens[k]
+				} else {
+					added -= l.tokens[k]
+				}
+			}
+		}
+		if adj, ok := p.ledger.Carry(r.mark, removed, added); ok {
+			p.adjust[i] = adj
+		}
+	}
 }

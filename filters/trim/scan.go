@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/bstools/bs/filters/gauge"
 	"github.com/bstools/bs/filters/transcript"
 )
 
@@ -54,6 +55,10 @@ type facts struct {
 	extEmpty  bool
 	extracted []string // pointers _extracted lists already
 	slots     []slot
+
+	// acct is what the line is to the gauge, for the ledger that carries
+	// what the run takes out of the context onto the usage lines after.
+	acct gauge.LedgerLine
 }
 
 type call struct{ id, name string }
@@ -72,6 +77,12 @@ type slot struct {
 	texts      []span // the raw JSON strings of the text parts, in order
 	ptr        string
 	locked     bool // already (partly) extracted: counted, never pruned
+
+	node int // the value's node, while the line is parsed
+	// What the value puts in the context as the gauge counts the line
+	// (gauge.Shares), and whether the gauge reads anything there.
+	worth   int
+	counted bool
 }
 
 type span struct{ start, end int }
@@ -101,9 +112,22 @@ func classify(t *transcript.Tree, d transcript.Dialect) facts {
 	}
 	if len(f.slots) > 0 {
 		c.anchors(d)
+		nodes := make([]int, len(f.slots))
+		for i := range f.slots {
+			nodes[i] = f.slots[i].node
+		}
+		worth, counted := gauge.Shares(t, d, estimator, nodes)
+		for i := range f.slots {
+			f.slots[i].worth, f.slots[i].counted = worth[i], counted[i]
+		}
 	}
+	f.acct = gauge.LedgerLineOf(t, d, estimator)
 	return f
 }
+
+// estimator is how trim counts what it takes out of the context, for the
+// gauge (it decides by OpenClaw's own count, in chars).
+var estimator = gauge.CharsPer4{}
 
 type classifier struct {
 	t *transcript.Tree
@@ -209,6 +233,7 @@ func (c *classifier) result(v int, callID, tool, block string) {
 		s.chars += imageChars * c.countImages(v)
 	}
 	s.ptr = t.Pointer(v)
+	s.node = v
 	c.f.slots = append(c.f.slots, s)
 	c.f.chars += s.chars
 }

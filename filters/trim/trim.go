@@ -14,7 +14,6 @@ import (
 	"os"
 	"runtime"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
 
@@ -135,13 +134,24 @@ func Run(ctx context.Context, name string, r io.Reader, w io.Writer, opt Options
 		}
 		return st, copyAll(w, sp)
 	}
+	p.carry()
 	return st, write(ctx, name, w, sp, p, &opt)
 }
 
 // scan classifies every line and keeps what the plan needs. It returns
 // the time of the last assistant message.
 func scan(ctx context.Context, name string, sp *spool, opt *Options, onBad func(*transcript.BadLineError) error, st *Stats) (*planner, time.Time, error) {
-	p := &planner{opt: opt, match: newMatcher(opt.Allow, opt.Deny)}
+	p := &planner{opt: opt, match: newMatcher(opt.Allow, opt.Deny), ledger: gauge.NewLedger(estimator)}
+	// observe gives the ledger its first pass over the line just added.
+	observe := func(l gauge.LedgerLine) {
+		r := &p.recs[len(p.recs)-1]
+		l.Bytes = r.n
+		m, back := p.ledger.Observe(l)
+		r.mark = m
+		if back >= 0 {
+			p.recs[len(p.recs)-1-back].mark.KeptFrom = true
+		}
+	}
 	d := opt.Format
 	if d == transcript.Unknown {
 		var err error
@@ -166,6 +176,7 @@ func scan(ctx context.Context, name string, sp *spool, opt *Options, onBad func(
 			fallthrough
 		case blankLine:
 			p.recs = append(p.recs, r)
+			observe(gauge.LedgerLine{})
 			return nil
 		}
 		f := &li.f
@@ -218,6 +229,7 @@ func scan(ctx context.Context, name string, sp *spool, opt *Options, onBad func(
 				ext: f.ext, extEmpty: f.extEmpty, slots: f.slots, acts: make([]action, len(f.slots))})
 		}
 		p.recs = append(p.recs, r)
+		observe(f.acct)
 		return nil
 	})
 	if err != nil {
@@ -292,7 +304,7 @@ func write(ctx context.Context, name string, w io.Writer, sp *spool, p *planner,
 	for range workers {
 		wg.Go(func() {
 			for it := range work {
-				it.e, it.err = edit(nil, it.line, it.l, it.r, opt)
+				it.e, it.err = change(nil, it.line, it.l, it.adj, opt)
 				close(it.done)
 			}
 		})
@@ -304,22 +316,32 @@ func write(ctx context.Context, name string, w io.Writer, sp *spool, p *planner,
 			return nil
 		}
 		<-it.done
-		l, line, e := it.l, it.line, it.e
+		num, line, e := it.num, it.line, it.e
 		if it.err != nil {
-			return fmt.Errorf("%s: line %d: %w", name, l.rec+1, it.err)
+			return fmt.Errorf("%s: line %d: %w", name, num, it.err)
 		}
+		// A usage line's _adjusted says what the lines before it gave up:
+		// it is right only if their blobs are stored (Sink.WriteAfter).
 		if len(e.blobs) == 0 {
-			sink.Write(e.out)
+			if it.adj != nil {
+				sink.WriteAfter(e.out, line)
+			} else {
+				sink.Write(e.out)
+			}
 			return nil
 		}
 		if opt.OnMoved != nil {
 			for _, m := range e.moved {
-				m.m.Line = l.rec + 1
+				m.m.Line = num
 				opt.OnMoved(m.m, m.text)
 			}
 		}
 		out, blobs := e.out, e.blobs
-		sink.Go(ctx, len(out)+len(line), func(ctx context.Context) ([]byte, []byte, error) {
+		do := sink.Go
+		if it.adj != nil {
+			do = sink.GoAfter
+		}
+		do(ctx, len(out)+len(line), func(ctx context.Context) ([]byte, []byte, error) {
 			for _, b := range blobs {
 				var err error
 				if batch != nil {
@@ -328,7 +350,7 @@ func write(ctx context.Context, name string, w io.Writer, sp *spool, p *planner,
 					_, err = opt.Store.Put(ctx, b.data)
 				}
 				if err != nil {
-					return nil, line, fmt.Errorf("%s: line %d: storing %s: %w", name, l.rec+1, b.d, err)
+					return nil, line, fmt.Errorf("%s: line %d: storing %s: %w", name, num, b.d, err)
 				}
 			}
 			return out, line, nil
@@ -377,12 +399,8 @@ func write(ctx context.Context, name string, w io.Writer, sp *spool, p *planner,
 			}
 		}
 		var pos int64 // input read so far
-		for li := range p.lines {
-			l := &p.lines[li]
-			if !l.changes() {
-				continue
-			}
-			r := p.recs[l.rec]
+		for _, i := range p.changed() {
+			r := p.recs[i]
 			if err := pass(rd, r.off-pos, queue); err != nil || stopped {
 				return err
 			}
@@ -394,7 +412,8 @@ func write(ctx context.Context, name string, w io.Writer, sp *spool, p *planner,
 			if _, err := io.ReadFull(rd, line); err != nil {
 				return eofUnexpected(err)
 			}
-			if !send(&editItem{line: line, l: l, r: r, done: make(chan struct{})}) {
+			l, adj := p.changes(i)
+			if !send(&editItem{line: line, l: l, adj: adj, num: i + 1, done: make(chan struct{})}) {
 				return nil
 			}
 		}
@@ -417,9 +436,10 @@ func write(ctx context.Context, name string, w io.Writer, sp *spool, p *planner,
 // passed on unchanged.
 type editItem struct {
 	line []byte
-	l    *resLine
-	r    rec
-	done chan struct{} // closed once e and err are set
+	l    *resLine          // its tool results to trim, if any
+	adj  *gauge.Adjustment // its new _adjusted, if any
+	num  int               // its line number
+	done chan struct{}     // closed once e and err are set
 	e    edited
 	err  error
 }
@@ -443,12 +463,8 @@ func writeLossy(ctx context.Context, name string, w io.Writer, sp *spool, p *pla
 	err := func() error {
 		var pos int64 // input copied so far
 		var buf, long []byte
-		for li := range p.lines {
-			l := &p.lines[li]
-			if !l.changes() {
-				continue
-			}
-			r := p.recs[l.rec]
+		for _, i := range p.changed() {
+			r := p.recs[i]
 			if err := pass(rd, r.off-pos, put); err != nil {
 				return err
 			}
@@ -471,9 +487,10 @@ func writeLossy(ctx context.Context, name string, w io.Writer, sp *spool, p *pla
 				}
 				line = long
 			}
-			e, err := edit(buf[:0], line, l, r, opt)
+			l, adj := p.changes(i)
+			e, err := change(buf[:0], line, l, adj, opt)
 			if err != nil {
-				return fmt.Errorf("%s: line %d: %w", name, l.rec+1, err)
+				return fmt.Errorf("%s: line %d: %w", name, i+1, err)
 			}
 			buf = e.out
 			put(e.out)
@@ -499,6 +516,62 @@ func (l *resLine) changes() bool {
 		}
 	}
 	return false
+}
+
+// changed returns the lines the plan changes, by rec, in order: those
+// with tool results to trim, and the usage lines to carry what that takes
+// out of the context.
+func (p *planner) changed() []int {
+	var out []int
+	for _, l := range p.lines {
+		if l.changes() {
+			out = append(out, l.rec)
+		}
+	}
+	for i := range p.adjust {
+		out = append(out, i)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// changes is what changes in line i: its tool results, its _adjusted.
+func (p *planner) changes(i int) (*resLine, *gauge.Adjustment) {
+	var l *resLine
+	if r := p.recs[i]; r.res >= 0 && p.lines[r.res].changes() {
+		l = &p.lines[r.res]
+	}
+	if adj, ok := p.adjust[i]; ok {
+		return l, &adj
+	}
+	return l, nil
+}
+
+// change rewrites one line: its tool results as the plan says (edit),
+// then its _adjusted.
+func change(dst, line []byte, l *resLine, adj *gauge.Adjustment, opt *Options) (edited, error) {
+	var e edited
+	if l != nil {
+		var err error
+		if e, err = edit(dst, line, l, opt); err != nil || adj == nil {
+			return e, err
+		}
+		line = e.out
+	}
+	if adj == nil {
+		return edited{out: append(dst, line...)}, nil
+	}
+	body, nl := line, false
+	if len(body) > 0 && body[len(body)-1] == '\n' {
+		body, nl = body[:len(body)-1], true
+	}
+	var p transcript.Parser
+	t, err := p.Parse(body)
+	if err != nil {
+		return e, err
+	}
+	e.out, err = transcript.SpliceLine(transcript.Line{Body: body, Newline: nl}, []transcript.Edit{adj.Edit(t)})
+	return e, err
 }
 
 // pass hands the next n bytes of rd to put unchanged, a buffer at a time;
@@ -590,7 +663,7 @@ type moved struct {
 
 // edit rewrites one line: each chosen tool result becomes its trimmed or
 // cleared form, and with a store the original goes into _extracted.
-func edit(dst, line []byte, l *resLine, r rec, opt *Options) (edited, error) {
+func edit(dst, line []byte, l *resLine, opt *Options) (edited, error) {
 	body, nl := line, false
 	if len(body) > 0 && body[len(body)-1] == '\n' {
 		body, nl = body[:len(body)-1], true
@@ -652,12 +725,7 @@ func edit(dst, line []byte, l *resLine, r rec, opt *Options) (edited, error) {
 		if len(meta) > 0 {
 			meta = append(meta, ',')
 		}
-		meta = transcript.AppendQuote(meta, s.ptr)
-		meta = append(meta, `:{"blob":`...)
-		meta = transcript.AppendQuote(meta, d.String())
-		meta = append(meta, `,"bytes":`...)
-		meta = strconv.AppendInt(meta, int64(len(raw)), 10)
-		meta = append(meta, '}')
+		meta = transcript.AppendExtractedRecord(meta, s.ptr, d.String(), len(raw), l.tokens[k])
 		action := "soft-trim"
 		if a == hard {
 			action = "hard-clear"

@@ -7,7 +7,9 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
+	"strings"
 	"testing"
 )
 
@@ -51,3 +53,17 @@ func Lines(tb testing.TB, max int) [][]byte {
 	}
 	return lines
 }
+
+// OnlyAdjusted reports whether the line out is the line in with an
+// _adjusted member added at the end of its object and nothing else
+// changed: a usage line that carries what the lines before it gave up
+// (gauge.Ledger).
+func OnlyAdjusted(in, out string) bool {
+	at := strings.Index(out, `,"_adjusted":{`)
+	if at < 0 || at > len(in) || out[:at] != in[:at] || !strings.HasPrefix(in[at:], "}") || !strings.HasSuffix(out, in[at:]) {
+		return false
+	}
+	return adjustedMember.MatchString(out[at : len(out)-len(in[at:])])
+}
+
+var adjustedMember = regexp.MustCompile(`^,"_adjusted":\{[^{}]*\}$`)
