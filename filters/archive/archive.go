@@ -142,6 +142,10 @@ type turn struct {
 	triggers            []string
 	pendBlocked         string // blockers after the last message: inside only if another message follows
 	pendTokens, pendEnd int
+	promptTokens        int // the prompt's share of tokens: it stays
+	// The entries pi numbers (v1) after the prompt and after the last
+	// message: the turn's entries that collapse.
+	entryFrom, entryEnd int
 }
 
 // Run archives the transcript from r to w.
@@ -172,7 +176,7 @@ func Run(ctx context.Context, name string, r io.Reader, w io.Writer, opt Options
 
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	p := &pipeline{opt: opt, sp: sp, w: w, jobs: make(chan *job, opt.Workers), futures: make(chan *job, 64)}
+	p := &pipeline{opt: opt, sp: sp, w: w, jobs: make(chan *job, opt.Workers), futures: make(chan *job, 64), ledger: newLedger(opt.Estimator)}
 	var wg sync.WaitGroup
 	for range opt.Workers {
 		wg.Add(1)
@@ -248,6 +252,7 @@ func (s *spool) close() {
 
 // scanner reads the input line by line and cuts it into turns.
 type scanner struct {
+	entries int // pi's number of the next entry
 	opt     Options
 	p       *pipeline
 	cur     *turn
@@ -284,7 +289,11 @@ func (s *scanner) scan(ctx context.Context, name string, r io.Reader) (int64, er
 
 func (s *scanner) line(ctx context.Context, l transcript.Line, t *transcript.Tree, d transcript.Dialect, off int64) error {
 	n := int64(l.Len())
+	if t != nil || len(l.Body) > 0 && !isBlank(l.Body) && transcript.JSONLossily(l.Body) {
+		s.entries++ // a line pi reads
+	}
 	if t == nil {
+		s.p.ledger.observe(gauge.UnparsedLedgerLine(l.Body), off, int(n))
 		if s.cur != nil {
 			s.cur.addChunk(off, n)
 			if len(l.Body) > 0 && !isBlank(l.Body) {
@@ -294,6 +303,7 @@ func (s *scanner) line(ctx context.Context, l transcript.Line, t *transcript.Tre
 		return nil
 	}
 	acct := gauge.Classify(t, d, s.opt.Estimator)
+	s.p.ledger.observe(gauge.NewLedgerLine(acct, t, d), off, int(n))
 	e := transcript.View(t, d)
 	k := classify(t, d, &e, acct)
 	prompt := k.prompt
@@ -311,7 +321,8 @@ func (s *scanner) line(ctx context.Context, l transcript.Line, t *transcript.Tre
 		s.finish(ctx)
 		s.turns++
 		tu := &turn{index: s.turns - 1, d: d, line: l.Num, start: off, promptEnd: off + n, end: off + n, endNewline: l.Newline,
-			entries: 1, tokens: acct.Estimate, promptID: e.ID, codexEventPrompt: k.codexUser, issued: map[string]bool{}}
+			entries: 1, tokens: acct.Estimate, promptTokens: acct.Estimate, promptID: e.ID, codexEventPrompt: k.codexUser, issued: map[string]bool{},
+			entryFrom: s.entries, entryEnd: s.entries}
 		if strings.HasPrefix(e.ID, transcript.GeneratedIDPrefix) {
 			tu.promptID = ""
 		}
@@ -347,6 +358,7 @@ func (s *scanner) line(ctx context.Context, l transcript.Line, t *transcript.Tre
 	tu.tokens += tu.pendTokens + acct.Estimate
 	tu.pendTokens = 0
 	tu.end, tu.endNewline = off+n, l.Newline
+	tu.entryEnd = s.entries
 	tu.entries++
 	tu.msgsSincePrompt++
 	tu.depth = max(tu.depth, k.depth)
@@ -514,6 +526,7 @@ type pipeline struct {
 	written int64 // input bytes accounted for in the output
 	stats   Stats
 	errs    []error
+	ledger  *ledger
 }
 
 type job struct {
@@ -525,6 +538,7 @@ type job struct {
 	summary string
 	rows    []Indexed
 	err     error
+	added   int // what the synthetic entry puts in context, as the gauge counts it
 }
 
 // collect takes the stored turns in order and, once a batch is durable,
@@ -581,6 +595,7 @@ func (p *pipeline) flush(ctx context.Context, batch []*job) error {
 		if _, err := p.w.Write(j.line); err != nil {
 			return err
 		}
+		p.ledger.archived(j.tu.promptEnd, j.tu.end, j.tu.tokens-j.tu.promptTokens, j.added, collapsed{j.tu.entryFrom, j.tu.entryEnd - j.tu.entryFrom})
 		p.written = j.tu.end
 		p.stats.Archived++
 		p.stats.Bytes += j.tu.end - j.tu.promptEnd
@@ -599,12 +614,13 @@ func (p *pipeline) flush(ctx context.Context, batch []*job) error {
 	return nil
 }
 
-// copyTo copies the input from what is written up to offset to.
+// copyTo copies the input from what is written up to offset to, the
+// usage lines among it carrying what archiving took out before them.
 func (p *pipeline) copyTo(to int64) error {
 	if to <= p.written {
 		return nil
 	}
-	_, err := io.Copy(p.w, io.NewSectionReader(p.sp.f, p.written, to-p.written))
+	err := p.ledger.copyTo(p.w, p.sp.f, p.written, to)
 	p.written = to
 	return err
 }
@@ -689,6 +705,9 @@ func (wk *worker) do(ctx context.Context, j *job) {
 	}
 	m := j.marker()
 	j.line = synth(tu.d, tu, markerText(tu.id, j.summary), metaJSON(m, opt.Now), opt.Now)
+	if t, err := wk.tp.Parse(bytes.TrimSuffix(j.line, []byte{'\n'})); err == nil {
+		j.added = gauge.Contents(t, tu.d, opt.Estimator, nil)
+	}
 }
 
 // index reads the messages of an archived chunk (after the user prompt)

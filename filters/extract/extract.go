@@ -219,7 +219,7 @@ func (x *run) loop(ctx context.Context) error {
 				messages++
 			}
 			x.decide(it)
-			if it.need >= 0 || it.acct.Role == gauge.Usage {
+			if it.need >= 0 || it.acct.Carries() {
 				// A usage line may have to carry what lines before it
 				// gave up (gauge.Ledger).
 				it.tree = tree.Clone()

@@ -66,6 +66,11 @@ type Line struct {
 	Extracted     int
 	KeptExtracted int
 	NoteScale     float64
+
+	// evicts marks the line standing where a roll's evicted range was:
+	// for pi a marker before the kept entries, whose note comes after
+	// them; for the other dialects the note itself.
+	evicts bool
 }
 
 // Estimator turns text into an estimated token count.
@@ -128,9 +133,10 @@ func classify(t *transcript.Tree, d transcript.Dialect, est Estimator, usageEsti
 	if x := t.Get(0, "_extracted"); x >= 0 {
 		l.Extracted = extractedTokens(t, x)
 	}
-	if l.Role == Usage {
+	if l.Role == Usage || l.RollEnd {
 		l.Adj = readAdjustment(t, t.Get(0, transcript.AdjustedField))
 	}
+	l.evicts = t.Get(0, transcript.EvictedField) >= 0
 	return l
 }
 
@@ -147,7 +153,7 @@ func classifyRole(t *transcript.Tree, d transcript.Dialect, est Estimator, usage
 	if r := t.Get(0, transcript.RolledField); r >= 0 && !(d == transcript.OpenClaw && str(0, "type") == "compaction" && t.Get(r, "tokens") < 0) {
 		if tok := t.Get(r, "tokens"); tok >= 0 {
 			l := Line{Role: Compaction, Estimate: intAt(t, tok), Scope: intAt(t, t.Get(r, "kept_lines")), Estimator: t.Str(t.Get(r, "estimator")), RollEnd: true, Marker: t.Str(t.Get(r, "marker")), KeptExtracted: -1}
-			if k := t.Get(r, "kept_extracted"); k >= 0 {
+			if k := t.Get(r, "kept_moved"); k >= 0 {
 				l.KeptExtracted, l.NoteScale = intAt(t, k), floatAt(t, t.Get(r, "scale"))
 			}
 			return l

@@ -56,6 +56,10 @@ func (a Adjustment) in(est string, scale float64) (removed, added int) {
 	return int(math.Round(float64(a.Removed) * f)), int(math.Round(float64(a.Added) * f))
 }
 
+// Carries reports whether a ledger may write an _adjusted on the line: a
+// usage, or a roll note.
+func (l Line) Carries() bool { return l.Role == Usage || l.RollEnd }
+
 // readAdjustment reads the _adjusted member at node n (-1: none).
 func readAdjustment(t *transcript.Tree, n int) Adjustment {
 	if n < 0 || t.Nodes[n].Kind != '{' {
@@ -304,6 +308,10 @@ type Ledger struct {
 	removed, added         int
 	keptRemoved, keptAdded int
 	haveKept               bool
+	// What they were at the last roll marker, for a pi note after the
+	// entries that roll kept.
+	markRemoved, markAdded int
+	haveMark               bool
 }
 
 // keptMark is a recent line as the first pass saw it, with the totals
@@ -342,6 +350,17 @@ type Mark struct {
 	adj      *Adjustment // a usage's _adjusted, if any
 }
 
+// Acts reports whether the second pass does anything with a line that
+// gave up nothing: a usage, a reset, the first entry a compaction keeps.
+// A run that carries only some lines' changes may pass the others over.
+func (m Mark) Acts() bool {
+	return m.KeptFrom || m.kind == markUsage || m.kind == markRoll || m.Resets()
+}
+
+// Resets reports whether the line ends what came before it: a compaction
+// or a roll note.
+func (m Mark) Resets() bool { return m.kind == markReset || m.kind == markKept || m.kind == markNote }
+
 type markKind int8
 
 const (
@@ -351,6 +370,8 @@ const (
 	markKept                   // a pi compaction keeping entries: the total starts from them
 	markScoped                 // inside a roll note's scope: counted, never annotated
 	markOut                    // another thread's line: nothing of it counts
+	markRoll                   // a pi roll's marker: the entries after it are what its note counts
+	markNote                   // a pi roll's note, after them: it carries what they gave up, then resets
 )
 
 // NewLedger returns a ledger that counts with est.
@@ -406,12 +427,24 @@ func (g *Ledger) Observe(l LedgerLine) (m Mark, back int) {
 	g.cal.Add(l.Line)
 	g.mark(l)
 	switch {
+	case l.RollEnd && !l.evicts:
+		// A note after the entries its roll kept (pi's): they count for
+		// it as for a usage.
+		g.scope = l.Scope
+		m = Mark{kind: markNote, scale: g.cal.Scale()}
+		if l.Adj.Present() {
+			a := l.Adj
+			m.adj = &a
+		}
+		return m, -1
 	case l.Role == Compaction:
 		g.scope = l.Scope
 		if back = g.keptBack(l.Line); back >= 0 {
 			return Mark{kind: markKept}, back
 		}
 		return Mark{kind: markReset}, -1
+	case l.evicts:
+		return Mark{kind: markRoll}, -1
 	case g.scope > 0:
 		g.scope--
 		return Mark{kind: markScoped}, -1
@@ -437,6 +470,19 @@ func (g *Ledger) Carry(m Mark, removed, added int) (Adjustment, bool) {
 	switch m.kind {
 	case markOut:
 		return Adjustment{}, false
+	case markRoll:
+		g.markRemoved, g.markAdded, g.haveMark = g.removed+removed, g.added+added, true
+		g.removed += removed
+		g.added += added
+		return Adjustment{}, false
+	case markNote:
+		r, a := g.removed-g.markRemoved, g.added-g.markAdded
+		ok := g.haveMark && (r != 0 || a != 0)
+		g.removed, g.added, g.haveMark, g.haveKept = removed, added, false, false
+		if !ok {
+			return Adjustment{}, false
+		}
+		return m.merged(r, a, g.est.Name()), true
 	case markReset, markKept:
 		// Usage before a compaction is stale; after it, a usage covers
 		// the context from the compaction on, and for pi the entries it
@@ -456,12 +502,18 @@ func (g *Ledger) Carry(m Mark, removed, added int) (Adjustment, bool) {
 	if m.kind != markUsage || g.removed == 0 && g.added == 0 {
 		return Adjustment{}, false
 	}
+	return m.merged(g.removed, g.added, g.est.Name()), true
+}
+
+// merged is the line's _adjusted with a run's removed and added tokens of
+// estimator est added.
+func (m Mark) merged(removed, added int, est string) Adjustment {
 	var old Adjustment
 	if m.adj != nil {
 		old = *m.adj
 	}
-	r, a := old.in(g.est.Name(), m.scale)
-	return Adjustment{Removed: r + g.removed, Added: a + g.added, Scale: m.scale, Estimator: g.est.Name()}, true
+	r, a := old.in(est, m.scale)
+	return Adjustment{Removed: r + removed, Added: a + added, Scale: m.scale, Estimator: est}
 }
 
 // Scale is the calibration so far.
@@ -618,7 +670,12 @@ func Replaced(t *transcript.Tree, d transcript.Dialect, est Estimator, rs []Repl
 // LedgerLineOf is what a Ledger needs of a parsed line of dialect d
 // (Bytes aside, which the caller knows).
 func LedgerLineOf(t *transcript.Tree, d transcript.Dialect, est Estimator) LedgerLine {
-	l := LedgerLine{Line: Classify(t, d, est), Entry: true, Bytes: len(t.Src) + 1}
+	return NewLedgerLine(Classify(t, d, est), t, d)
+}
+
+// NewLedgerLine is LedgerLineOf for a line already classified (acct).
+func NewLedgerLine(acct Line, t *transcript.Tree, d transcript.Dialect) LedgerLine {
+	l := LedgerLine{Line: acct, Entry: true, Bytes: len(t.Src) + 1}
 	switch d {
 	case transcript.OpenClaw:
 		l.ID = piEntryID(t)

@@ -208,10 +208,12 @@ func (s *State) Add(l Line) {
 		s.adj, s.note = l.Adj, nil
 	case Compaction:
 		// Usage recorded before a compaction is stale: estimate from here
-		// (for pi, the line's Estimate includes the entries it keeps).
-		s.HasUsage, s.Usage, s.Estimate = false, 0, l.Estimate
+		// (for pi, the line's Estimate includes the entries it keeps). A
+		// roll note after the entries it kept (pi's) carries what bs took
+		// out of them since (_adjusted), as a usage does.
+		s.HasUsage, s.Usage, s.Estimate = false, 0, max(l.Estimate-l.Adj.Net(), 0)
 		s.noteEstimator = l.Estimator
-		s.adj, s.note, s.scopeExtracted = Adjustment{}, nil, 0
+		s.adj, s.note, s.scopeExtracted = l.Adj, nil, 0
 		if l.RollEnd && l.KeptExtracted >= 0 && l.NoteScale > 0 {
 			s.note = &Line{KeptExtracted: l.KeptExtracted, NoteScale: l.NoteScale, Estimator: l.Estimator}
 		}

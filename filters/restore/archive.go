@@ -18,7 +18,7 @@ import (
 func (x *run) unarchive(ctx context.Context, sink *transcript.Sink, line transcript.Line, t *transcript.Tree, d transcript.Dialect) (bool, error) {
 	m, _, err := archive.ParseMarker(t)
 	if err != nil {
-		x.fail(&BlobError{Line: line.Num, EntryID: "(archived turn)", Err: err})
+		x.keep(sink, &BlobError{Line: line.Num, EntryID: "(archived turn)", Err: err})
 		return false, nil
 	}
 	if err := m.Verify(ctx, x.opt.Store); err != nil {
@@ -26,7 +26,7 @@ func (x *run) unarchive(ctx context.Context, sink *transcript.Sink, line transcr
 		if he, ok := err.(*archive.HolderError); ok {
 			blob = he.Blob
 		}
-		x.fail(&BlobError{Line: line.Num, EntryID: "(archived turn " + m.ID + ")", Blob: blob, Err: err})
+		x.keep(sink, &BlobError{Line: line.Num, EntryID: "(archived turn " + m.ID + ")", Blob: blob, Err: err})
 		return false, nil
 	}
 	x.stats.Entries++

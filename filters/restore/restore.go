@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/bstools/bs/blobstore"
+	"github.com/bstools/bs/filters/archive"
 	"github.com/bstools/bs/filters/gauge"
 	"github.com/bstools/bs/filters/transcript"
 )
@@ -250,7 +251,7 @@ func (x *run) unroll(ctx context.Context, sink *transcript.Sink, line transcript
 	ev := t.Get(0, transcript.EvictedField)
 	fail := func(blob string, err error) (bool, error) {
 		x.unrollFailed = true
-		x.fail(&BlobError{Line: line.Num, EntryID: "(rolled range)", Blob: blob, Err: err})
+		x.keep(sink, &BlobError{Line: line.Num, EntryID: "(rolled range)", Blob: blob, Err: err})
 		return false, nil
 	}
 	skip, err := strconv.Atoi(string(t.Raw(max(t.Get(ev, "skip"), 0))))
@@ -347,7 +348,7 @@ func (x *run) line(ctx context.Context, sink *transcript.Sink, line transcript.L
 		var err error
 		fetches, metaEdit, err = x.plan(line, &e)
 		if err != nil {
-			x.fail(err)
+			x.keep(sink, err)
 			sink.Write(line.Bytes())
 			return nil
 		}
@@ -383,6 +384,14 @@ func (x *run) line(ctx context.Context, sink *transcript.Sink, line transcript.L
 		if n := t.Get(0, transcript.AdjustedField); n >= 0 {
 			edits = append(edits, t.RemoveMember(n))
 			after = true
+		}
+		// A pi compaction bs archive renumbered (archive.ReindexedField)
+		// gets its index back once the turns before it are back.
+		if n := t.Get(0, archive.ReindexedField); n >= 0 {
+			if k, orig := t.Get(0, "firstKeptEntryIndex"), t.Get(n, "firstKeptEntryIndex"); k >= 0 && orig >= 0 {
+				edits = append(edits, t.ReplaceValue(k, t.Raw(orig)), t.RemoveMember(n))
+				after = true
+			}
 		}
 	} else if x.ledger != nil {
 		l, _ := acct.(gauge.LedgerLine)
@@ -469,6 +478,13 @@ func (x *run) line(ctx context.Context, sink *transcript.Sink, line transcript.L
 		return out, orig, nil
 	})
 	return nil
+}
+
+// keep records why a line passes as it was, and tells the sink, so that
+// the lines whose change depends on it pass as they were too.
+func (x *run) keep(sink *transcript.Sink, err error) {
+	x.fail(err)
+	sink.FellBack()
 }
 
 func (x *run) fail(err error) {

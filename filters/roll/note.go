@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/bstools/bs/filters/gauge"
@@ -26,6 +27,10 @@ type note struct {
 	v3        bool // OpenClaw/pi entries have ids (v2+)
 	firstKept int  // the first kept message line
 	estimator string
+	// scopeExtracted is what the _extracted of the lines a note's scope
+	// covers (the kept copies and the lines after the range) say bs took
+	// out of them: the gauge counts a change since against the note.
+	scopeExtracted int
 
 	// In a pi tree (v2+):
 	evicted  map[string]bool // the ids of the entries the range takes
@@ -36,6 +41,14 @@ type note struct {
 func newNote(d transcript.Dialect, lines []line, p plan, opt Options, res gauge.Result) *note {
 	n := &note{d: d, text: p.note, now: opt.Now.UTC().Format(time.RFC3339Nano), tokens: res.Tokens, lines: lines, p: p, session: opt.Session, estimator: opt.Estimator.Name()}
 	n.seed = fmt.Sprintf("%d-%d-%s", p.from, p.to, n.now)
+	for _, i := range p.keep {
+		n.scopeExtracted += lines[i].acct.Extracted
+	}
+	for _, l := range lines[p.to:] {
+		if !l.branch {
+			n.scopeExtracted += l.acct.Extracted
+		}
+	}
 	n.firstKept = p.to
 	for n.firstKept < len(lines) && !lines[n.firstKept].inContext() {
 		n.firstKept++
@@ -112,7 +125,12 @@ func (n *note) rolled(tokens, kept int, newline bool) string {
 	if n.d == transcript.OpenClaw && n.v3 {
 		added += fmt.Sprintf(`,"marker":%s`, q(n.markerID()))
 	}
-	return fmt.Sprintf(`%q:{"by":%q,"tokens":%d,"kept_lines":%d,"estimator":%q%s}`, transcript.RolledField, transcript.RolledBy, tokens, kept, n.estimator, added)
+	if n.d != transcript.OpenClaw {
+		// The note stands before the lines it counts: the gauge takes off
+		// what bs takes out of them later by their _extracted.
+		added += fmt.Sprintf(`,"kept_moved":%d`, n.scopeExtracted)
+	}
+	return fmt.Sprintf(`%q:{"by":%q,"tokens":%d,"kept_lines":%d,"estimator":%q,"scale":%s%s}`, transcript.RolledField, transcript.RolledBy, tokens, kept, n.estimator, strconv.FormatFloat(n.p.scale, 'f', -1, 64), added)
 }
 
 // rolledTag marks the other lines bs roll writes.

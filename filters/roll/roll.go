@@ -172,7 +172,13 @@ func Run(ctx context.Context, name string, r io.Reader, w io.Writer, opt Options
 	if res.Ratio < opt.Trigger {
 		return st, copyAll(w, sp)
 	}
-	plan, ok := planEviction(lines, d, res, opt, needsNewline(sp))
+	// What one estimated token of the evicted messages is worth to the
+	// provider, as the transcript's own usage says (gauge.Calibrator).
+	cal := gauge.NewCalibrator(opt.Estimator)
+	for _, l := range lines {
+		cal.Add(l.acct)
+	}
+	plan, ok := planEviction(lines, d, res, opt, needsNewline(sp), cal.Scale())
 	if !ok {
 		args := []any{"tokens", res.Tokens, "window", res.Window}
 		if branched > 0 {
@@ -438,7 +444,8 @@ type plan struct {
 	keep        []int
 	messages    int
 	tokensAfter int
-	evictedEst  int
+	evictedEst  int     // in provider tokens: the estimate times scale
+	scale       float64 // what an estimated token is worth (gauge.Calibrator)
 	note        string
 	short       bool
 }
@@ -446,7 +453,7 @@ type plan struct {
 // planEviction chooses the fewest oldest units whose eviction brings the
 // context to the target, never touching the last MinKeep messages or
 // anything before the latest compaction.
-func planEviction(lines []line, d transcript.Dialect, res gauge.Result, opt Options, lastOpen bool) (plan, bool) {
+func planEviction(lines []line, d transcript.Dialect, res gauge.Result, opt Options, lastOpen bool, scale float64) (plan, bool) {
 	start := 0 // the in-context part begins after the latest compaction
 	for i, l := range lines {
 		if l.acct.Role != gauge.Compaction || l.branch {
@@ -542,9 +549,9 @@ func planEviction(lines []line, d transcript.Dialect, res gauge.Result, opt Opti
 				}
 			}
 		}
-		p.to, p.messages, p.evictedEst = to, messages, evicted
+		p.to, p.messages, p.evictedEst, p.scale = to, messages, gauge.Worth(evicted, scale), scale
 		p.note = noteText(p, first, last, opt)
-		p.tokensAfter = gauge.TextTokens(opt.Estimator, p.note) + max(before-evicted, 0)
+		p.tokensAfter = gauge.TextTokens(opt.Estimator, p.note) + max(before-p.evictedEst, 0)
 		if p.tokensAfter <= target {
 			break
 		}

@@ -101,6 +101,13 @@ func (s *Sink) WriteAfter(out, fallback []byte) {
 	s.items <- &sinkItem{out: out, fallback: fallback, size: len(out) + len(fallback), after: true}
 }
 
+// FellBack tells the sink that a line it was given passed as it was for
+// want of what its change needed (a blob that could not be read): the
+// lines after it that depend on it get their fallbacks.
+func (s *Sink) FellBack() {
+	s.items <- &sinkItem{err: ErrFellBack}
+}
+
 // Go queues a line computed by job on a worker. job returns the line, the
 // fallback to write if the job or a later commit fails, and its error.
 // size is what the line holds in memory meanwhile.
