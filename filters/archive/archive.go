@@ -293,7 +293,7 @@ func (s *scanner) line(ctx context.Context, l transcript.Line, t *transcript.Tre
 		s.entries++ // a line pi reads
 	}
 	if t == nil {
-		s.p.ledger.observe(gauge.UnparsedLedgerLine(l.Body), off, int(n))
+		s.p.ledger.observe(gauge.UnparsedLedgerLine(l.Body), off, int(n), 0)
 		if s.cur != nil {
 			s.cur.addChunk(off, n)
 			if len(l.Body) > 0 && !isBlank(l.Body) {
@@ -303,7 +303,7 @@ func (s *scanner) line(ctx context.Context, l transcript.Line, t *transcript.Tre
 		return nil
 	}
 	acct := gauge.Classify(t, d, s.opt.Estimator)
-	s.p.ledger.observe(gauge.NewLedgerLine(acct, t, d), off, int(n))
+	s.p.ledger.observe(gauge.NewLedgerLine(acct, t, d), off, int(n), v1KeptIndex(t, d))
 	e := transcript.View(t, d)
 	k := classify(t, d, &e, acct)
 	prompt := k.prompt
@@ -824,4 +824,21 @@ func metaJSON(m Marker, now time.Time) []byte {
 	b = append(b, `,"at":`...)
 	b = transcript.AppendQuote(b, now.UTC().Format(time.RFC3339))
 	return append(b, '}')
+}
+
+// v1KeptIndex is the first kept entry of a pi v1 compaction, pi's or bs
+// roll's, by its number from the start of the file; 0 for any other line.
+func v1KeptIndex(t *transcript.Tree, d transcript.Dialect) int {
+	if d != transcript.OpenClaw || t.Str(t.Get(0, "type")) != "compaction" || t.Get(0, "firstKeptEntryId") >= 0 {
+		return 0
+	}
+	k := t.Get(0, "firstKeptEntryIndex")
+	if k < 0 {
+		return 0
+	}
+	n, err := strconv.Atoi(string(t.Raw(k)))
+	if err != nil || n < 0 {
+		return 0
+	}
+	return n
 }

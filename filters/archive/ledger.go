@@ -54,12 +54,10 @@ func newLedger(est gauge.Estimator) *ledger {
 	return &ledger{g: gauge.NewLedger(est)}
 }
 
-// observe takes the next input line (at off, n bytes) on the first pass.
-func (l *ledger) observe(line gauge.LedgerLine, off int64, n int) {
-	reindex := 0
-	if line.Role == gauge.Compaction && line.KeptID == "" && line.KeptIndex > 0 {
-		reindex = line.KeptIndex
-	}
+// observe takes the next input line (at off, n bytes) on the first pass,
+// with the first kept entry's index if it is a pi v1 compaction (0 if
+// not).
+func (l *ledger) observe(line gauge.LedgerLine, off int64, n int, reindex int) {
 	line.Bytes = n
 	m, back := l.g.Observe(line)
 	l.recent = append(l.recent, off)

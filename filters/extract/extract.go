@@ -413,7 +413,7 @@ func (x *run) emit(ctx context.Context, it *item, move bool) error {
 	t, e := it.tree, &it.entry
 	id, generated := e.ID, false
 	if id == "" {
-		id, generated = transcript.DeriveID(it.line.Body), true
+		id, generated = transcript.DeriveIDOf(t), true
 	}
 	ph := transcript.Placeholder(id)
 	var edits []transcript.Edit

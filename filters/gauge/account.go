@@ -127,7 +127,7 @@ func classify(t *transcript.Tree, d transcript.Dialect, est Estimator, usageEsti
 	if len(t.Nodes) == 0 || t.Nodes[0].Kind != '{' {
 		return Line{}
 	}
-	l := classifyRole(t, d, est, usageEstimate, visit)
+	l := classifyRole(t, d, est, usageEstimate, visit, true)
 	// What bs wrote on the line: the record of what it took out, and on a
 	// usage what it took out of the context the usage covered.
 	if x := t.Get(0, "_extracted"); x >= 0 {
@@ -140,8 +140,28 @@ func classify(t *transcript.Tree, d transcript.Dialect, est Estimator, usageEsti
 	return l
 }
 
-// classifyRole is classify without what bs wrote on the line.
-func classifyRole(t *transcript.Tree, d transcript.Dialect, est Estimator, usageEstimate bool, visit func(Part)) Line {
+// runtimeLine is what a line is to the runtime's own view of the context,
+// for tests that check the gauge against it: its estimate even when it
+// carries usage, and a line bs roll wrote read as what it is in the
+// runtime's shape, not as the figure it states: pi's compaction as the
+// compaction it is; elsewhere the note's text, in context where the
+// evicted range was, the lines before it staying (roll keeps them in
+// place, and Codex, say, sends its initial context again after a
+// compaction).
+func runtimeLine(t *transcript.Tree, d transcript.Dialect, est Estimator) Line {
+	if len(t.Nodes) == 0 || t.Nodes[0].Kind != '{' {
+		return Line{}
+	}
+	l := classifyRole(t, d, est, true, nil, false)
+	if l.Role == Usage || l.Role == Compaction && d != transcript.OpenClaw && t.Get(0, transcript.RolledField) >= 0 {
+		l.Role = Content
+	}
+	return l
+}
+
+// classifyRole is classify without what bs wrote on the line; without
+// rollNotes a line bs roll wrote reads as any other.
+func classifyRole(t *transcript.Tree, d transcript.Dialect, est Estimator, usageEstimate bool, visit func(Part), rollNotes bool) Line {
 	str := func(i int, names ...string) string { return t.Str(t.Path(i, names...)) }
 	content := func(i int) Line {
 		c := countChars(t, i, est, visit)
@@ -150,7 +170,7 @@ func classifyRole(t *transcript.Tree, d transcript.Dialect, est Estimator, usage
 	// A bs roll note states the context it leaves behind, in any dialect.
 	// Roll's copy of the compaction pi started from, which it evicted,
 	// keeps from the marker on: it reads as the pi compaction it is.
-	if r := t.Get(0, transcript.RolledField); r >= 0 && !(d == transcript.OpenClaw && str(0, "type") == "compaction" && t.Get(r, "tokens") < 0) {
+	if r := t.Get(0, transcript.RolledField); rollNotes && r >= 0 && !(d == transcript.OpenClaw && str(0, "type") == "compaction" && t.Get(r, "tokens") < 0) {
 		if tok := t.Get(r, "tokens"); tok >= 0 {
 			l := Line{Role: Compaction, Estimate: intAt(t, tok), Scope: intAt(t, t.Get(r, "kept_lines")), Estimator: t.Str(t.Get(r, "estimator")), RollEnd: true, Marker: t.Str(t.Get(r, "marker")), KeptExtracted: -1}
 			if k := t.Get(r, "kept_moved"); k >= 0 {

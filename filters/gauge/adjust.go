@@ -142,9 +142,11 @@ const (
 // Calibrator measures, as a transcript streams by, what one estimated
 // token is worth in the tokens the provider counts: for each two usages in
 // a row with no compaction between them, the growth the provider reported
-// against the estimate of the lines that made it. The estimate is of the
-// lines as the runtime sent them: what bs has taken out of them since
-// (the usages' _adjusted) is counted back in.
+// against the estimate of the lines that made it. Only the lines as the
+// runtime sent them say that: two usages whose _adjusted differ had lines
+// between them that bs changed since, and are not measured. On a
+// transcript bs has changed, the worth the earlier run wrote with its
+// _adjusted (measured on the lines as they were) is taken instead.
 type Calibrator struct {
 	est     string // the estimator's name
 	have    bool   // a usage to measure from
@@ -155,8 +157,8 @@ type Calibrator struct {
 
 	ratios runningMedian // of the growths of at least calibrationPairMin
 
-	// seen is the scale of the last _adjusted read, for when the lines
-	// read say too little (a run that resumes near the end of a file).
+	// seen is the scale of the last _adjusted read: an earlier run's,
+	// measured on the lines before it changed them.
 	seen   float64
 	sparse bool // measure nothing: the worth is what _adjusted says
 }
@@ -191,9 +193,9 @@ func (c *Calibrator) Add(l Line) (est, real int, pair bool) {
 				net = l.Adj.Net() // another estimator's: as the provider counts
 			}
 		}
-		est = c.grown + net - c.lastNet
+		est = c.grown
 		real = l.Tokens - c.last
-		pair = c.have && real > 0 && est >= 0
+		pair = c.have && real > 0 && net == c.lastNet
 		if pair && est >= calibrationPairMin {
 			c.ratios.add(float64(real) / float64(est))
 		}
@@ -202,12 +204,13 @@ func (c *Calibrator) Add(l Line) (est, real int, pair bool) {
 	return est, real, pair
 }
 
-// Scale is what one estimated token is worth so far.
+// Scale is what one estimated token is worth so far: what the last
+// _adjusted read says, else the median of the growths measured, else 1.
 func (c *Calibrator) Scale() float64 {
+	if c.seen > 0 {
+		return c.seen
+	}
 	if c.sparse || c.ratios.n() < calibrationMinPairs {
-		if c.seen > 0 {
-			return c.seen
-		}
 		return 1
 	}
 	s := min(max(c.ratios.median(), calibrationLow), calibrationHigh)

@@ -43,6 +43,18 @@ type Options struct {
 	// message's. A subagent's lines (isSidechain), which older Claude
 	// Code wrote into the main file, are not in the main thread's context.
 	thread thread
+	// runtime makes Measure estimate the context as the runtime would
+	// load it, ignoring every usage and reading bs roll's lines in the
+	// runtime's shape (runtimeLine): what tests check the gauge against.
+	runtime bool
+}
+
+// classify is what a line contributes to this reading.
+func (o *Options) classify(t *transcript.Tree, d transcript.Dialect) Line {
+	if o.runtime {
+		return runtimeLine(t, d, o.Estimator)
+	}
+	return classify(t, d, o.Estimator, false, nil)
 }
 
 type thread int8
@@ -363,7 +375,7 @@ func Measure(name string, r io.Reader, tee io.Writer, opt Options) (Result, erro
 			s.Add(Line{RollEnd: note, Marker: marker})
 			return nil
 		}
-		l := classify(t, d, opt.Estimator, false, nil)
+		l := opt.classify(t, d)
 		if n, ok := treeNode(t, d); ok {
 			tree.add(n, d, line.Num, l.Role == Usage || l.Role == Compaction)
 		}
@@ -401,7 +413,7 @@ func Measure(name string, r io.Reader, tee io.Writer, opt Options) (Result, erro
 		if n, ok := treeNode(t, d); ok {
 			tree.add(n, d, line.Num, false)
 		}
-		s.Add(classify(t, d, opt.Estimator, false, nil))
+		s.Add(opt.classify(t, d))
 		return nil
 	})
 	if err != nil {

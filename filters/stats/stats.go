@@ -658,7 +658,7 @@ func (c *counter) largest(line transcript.Line, e *transcript.Entry, tokens int,
 	}
 	id := e.ID
 	if id == "" {
-		id = transcript.DeriveID(line.Body)
+		id = transcript.DeriveIDOf(e.Tree)
 	}
 	best := Other
 	for k := range NumKinds {

@@ -115,6 +115,37 @@ func DeriveID(line []byte) string {
 	return GeneratedIDPrefix + hex.EncodeToString(sum[:8])
 }
 
+// DeriveIDOf is DeriveID of a parsed line, leaving out its _adjusted
+// member (AdjustedField): a later run rewrites that, and restore --all
+// takes it away with the values it puts back, so the id stays the one
+// the fully restored line gets.
+func DeriveIDOf(t *Tree) string {
+	cut := AdjustedSpan(t)
+	return DeriveIDCut(t.Src, cut.Start, cut.End)
+}
+
+// AdjustedSpan is the span the line's _adjusted member takes, with its
+// comma (empty when it has none): what DeriveIDOf leaves out.
+func AdjustedSpan(t *Tree) Edit {
+	if len(t.Nodes) > 0 && t.Nodes[0].Kind == '{' {
+		if n := t.Get(0, AdjustedField); n >= 0 {
+			return t.RemoveMember(n)
+		}
+	}
+	return Edit{}
+}
+
+// DeriveIDCut is DeriveID of line without bytes [start, end).
+func DeriveIDCut(line []byte, start, end int) string {
+	if start >= end {
+		return DeriveID(line)
+	}
+	h := sha256.New()
+	h.Write(line[:start])
+	h.Write(line[end:])
+	return GeneratedIDPrefix + hex.EncodeToString(h.Sum(nil)[:8])
+}
+
 // View builds the entry view of a parsed line in dialect d.
 func View(t *Tree, d Dialect) Entry {
 	e := Entry{Tree: t, Extractable: -1, Extracted: -1, Restored: -1, Redacted: -1}

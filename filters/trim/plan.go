@@ -40,6 +40,7 @@ type resLine struct {
 	slots    []slot
 	acts     []action
 	tokens   []int // what each action takes out of the context (gauge.Ledger)
+	adjusted transcript.Edit
 }
 
 // planner runs OpenClaw's pruneContextMessages over the remembered lines.

@@ -59,6 +59,9 @@ type facts struct {
 	// acct is what the line is to the gauge, for the ledger that carries
 	// what the run takes out of the context onto the usage lines after.
 	acct gauge.LedgerLine
+	// adjusted is the span of its _adjusted member, which a derived id
+	// leaves out (transcript.DeriveIDOf).
+	adjusted transcript.Edit
 }
 
 type call struct{ id, name string }
@@ -112,6 +115,7 @@ func classify(t *transcript.Tree, d transcript.Dialect) facts {
 	}
 	if len(f.slots) > 0 {
 		c.anchors(d)
+		f.adjusted = transcript.AdjustedSpan(t)
 		nodes := make([]int, len(f.slots))
 		for i := range f.slots {
 			nodes[i] = f.slots[i].node

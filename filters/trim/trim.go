@@ -226,7 +226,7 @@ func scan(ctx context.Context, name string, sp *spool, opt *Options, onBad func(
 			}
 			r.res = len(p.lines)
 			p.lines = append(p.lines, resLine{rec: len(p.recs), id: f.id, fixed: f.fixed, rootEnd: f.rootEnd,
-				ext: f.ext, extEmpty: f.extEmpty, slots: f.slots, acts: make([]action, len(f.slots))})
+				ext: f.ext, extEmpty: f.extEmpty, slots: f.slots, acts: make([]action, len(f.slots)), adjusted: f.adjusted})
 		}
 		p.recs = append(p.recs, r)
 		observe(f.acct)
@@ -671,7 +671,7 @@ func edit(dst, line []byte, l *resLine, opt *Options) (edited, error) {
 	var e edited
 	id, derived := l.id, false
 	if opt.Store != nil && id == "" {
-		id, derived = transcript.DeriveID(body), true
+		id, derived = transcript.DeriveIDCut(body, l.adjusted.Start, l.adjusted.End), true
 	}
 	suffix := ""
 	if opt.Store != nil {
