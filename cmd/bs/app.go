@@ -66,7 +66,7 @@ func exitCode(ctx context.Context, u ui, cmd string, err error) int {
 		// pipe sees the input end and finishes without an error, but its
 		// output may be cut short: say so, as when it stops mid-file.
 		// bs watch, whose work is to run until stopped, ends cleanly.
-		if ctx.Err() != nil && cmd != "watch" {
+		if ctx.Err() != nil && cmd != "watch" && cmd != "ui" {
 			u.errorf(cmd, msgInterrupted)
 			return exitInterrupted
 		}
@@ -245,6 +245,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			skillCommand(),
 			storeCommand(),
 			pruneCommand(),
+			uiCommand(),
 		),
 	}
 }

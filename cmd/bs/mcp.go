@@ -105,18 +105,7 @@ func newAgent(c *cli.Context) (*agent.Agent, *common, error) {
 		Rewrite: func(ctx context.Context, path string, edit agent.EditFunc) error {
 			return rewriteWhenQuiet(ctx, ip, path, edit)
 		},
-		Search: func(ctx context.Context, q index.Query) ([]index.Hit, error) {
-			_, err := os.Stat(ixPath)
-			if _, perr := os.Stat(pendingDir(ixPath)); err != nil && perr != nil {
-				return nil, errors.New(msgAgentNoIndex)
-			}
-			ix, err := openIndex(ctx, ixPath, ui{io.Discard}, nil)
-			if err != nil {
-				return nil, err
-			}
-			defer ix.Close()
-			return ix.Search(ctx, q)
-		},
+		Search: searchIndex(ixPath),
 		Checkpoint: func(path string) (string, error) {
 			key, err := checkpoint.KeyOfFile(path, cm.format)
 			if err != nil {
@@ -133,6 +122,24 @@ func newAgent(c *cli.Context) (*agent.Agent, *common, error) {
 		},
 	}
 	return agent.New(env), cm, nil
+}
+
+// searchIndex searches the index at ixPath, adding the rows the filters
+// queued first; an index that is not there (nor queued rows) is an error,
+// never a new empty one.
+func searchIndex(ixPath string) func(ctx context.Context, q index.Query) ([]index.Hit, error) {
+	return func(ctx context.Context, q index.Query) ([]index.Hit, error) {
+		_, err := os.Stat(ixPath)
+		if _, perr := os.Stat(pendingDir(ixPath)); err != nil && perr != nil {
+			return nil, errors.New(msgAgentNoIndex)
+		}
+		ix, err := openIndex(ctx, ixPath, ui{io.Discard}, nil)
+		if err != nil {
+			return nil, err
+		}
+		defer ix.Close()
+		return ix.Search(ctx, q)
+	}
 }
 
 // rewriteWhenQuiet rewrites path with edit through the in-place code,

@@ -197,3 +197,12 @@ const (
 	msgMCPInvalid   = "invalid request: %v"
 	msgMCPTooLong   = "invalid request: the message is longer than %d bytes"
 )
+
+// bs ui.
+const (
+	msgUINoRoots     = "no sessions to serve: name a directory, glob or file, or keep sessions where OpenClaw, pi, Claude Code or Codex do (~/.openclaw/agents, ~/.pi/agent/sessions, ~/.claude/projects, ~/.codex/sessions)"
+	msgUIWindow      = "--context-window must not be negative"
+	msgUIListen      = "cannot listen on %s: %v"
+	msgUINotLoopback = "listening on %s, which is not loopback: anyone who can reach it and has the token can read these sessions and the store"
+	msgUIOpen        = "cannot open a browser (%v): open the URL above"
+)

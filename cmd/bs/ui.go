@@ -1,0 +1,275 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/bstools/bs/filters/checkpoint"
+	"github.com/bstools/bs/filters/webui"
+)
+
+func uiCommand() *cli.Command {
+	flags := []cli.Flag{
+		&cli.StringFlag{Name: "addr", Value: "127.0.0.1:0", Usage: "listen on `HOST:PORT` (default: 127.0.0.1 on a free port; another address is reachable by others and is warned about)"},
+		&cli.StringSliceFlag{Name: "allow-host", Usage: "also answer requests for `HOST[:PORT]` (the Host header; repeatable), e.g. the name others reach a non-loopback --addr by"},
+		&cli.BoolFlag{Name: "open", Usage: "open the app in the default browser"},
+		&cli.BoolFlag{Name: "read-only", Usage: "serve no actions: nothing can be changed from the browser"},
+		&cli.IntFlag{Name: "context-window", Usage: "the context window in tokens for the gauge (default: from the transcript or the model)"},
+		&cli.StringFlag{Name: "checkpoint-dir", EnvVars: []string{"BS_CHECKPOINT_DIR"}, Usage: "the checkpoint directory (default: $XDG_STATE_HOME/bs/checkpoints)"},
+	}
+	flags = append(flags, indexFlags()...)
+	for _, f := range commonFlags() {
+		switch f.Names()[0] {
+		case "in-place", "force", "min-savings", "idle", "strict":
+		default:
+			flags = append(flags, f)
+		}
+	}
+	return &cli.Command{
+		Name:      "ui",
+		Usage:     "a local web app: where the tokens go, a session entry by entry, restore with a click",
+		ArgsUsage: "[PATH...]",
+		Description: "Serves a web app over the session files found under each PATH (directories are walked for *.jsonl, " +
+			"globs and files are taken as they are; without PATH, where OpenClaw, pi, Claude Code and Codex keep them) " +
+			"and prints its URL. The app lists the sessions with their gauge, shows a session's entries page by page " +
+			"(placeholders expand to the stored value), charts where its tokens go and its context over time, searches " +
+			"the index, shows the latest checkpoint, and previews and applies extract, trim and roll, restores an entry " +
+			"and sets _extractable, through the same code as -i (locks, --quiet-period, refusals). It listens on " +
+			"127.0.0.1 on a free port; every request needs the token in the printed URL (then a cookie), a Host the " +
+			"server answers to, and for a change a POST from the app's own Origin. --read-only serves no actions. " +
+			"Everything the page loads is in the binary. Stop it with Ctrl-C.",
+		Flags:  flags,
+		Action: runUI,
+	}
+}
+
+// defaultSessionRoots are where the runtimes keep their sessions.
+func defaultSessionRoots() []string {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return nil
+	}
+	var roots []string
+	for _, r := range []string{".openclaw/agents", ".pi/agent/sessions", ".claude/projects", ".codex/sessions"} {
+		if info, err := os.Stat(filepath.Join(home, r)); err == nil && info.IsDir() {
+			roots = append(roots, filepath.Join(home, r))
+		}
+	}
+	return roots
+}
+
+func runUI(c *cli.Context) error {
+	cm, err := parseCommon(c)
+	if err != nil {
+		return err
+	}
+	roots := cm.files
+	if len(roots) == 0 {
+		if roots = defaultSessionRoots(); len(roots) == 0 {
+			return usagef(msgUINoRoots)
+		}
+	}
+	if c.Int("context-window") < 0 {
+		return usagef(msgUIWindow)
+	}
+	store, err := cm.openStore()
+	if err != nil {
+		return err
+	}
+	cpDir := checkpoint.Dir{Root: c.String("checkpoint-dir")}
+	if cpDir.Root == "" {
+		cpDir.Root = filepath.Join(stateDir(), "checkpoints")
+	}
+	ln, err := net.Listen("tcp", c.String("addr"))
+	if err != nil {
+		return fmt.Errorf(msgUIListen, c.String("addr"), err)
+	}
+	defer ln.Close()
+	addr := ln.Addr().(*net.TCPAddr)
+	if !addr.IP.IsLoopback() {
+		cm.ui.warnf(msgUINotLoopback, addr)
+	}
+	hosts := webui.LoopbackHosts(addr.String())
+	if host, _, err := net.SplitHostPort(c.String("addr")); err == nil && host != "" && !addr.IP.IsUnspecified() {
+		hosts = append(hosts, net.JoinHostPort(host, fmt.Sprint(addr.Port)))
+	}
+	hosts = append(hosts, c.StringSlice("allow-host")...)
+	token := webui.NewToken()
+	srv := webui.New(webui.Options{
+		List:        func() ([]string, error) { return sessionFiles(roots) },
+		Store:       store,
+		Search:      searchIndex(indexPath(c)),
+		Checkpoints: cpDir,
+		Format:      cm.format,
+		Window:      c.Int("context-window"),
+		Commands:    newUICommands(c),
+		ReadOnly:    c.Bool("read-only"),
+		Token:       token,
+		Hosts:       hosts,
+		Log:         cm.log,
+	})
+	url := fmt.Sprintf("http://%s/?token=%s", urlHost(addr), token)
+	fmt.Fprintln(c.App.Writer, url)
+	cm.log.Info("serving bs ui", "addr", addr.String(), "roots", strings.Join(roots, ","), "read_only", c.Bool("read-only"))
+	if c.Bool("open") {
+		if err := openBrowser(url); err != nil {
+			cm.ui.warnf(msgUIOpen, err)
+		}
+	}
+	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
+	done := make(chan error, 1)
+	go func() { done <- hs.Serve(ln) }()
+	select {
+	case err := <-done:
+		return err
+	case <-c.Context.Done():
+		shut, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		hs.Shutdown(shut)
+		return nil // stopped by a signal: a clean end
+	}
+}
+
+// urlHost is the host:port a browser reaches addr at.
+func urlHost(addr *net.TCPAddr) string {
+	if addr.IP.IsUnspecified() {
+		return net.JoinHostPort("127.0.0.1", fmt.Sprint(addr.Port))
+	}
+	return addr.String()
+}
+
+func openBrowser(url string) error {
+	var cmd *exec.Cmd
+	switch runtime.GOOS {
+	case "darwin":
+		cmd = exec.Command("open", url)
+	case "windows":
+		cmd = exec.Command("rundll32", "url.dll,FileProtocolHandler", url)
+	default:
+		cmd = exec.Command("xdg-open", url)
+	}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	go cmd.Wait()
+	return nil
+}
+
+// uiCommands runs the app's actions as bs command lines, in this process
+// and through the same code as on the command line: the filters' -i, with
+// its locks, quiet period and refusals, and their messages.
+type uiCommands struct {
+	bs    []string            // "bs", and --config FILE when given
+	flags map[string][]string // the ui's own flags a command takes too, by name, as --name=value
+}
+
+// uiForwardFlags are the flags of bs ui that the commands it runs are
+// given as they were given to it.
+var uiForwardFlags = []string{"store", "cache", "cache-size", "encrypt-to", "identity", "format", "now", "log-level", "lock-timeout", "quiet-period", "index"}
+
+func newUICommands(c *cli.Context) *uiCommands {
+	u := &uiCommands{bs: []string{"bs"}, flags: map[string][]string{}}
+	if cfg := c.String("config"); cfg != "" {
+		u.bs = append(u.bs, "--config", cfg)
+	}
+	for _, name := range uiForwardFlags {
+		if !c.IsSet(name) {
+			continue
+		}
+		switch name {
+		case "encrypt-to", "identity":
+			for _, v := range c.StringSlice(name) {
+				u.flags[name] = append(u.flags[name], "--"+name+"="+v)
+			}
+		default:
+			u.flags[name] = []string{"--" + name + "=" + c.Generic(name).(fmt.Stringer).String()}
+		}
+	}
+	return u
+}
+
+// run runs 'bs CMD ARGS... FILE' with the forwarded flags CMD takes
+// (except those named in skip), standard output going to stdout. A
+// failure is a *webui.CommandError with the message bs would print.
+func (u *uiCommands) run(ctx context.Context, cmd string, args []string, file string, stdout *bytes.Buffer, skip ...string) error {
+	app := newApp(strings.NewReader(""), stdout, &bytes.Buffer{})
+	line := append(slices.Clone(u.bs), cmd)
+	for _, c := range app.Commands {
+		if c.Name != cmd {
+			continue
+		}
+		for _, f := range c.Flags {
+			if name := f.Names()[0]; !slices.Contains(skip, name) {
+				line = append(line, u.flags[name]...)
+			}
+		}
+	}
+	line = append(append(line, args...), "--", file)
+	app.Metadata = map[string]any{argsKey: line}
+	err := app.RunContext(ctx, line)
+	if err == nil {
+		return nil
+	}
+	var msg bytes.Buffer
+	exitCode(ctx, ui{&msg}, cmd, err)
+	var busy *busyError
+	return &webui.CommandError{Message: strings.TrimSpace(msg.String()), Busy: errors.As(err, &busy)}
+}
+
+func (u *uiCommands) Stats(ctx context.Context, path string) (json.RawMessage, error) {
+	var out bytes.Buffer
+	if err := u.run(ctx, "stats", []string{"--json"}, path, &out); err != nil {
+		return nil, err
+	}
+	return json.RawMessage(bytes.TrimSpace(out.Bytes())), nil
+}
+
+func (u *uiCommands) Preview(ctx context.Context, filter, path, out string) error {
+	scratch := filepath.Join(filepath.Dir(out), "store")
+	var buf bytes.Buffer
+	// The values go to a scratch store, unencrypted and private like any
+	// store, which goes with the preview; nothing is indexed.
+	if err := u.run(ctx, filter, []string{"--store=" + scratch, "--no-index"}, path, &buf, "store", "cache", "cache-size", "encrypt-to", "index"); err != nil {
+		return err
+	}
+	return os.WriteFile(out, buf.Bytes(), 0o600)
+}
+
+func (u *uiCommands) Apply(ctx context.Context, filter, path string) error {
+	return u.run(ctx, filter, []string{"-i"}, path, &bytes.Buffer{})
+}
+
+func (u *uiCommands) Restore(ctx context.Context, path, id string) (json.RawMessage, error) {
+	dir, err := os.MkdirTemp("", "bs-ui-restore-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	result := filepath.Join(dir, "result.json")
+	if err := u.run(ctx, "restore", []string{"--id", id, "--result", result, "-i"}, path, &bytes.Buffer{}); err != nil {
+		return nil, err
+	}
+	b, err := os.ReadFile(result)
+	if err != nil {
+		return nil, err
+	}
+	return json.RawMessage(bytes.TrimSpace(b)), nil
+}
+
+func (u *uiCommands) SetExtractable(ctx context.Context, path, id, value string) error {
+	return u.run(ctx, "restore", []string{"--set-extractable", id + "=" + value, "-i"}, path, &bytes.Buffer{})
+}

@@ -1,0 +1,181 @@
+package webui
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"os"
+	"strconv"
+
+	"github.com/bstools/bs/filters/checkpoint"
+	"github.com/bstools/bs/filters/gauge"
+	"github.com/bstools/bs/filters/transcript"
+)
+
+// point is the context at one usage record: the tokens the provider
+// counted, on line Line (from 1).
+type point struct {
+	Line   int `json:"line"`
+	Tokens int `json:"tokens"`
+}
+
+// mark is a compaction on the timeline: the runtime's own, or bs roll's
+// note.
+type mark struct {
+	Line   int    `json:"line"`
+	Kind   string `json:"kind"` // compaction or roll
+	Before int    `json:"tokens_before,omitempty"`
+}
+
+// summary is what one read of a whole file tells.
+type summary struct {
+	points      []point
+	marks       []mark
+	moved       int64
+	movedValues int
+	title, cwd  string
+	window      int
+}
+
+// summaryMarkers are the bytes a line must hold for the summary to parse
+// it: usage records, compactions, roll notes and _extracted.
+var summaryMarkers = [][]byte{[]byte("usage"), []byte("ompact"), []byte("_extracted"), []byte("_rolled"), []byte(`"cwd"`)}
+
+// titleLines is how many lines the summary parses in search of the first
+// thing the user said.
+const titleLines = 400
+
+// summary reads the file once, in file order, for the usage records,
+// compactions and extracted bytes.
+func (fi *fileInfo) summary(f *os.File) (*summary, error) {
+	fi.sumOnce.Do(func() { fi.sum, fi.sumErr = fi.readSummary(f) })
+	return fi.sum, fi.sumErr
+}
+
+func (fi *fileInfo) readSummary(f *os.File) (*summary, error) {
+	sum := &summary{}
+	r := transcript.NewReader(io.NewSectionReader(f, 0, fi.size))
+	var p transcript.Parser
+	est := gauge.CharsPer4{}
+	lastMsg := ""
+	for {
+		l, err := r.NextView()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		wantTitle := sum.title == "" && l.Num <= titleLines
+		if !wantTitle && !hasAny(l.Body, summaryMarkers) {
+			continue
+		}
+		t, err := p.Parse(l.Body)
+		if err != nil {
+			continue
+		}
+		if wantTitle {
+			sum.title = firstUserText(t, fi.dialect)
+		}
+		if sum.cwd == "" {
+			sum.cwd = cwdOf(t)
+		}
+		e := transcript.View(t, fi.dialect)
+		if e.Extracted >= 0 {
+			t.Children(e.Extracted, func(c, _ int) {
+				if n, err := strconv.ParseInt(string(t.Raw(t.Get(c, "bytes"))), 10, 64); t.Get(c, "bytes") >= 0 && err == nil {
+					sum.moved += n
+				}
+				sum.movedValues++
+			})
+		}
+		line := gauge.Classify(t, fi.dialect, est)
+		if line.Window > 0 {
+			sum.window = line.Window
+		}
+		switch line.Role {
+		case gauge.Usage:
+			if line.MsgID != "" && line.MsgID == lastMsg {
+				continue // one response split over several lines
+			}
+			lastMsg = line.MsgID
+			sum.points = append(sum.points, point{l.Num, line.Tokens})
+		case gauge.Compaction:
+			m := mark{Line: l.Num, Kind: "compaction"}
+			if t.Get(0, "_rolled") >= 0 || line.RollEnd {
+				m.Kind = "roll"
+			}
+			if n := t.Get(0, "tokensBefore"); n >= 0 {
+				m.Before, _ = strconv.Atoi(string(t.Raw(n)))
+			}
+			sum.marks = append(sum.marks, m)
+		}
+	}
+	return sum, nil
+}
+
+func hasAny(b []byte, subs [][]byte) bool {
+	for _, s := range subs {
+		if bytes.Contains(b, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// firstUserText is the gist of a user message's text, or "".
+func firstUserText(t *transcript.Tree, d transcript.Dialect) string {
+	e := transcript.View(t, d)
+	if e.Role != "user" {
+		return ""
+	}
+	for _, v := range e.Values {
+		if v.Kind == transcript.Text {
+			if s := checkpoint.Gist(t.StrPrefix(v.Measure, 400), 90); s != "" && !bytes.HasPrefix([]byte(s), []byte("<")) {
+				return s
+			}
+		}
+	}
+	return ""
+}
+
+// cwdOf is the working directory a header or message line names.
+func cwdOf(t *transcript.Tree) string {
+	if n := t.Get(0, "cwd"); n >= 0 {
+		return t.Str(n)
+	}
+	return t.Str(t.Path(0, "payload", "cwd"))
+}
+
+func (s *Server) timeline(w http.ResponseWriter, r *http.Request) {
+	path, err := s.path(r)
+	if err != nil {
+		failErr(w, err)
+		return
+	}
+	fi, f, err := s.files.get(path, s.opt.Format)
+	if err != nil {
+		failErr(w, err)
+		return
+	}
+	defer f.Close()
+	sum, err := fi.summary(f)
+	if err != nil {
+		failErr(w, err)
+		return
+	}
+	window := s.opt.Window
+	if window == 0 {
+		if g, err := gauge.MeasureFile(f, s.gaugeOptions()); err == nil {
+			window = g.Window
+		}
+	}
+	reply(w, map[string]any{"points": nonNil(sum.points), "marks": nonNil(sum.marks), "window": window, "lines": len(fi.lines)})
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
