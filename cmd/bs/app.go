@@ -330,6 +330,17 @@ func commonFlags() []cli.Flag {
 	), inPlaceFlags()...)
 }
 
+// commonFlagsWhere returns the common flags whose name keep takes.
+func commonFlagsWhere(keep func(name string) bool) []cli.Flag {
+	var flags []cli.Flag
+	for _, f := range commonFlags() {
+		if keep(f.Names()[0]) {
+			flags = append(flags, f)
+		}
+	}
+	return flags
+}
+
 // readFlags are the common flags of a command that only reads
 // transcripts (gauge): no store, nothing to rewrite in place.
 func readFlags() []cli.Flag {

@@ -50,13 +50,9 @@ func agentFlags() []cli.Flag {
 		&cli.StringFlag{Name: "checkpoint-dir", EnvVars: []string{"BS_CHECKPOINT_DIR"}, Usage: "the checkpoint directory (default: $XDG_STATE_HOME/bs/checkpoints)"},
 	}
 	flags = append(flags, indexFlags()...)
-	for _, f := range commonFlags() {
-		switch f.Names()[0] {
-		case "store", "format", "now", "log-level", "lock-timeout", "quiet-period", "force":
-			flags = append(flags, f)
-		}
-	}
-	return flags
+	return append(flags, commonFlagsWhere(func(name string) bool {
+		return slices.Contains([]string{"store", "format", "now", "log-level", "lock-timeout", "quiet-period", "force"}, name)
+	})...)
 }
 
 // newAgent builds the tools' environment from the flags.

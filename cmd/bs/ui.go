@@ -32,13 +32,10 @@ func uiCommand() *cli.Command {
 		&cli.StringFlag{Name: "checkpoint-dir", EnvVars: []string{"BS_CHECKPOINT_DIR"}, Usage: "the checkpoint directory (default: $XDG_STATE_HOME/bs/checkpoints)"},
 	}
 	flags = append(flags, indexFlags()...)
-	for _, f := range commonFlags() {
-		switch f.Names()[0] {
-		case "in-place", "force", "min-savings", "idle", "strict":
-		default:
-			flags = append(flags, f)
-		}
-	}
+	// bs ui changes files only as -i does, and offers no --force.
+	flags = append(flags, commonFlagsWhere(func(name string) bool {
+		return !slices.Contains([]string{"in-place", "force", "min-savings", "idle", "strict"}, name)
+	})...)
 	return &cli.Command{
 		Name:      "ui",
 		Usage:     "a local web app: where the tokens go, a session entry by entry, restore with a click",

@@ -29,12 +29,7 @@ type statsEntry struct {
 	report json.RawMessage
 }
 
-func (s *Server) stats(w http.ResponseWriter, r *http.Request) {
-	path, err := s.path(r)
-	if err != nil {
-		failErr(w, err)
-		return
-	}
+func (s *Server) stats(w http.ResponseWriter, r *http.Request, path string) {
 	if s.opt.Commands == nil {
 		failErr(w, notFound("stats are not served here"))
 		return
@@ -65,12 +60,7 @@ func (s *Server) stats(w http.ResponseWriter, r *http.Request) {
 	w.Write(c.report)
 }
 
-func (s *Server) checkpoint(w http.ResponseWriter, r *http.Request) {
-	path, err := s.path(r)
-	if err != nil {
-		failErr(w, err)
-		return
-	}
+func (s *Server) checkpoint(w http.ResponseWriter, r *http.Request, path string) {
 	key, err := checkpoint.KeyOfFile(path, s.opt.Format)
 	if err != nil {
 		failErr(w, err)
@@ -222,19 +212,18 @@ func (s *Server) readAction(r *http.Request) (actionRequest, string, error) {
 
 // change is what a filter does, or would do, to a session.
 type change struct {
-	Filter       string   `json:"filter"`
-	Applied      bool     `json:"applied"`
-	Changed      bool     `json:"changed"`
-	BytesBefore  int64    `json:"bytes_before"`
-	BytesAfter   int64    `json:"bytes_after"`
-	Before       gaugeRow `json:"gauge_before"`
-	After        gaugeRow `json:"gauge_after"`
-	TokensFreed  int      `json:"tokens_freed"`
-	MovedValues  int      `json:"moved_values"` // values newly in the store
-	MovedBytes   int64    `json:"moved_bytes"`
-	LinesBefore  int      `json:"lines_before"`
-	LinesAfter   int      `json:"lines_after"`
-	SameAsBefore bool     `json:"same_as_before"`
+	Filter      string   `json:"filter"`
+	Applied     bool     `json:"applied"`
+	Changed     bool     `json:"changed"`
+	BytesBefore int64    `json:"bytes_before"`
+	BytesAfter  int64    `json:"bytes_after"`
+	Before      gaugeRow `json:"gauge_before"`
+	After       gaugeRow `json:"gauge_after"`
+	TokensFreed int      `json:"tokens_freed"`
+	MovedValues int      `json:"moved_values"` // values newly in the store
+	MovedBytes  int64    `json:"moved_bytes"`
+	LinesBefore int      `json:"lines_before"`
+	LinesAfter  int      `json:"lines_after"`
 }
 
 // measured is what change compares of a file.
@@ -243,7 +232,6 @@ type measured struct {
 	values      int
 	lines       int
 	gauge       gaugeRow
-	hash        string
 }
 
 func (s *Server) measure(path string) (measured, error) {
@@ -281,71 +269,53 @@ func compare(filter string, before, after measured) change {
 		Changed: before.size != after.size || before.values != after.values || before.lines != after.lines}
 }
 
-func (s *Server) preview(w http.ResponseWriter, r *http.Request) {
-	a, path, err := s.readAction(r)
-	if err == nil && a.Filter == "" {
-		err = badRequest("filter: want extract, trim or roll")
+// change previews (runs the filter on a copy) or applies (runs it in
+// place) a filter, and answers what it changed.
+func (s *Server) change(apply bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		a, path, err := s.readAction(r)
+		if err == nil && a.Filter == "" {
+			err = badRequest("filter: want extract, trim or roll")
+		}
+		if err != nil {
+			failErr(w, err)
+			return
+		}
+		run := func(ctx context.Context) (string, error) { return path, s.opt.Commands.Apply(ctx, a.Filter, path) }
+		if !apply {
+			dir, err := os.MkdirTemp("", "bs-ui-preview-")
+			if err != nil {
+				failErr(w, err)
+				return
+			}
+			defer os.RemoveAll(dir)
+			out := filepath.Join(dir, "out.jsonl")
+			run = func(ctx context.Context) (string, error) {
+				return out, s.opt.Commands.Preview(ctx, a.Filter, path, out)
+			}
+		}
+		before, err := s.measure(path)
+		if err != nil {
+			failErr(w, err)
+			return
+		}
+		result, err := run(r.Context())
+		if err != nil {
+			failErr(w, err)
+			return
+		}
+		after, err := s.measure(result)
+		if err != nil {
+			failErr(w, err)
+			return
+		}
+		ch := compare(a.Filter, before, after)
+		ch.Applied = apply
+		if apply {
+			s.opt.Log.Info("applied", "filter", a.Filter, "file", path, "bytes_before", ch.BytesBefore, "bytes_after", ch.BytesAfter)
+		}
+		reply(w, ch)
 	}
-	if err != nil {
-		failErr(w, err)
-		return
-	}
-	ch, err := s.previewChange(r.Context(), a.Filter, path)
-	if err != nil {
-		failErr(w, err)
-		return
-	}
-	reply(w, ch)
-}
-
-func (s *Server) previewChange(ctx context.Context, filter, path string) (change, error) {
-	dir, err := os.MkdirTemp("", "bs-ui-preview-")
-	if err != nil {
-		return change{}, err
-	}
-	defer os.RemoveAll(dir)
-	out := filepath.Join(dir, "out.jsonl")
-	before, err := s.measure(path)
-	if err != nil {
-		return change{}, err
-	}
-	if err := s.opt.Commands.Preview(ctx, filter, path, out); err != nil {
-		return change{}, err
-	}
-	after, err := s.measure(out)
-	if err != nil {
-		return change{}, err
-	}
-	return compare(filter, before, after), nil
-}
-
-func (s *Server) apply(w http.ResponseWriter, r *http.Request) {
-	a, path, err := s.readAction(r)
-	if err == nil && a.Filter == "" {
-		err = badRequest("filter: want extract, trim or roll")
-	}
-	if err != nil {
-		failErr(w, err)
-		return
-	}
-	before, err := s.measure(path)
-	if err != nil {
-		failErr(w, err)
-		return
-	}
-	if err := s.opt.Commands.Apply(r.Context(), a.Filter, path); err != nil {
-		failErr(w, err)
-		return
-	}
-	after, err := s.measure(path)
-	if err != nil {
-		failErr(w, err)
-		return
-	}
-	ch := compare(a.Filter, before, after)
-	ch.Applied = true
-	s.opt.Log.Info("applied", "filter", a.Filter, "file", path, "bytes_before", ch.BytesBefore, "bytes_after", ch.BytesAfter)
-	reply(w, ch)
 }
 
 func (s *Server) restore(w http.ResponseWriter, r *http.Request) {

@@ -60,12 +60,7 @@ type extractedRef struct {
 	Bytes   int64  `json:"bytes"`
 }
 
-func (s *Server) entries(w http.ResponseWriter, r *http.Request) {
-	path, err := s.path(r)
-	if err != nil {
-		failErr(w, err)
-		return
-	}
+func (s *Server) entries(w http.ResponseWriter, r *http.Request, fi *fileInfo, f *os.File) {
 	q := r.URL.Query()
 	from, ok := atoi(q.Get("from"))
 	if !ok || from < 1 {
@@ -79,12 +74,6 @@ func (s *Server) entries(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	fi, f, err := s.files.get(path, s.opt.Format)
-	if err != nil {
-		failErr(w, err)
-		return
-	}
-	defer f.Close()
 	var p transcript.Parser
 	out := []entryView{}
 	for i := from - 1; i < len(fi.lines) && i < from-1+count; i++ {
@@ -227,12 +216,7 @@ const valueLimit = 8 << 20
 
 // value answers one value of an entry in full: read from the line, or,
 // for a placeholder, from the store (verified against its digest).
-func (s *Server) value(w http.ResponseWriter, r *http.Request) {
-	path, err := s.path(r)
-	if err != nil {
-		failErr(w, err)
-		return
-	}
+func (s *Server) value(w http.ResponseWriter, r *http.Request, fi *fileInfo, f *os.File) {
 	q := r.URL.Query()
 	num, ok := atoi(q.Get("line"))
 	id, ptr := q.Get("id"), q.Get("ptr")
@@ -248,7 +232,7 @@ func (s *Server) value(w http.ResponseWriter, r *http.Request) {
 		failErr(w, badRequest("ptr: want a JSON Pointer"))
 		return
 	}
-	t, e, err := s.entryAt(path, num, id)
+	t, e, err := fi.entryAt(f, num, id)
 	if err != nil {
 		failErr(w, err)
 		return
@@ -305,12 +289,7 @@ func replyValue(w http.ResponseWriter, source, blob string, raw []byte) {
 
 // entryAt parses line num of path and checks that it is entry id (when id
 // is given): the file may have changed since the page was read.
-func (s *Server) entryAt(path string, num int, id string) (*transcript.Tree, transcript.Entry, error) {
-	fi, f, err := s.files.get(path, s.opt.Format)
-	if err != nil {
-		return nil, transcript.Entry{}, err
-	}
-	defer f.Close()
+func (fi *fileInfo) entryAt(f *os.File, num int, id string) (*transcript.Tree, transcript.Entry, error) {
 	if num > len(fi.lines) {
 		return nil, transcript.Entry{}, notFound("no line " + strconv.Itoa(num))
 	}
@@ -342,29 +321,18 @@ const locateLimit = 20
 
 // locate finds the lines where an entry or call id occurs, by its bytes,
 // parsing only the lines that hold them.
-func (s *Server) locate(w http.ResponseWriter, r *http.Request) {
-	path, err := s.path(r)
-	if err != nil {
-		failErr(w, err)
-		return
-	}
+func (s *Server) locate(w http.ResponseWriter, r *http.Request, fi *fileInfo, f *os.File) {
 	id := r.URL.Query().Get("id")
 	if !validEntryID(id) {
 		failErr(w, badRequest("malformed entry id"))
 		return
 	}
-	fi, f, err := s.files.get(path, s.opt.Format)
-	if err != nil {
-		failErr(w, err)
-		return
-	}
-	defer f.Close()
 	needle, _ := json.Marshal(id)
 	needle = bytes.ReplaceAll(needle, []byte(`\u0026`), []byte("&"))
 	found := []located{}
 	seen := map[int]bool{}
 	var p transcript.Parser
-	err = scanFor(f, fi.size, needle, func(off int64) bool {
+	err := scanFor(f, fi.size, needle, func(off int64) bool {
 		i := fi.lineAt(off)
 		if i < 0 || seen[i] {
 			return true

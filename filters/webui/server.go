@@ -26,6 +26,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 
 	"github.com/bstools/bs/blobstore"
@@ -136,22 +137,48 @@ func New(opt Options) *Server {
 	s.mux.HandleFunc("GET /{$}", s.index)
 	s.mux.HandleFunc("GET /api/config", s.config)
 	s.mux.HandleFunc("GET /api/sessions", s.sessions)
-	s.mux.HandleFunc("GET /api/session", s.session)
-	s.mux.HandleFunc("GET /api/entries", s.entries)
-	s.mux.HandleFunc("GET /api/value", s.value)
-	s.mux.HandleFunc("GET /api/locate", s.locate)
-	s.mux.HandleFunc("GET /api/timeline", s.timeline)
-	s.mux.HandleFunc("GET /api/stats", s.stats)
-	s.mux.HandleFunc("GET /api/checkpoint", s.checkpoint)
+	s.mux.HandleFunc("GET /api/session", s.onPath(s.session))
+	s.mux.HandleFunc("GET /api/entries", s.onFile(s.entries))
+	s.mux.HandleFunc("GET /api/value", s.onFile(s.value))
+	s.mux.HandleFunc("GET /api/locate", s.onFile(s.locate))
+	s.mux.HandleFunc("GET /api/timeline", s.onFile(s.timeline))
+	s.mux.HandleFunc("GET /api/stats", s.onPath(s.stats))
+	s.mux.HandleFunc("GET /api/checkpoint", s.onPath(s.checkpoint))
 	s.mux.HandleFunc("GET /api/search", s.search)
 	s.mux.HandleFunc("GET /api/blob", s.blob)
 	if !opt.ReadOnly {
-		s.mux.HandleFunc("POST /api/preview", s.preview)
-		s.mux.HandleFunc("POST /api/apply", s.apply)
+		s.mux.HandleFunc("POST /api/preview", s.change(false))
+		s.mux.HandleFunc("POST /api/apply", s.change(true))
 		s.mux.HandleFunc("POST /api/restore", s.restore)
 		s.mux.HandleFunc("POST /api/extractable", s.extractable)
 	}
 	return s
+}
+
+// onPath serves an endpoint on the request's session (parameter s).
+func (s *Server) onPath(h func(w http.ResponseWriter, r *http.Request, path string)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		path, err := s.path(r)
+		if err != nil {
+			failErr(w, err)
+			return
+		}
+		h(w, r, path)
+	}
+}
+
+// onFile serves an endpoint on the request's session file, opened
+// through the cache of what is known of it.
+func (s *Server) onFile(h func(w http.ResponseWriter, r *http.Request, fi *fileInfo, f *os.File)) http.HandlerFunc {
+	return s.onPath(func(w http.ResponseWriter, r *http.Request, path string) {
+		fi, f, err := s.files.get(path, s.opt.Format)
+		if err != nil {
+			failErr(w, err)
+			return
+		}
+		defer f.Close()
+		h(w, r, fi, f)
+	})
 }
 
 // tokenCookie carries the token after the first page.

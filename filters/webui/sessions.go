@@ -310,12 +310,7 @@ func thin(points []point, n int) []int {
 	return out
 }
 
-func (s *Server) session(w http.ResponseWriter, r *http.Request) {
-	path, err := s.path(r)
-	if err != nil {
-		failErr(w, err)
-		return
-	}
+func (s *Server) session(w http.ResponseWriter, r *http.Request, path string) {
 	reply(w, s.row(path, false))
 }
 

@@ -147,18 +147,7 @@ func cwdOf(t *transcript.Tree) string {
 	return t.Str(t.Path(0, "payload", "cwd"))
 }
 
-func (s *Server) timeline(w http.ResponseWriter, r *http.Request) {
-	path, err := s.path(r)
-	if err != nil {
-		failErr(w, err)
-		return
-	}
-	fi, f, err := s.files.get(path, s.opt.Format)
-	if err != nil {
-		failErr(w, err)
-		return
-	}
-	defer f.Close()
+func (s *Server) timeline(w http.ResponseWriter, r *http.Request, fi *fileInfo, f *os.File) {
 	sum, err := fi.summary(f)
 	if err != nil {
 		failErr(w, err)

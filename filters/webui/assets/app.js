@@ -372,16 +372,16 @@ function blockEl(sid, e, b) {
 async function restore(sid, e) {
   try {
     const r = await api("/api/restore", { s: sid, id: e.id });
+    await render();
     toast(`restored ${(r.result.keys_restored || []).length} value(s) of ${e.id}` + (r.result.suggestion ? "\n" + r.result.suggestion : ""));
-    render();
   } catch (err) { toast(err.message, true); }
 }
 
 async function setExtractable(sid, e, value) {
   try {
     await api("/api/extractable", { s: sid, id: e.id, value });
+    await render();
     toast(`_extractable of ${e.id} set to ${value}`);
-    render();
   } catch (err) { toast(err.message, true); }
 }
 
@@ -450,8 +450,8 @@ function kindsChart(box, kinds) {
       { values: (u, ticks) => ticks.map(kilo), size: 50, font: "12px system-ui", grid: { stroke: "#eef0f3" } },
     ],
     series: [{},
-      { label: "in the transcript", stroke: "#2f5bd3", fill: "#2f5bd3", paths: uPlot.paths.bars({ size: [0.35, 60], align: -1 }) },
-      { label: "moved to the store", stroke: "#a6bdf5", fill: "#a6bdf5", paths: uPlot.paths.bars({ size: [0.35, 60], align: 1 }) }],
+      { label: "in the transcript", stroke: "#2f5bd3", fill: "#2f5bd3", points: { show: false }, paths: uPlot.paths.bars({ size: [0.35, 60], align: -1 }) },
+      { label: "moved to the store", stroke: "#a6bdf5", fill: "#a6bdf5", points: { show: false }, paths: uPlot.paths.bars({ size: [0.35, 60], align: 1 }) }],
   };
   box.replaceChildren();
   new uPlot(opts, [xs, live, moved], box);
@@ -616,6 +616,7 @@ async function openHit(hit, viewer) {
 
 async function render() {
   const main = document.getElementById("main");
+  document.getElementById("toast").hidden = true;
   const { parts, q } = route();
   try {
     if (parts[0] === "s" && parts[1]) await renderSession(main, parts[1], parts[2] || "entries", q);
