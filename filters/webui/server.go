@@ -17,6 +17,7 @@ package webui
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/subtle"
 	"embed"
 	"encoding/hex"
@@ -181,8 +182,14 @@ func (s *Server) onFile(h func(w http.ResponseWriter, r *http.Request, fi *fileI
 	})
 }
 
-// tokenCookie carries the token after the first page.
-const tokenCookie = "bs_ui_token"
+// CookieName is the name of the cookie that carries token after the
+// first page. It differs from server to server: cookies do not tell
+// ports apart, and two bs ui on one host must not overwrite each
+// other's.
+func CookieName(token string) string {
+	sum := sha256.Sum256([]byte("bs ui cookie " + token))
+	return "bs_ui_" + hex.EncodeToString(sum[:6])
+}
 
 // ServeHTTP checks every request before it reaches a handler: the Host,
 // the token, and for a request that is not a GET, its Origin.
@@ -210,11 +217,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		// Trade the token in the URL for a cookie, and take it out of the
 		// address bar and the history.
-		http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: q, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+		http.SetCookie(w, &http.Cookie{Name: CookieName(s.opt.Token), Value: q, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
 		http.Redirect(w, r, "/", http.StatusSeeOther)
 		return
 	}
-	c, err := r.Cookie(tokenCookie)
+	c, err := r.Cookie(CookieName(s.opt.Token))
 	if err != nil || !s.tokenOK(c.Value) {
 		fail(w, http.StatusForbidden, "no valid token: open the URL bs ui printed")
 		return

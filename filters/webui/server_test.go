@@ -126,7 +126,7 @@ func (fx *fixture) do(t *testing.T, method, target string, body any, change ...f
 	}
 	r := httptest.NewRequest(method, target, rd)
 	r.Host = testHost
-	r.AddCookie(&http.Cookie{Name: tokenCookie, Value: testToken})
+	r.AddCookie(&http.Cookie{Name: CookieName(testToken), Value: testToken})
 	if method == http.MethodPost {
 		r.Header.Set("Origin", origin)
 	}
@@ -160,7 +160,7 @@ func TestToken(t *testing.T) {
 		wantStatus(t, res, nil, http.StatusForbidden)
 		res, _ = fx.do(t, "GET", target, nil, func(r *http.Request) {
 			r.Header.Del("Cookie")
-			r.AddCookie(&http.Cookie{Name: tokenCookie, Value: strings.Repeat("0", len(testToken))})
+			r.AddCookie(&http.Cookie{Name: CookieName(testToken), Value: strings.Repeat("0", len(testToken))})
 		})
 		wantStatus(t, res, nil, http.StatusForbidden)
 	}
@@ -618,7 +618,13 @@ func TestLoopbackHosts(t *testing.T) {
 	if got := strings.Join(LoopbackHosts("192.0.2.1:8080"), " "); got != "192.0.2.1:8080" {
 		t.Errorf("not loopback: %s", got)
 	}
-	if a, b := NewToken(), NewToken(); len(a) != 48 || a == b {
+	a, b := NewToken(), NewToken()
+	if len(a) != 48 || a == b {
 		t.Errorf("tokens %q %q", a, b)
+	}
+	// Two servers on one host keep their cookies apart (cookies ignore
+	// the port).
+	if CookieName(a) == CookieName(b) || CookieName(a) != CookieName(a) || strings.Contains(CookieName(a), a[:8]) {
+		t.Errorf("cookie names %q %q", CookieName(a), CookieName(b))
 	}
 }

@@ -139,7 +139,7 @@ async function renderSessions(main) {
   const table = h("table", { class: "sessions", id: "sessions" });
   const cols = [
     ["name", "Session"], ["runtime", "Runtime"], ["project", "Project"], ["modified", "Last activity"],
-    ["bytes", "Size"], ["ratio", "Context now"], ["moved", "Moved to store"], ["spark", "Context over turns"],
+    ["bytes", "Size"], ["ratio", "Context now"], ["moved", "In the store"], ["spark", "Over the turns"],
   ];
   const head = h("tr", {}, cols.map(([k, label]) => {
     const th = h("th", { "data-k": k }, label);
@@ -190,7 +190,7 @@ async function renderSessions(main) {
         h("td", {}, gaugeEl(s.gauge)),
         h("td", { class: "num" }, s.moved_bytes ? bytes(s.moved_bytes) : "—",
           s.moved_values ? h("div", { class: "sub" }, `${s.moved_values} values`) : null),
-        h("td", {}, sparkline(s.spark, 130, 30)));
+        h("td", {}, sparkline(s.spark, 120, 30)));
       tr.addEventListener("click", () => go("#/s/" + s.id));
       return tr;
     }));
