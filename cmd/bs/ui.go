@@ -100,11 +100,7 @@ func runUI(c *cli.Context) error {
 	if !addr.IP.IsLoopback() {
 		cm.ui.warnf(msgUINotLoopback, addr)
 	}
-	hosts := webui.LoopbackHosts(addr.String())
-	if host, _, err := net.SplitHostPort(c.String("addr")); err == nil && host != "" && !addr.IP.IsUnspecified() {
-		hosts = append(hosts, net.JoinHostPort(host, fmt.Sprint(addr.Port)))
-	}
-	hosts = append(hosts, c.StringSlice("allow-host")...)
+	hosts := uiHosts(c.String("addr"), addr, c.StringSlice("allow-host"))
 	token := webui.NewToken()
 	srv := webui.New(webui.Options{
 		List:        func() ([]string, error) { return sessionFiles(roots) },
@@ -139,6 +135,20 @@ func runUI(c *cli.Context) error {
 		hs.Shutdown(shut)
 		return nil // stopped by a signal: a clean end
 	}
+}
+
+// uiHosts are the Host values the server answers to: the address it
+// prints (127.0.0.1 when it listens on every address) and its loopback
+// names, the address as given (a name), and those --allow-host adds.
+func uiHosts(given string, addr *net.TCPAddr, allow []string) []string {
+	hosts := webui.LoopbackHosts(urlHost(addr))
+	if !slices.Contains(hosts, addr.String()) {
+		hosts = append(hosts, addr.String())
+	}
+	if host, _, err := net.SplitHostPort(given); err == nil && host != "" && net.ParseIP(host) == nil {
+		hosts = append(hosts, net.JoinHostPort(host, fmt.Sprint(addr.Port)))
+	}
+	return append(hosts, allow...)
 }
 
 // urlHost is the host:port a browser reaches addr at.
@@ -201,9 +211,11 @@ func newUICommands(c *cli.Context) *uiCommands {
 
 // run runs 'bs CMD ARGS... FILE' with the forwarded flags CMD takes
 // (except those named in skip), standard output going to stdout. A
-// failure is a *webui.CommandError with the message bs would print.
+// failure is a *webui.CommandError with what bs would print on standard
+// error.
 func (u *uiCommands) run(ctx context.Context, cmd string, args []string, file string, stdout *bytes.Buffer, skip ...string) error {
-	app := newApp(strings.NewReader(""), stdout, &bytes.Buffer{})
+	var stderr bytes.Buffer
+	app := newApp(strings.NewReader(""), stdout, &stderr)
 	line := append(slices.Clone(u.bs), cmd)
 	for _, c := range app.Commands {
 		if c.Name != cmd {
@@ -221,10 +233,11 @@ func (u *uiCommands) run(ctx context.Context, cmd string, args []string, file st
 	if err == nil {
 		return nil
 	}
-	var msg bytes.Buffer
-	exitCode(ctx, ui{&msg}, cmd, err)
+	// What the command printed before it failed, and its error as bs
+	// shows it (a command that printed its own error returns none).
+	exitCode(ctx, ui{&stderr}, cmd, err)
 	var busy *busyError
-	return &webui.CommandError{Message: strings.TrimSpace(msg.String()), Busy: errors.As(err, &busy)}
+	return &webui.CommandError{Message: strings.TrimSpace(stderr.String()), Busy: errors.As(err, &busy)}
 }
 
 func (u *uiCommands) Stats(ctx context.Context, path string) (json.RawMessage, error) {

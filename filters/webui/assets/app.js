@@ -271,6 +271,8 @@ function pager(id, page, pages, total) {
 
 function roleOf(e) {
   if (e.bad) return "bad";
+  // A Claude Code tool result is a user line; show it as what it is.
+  if (e.role === "user" && e.answers) return "toolResult";
   if (e.role) return e.role;
   return "";
 }
