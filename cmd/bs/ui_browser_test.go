@@ -207,6 +207,7 @@ func TestUIBrowser(t *testing.T) {
 	if name := get(t, ctx, "session name", chromedp.Text(css(`#session-name`))); name != "pi-compact" {
 		t.Errorf("session name %q, want pi-compact", name)
 	}
+	shoot(t, ctx, "session")
 
 	// A placeholder expands to the stored value: the value the original
 	// file holds at that place.
@@ -220,7 +221,8 @@ func TestUIBrowser(t *testing.T) {
 	if shown != want {
 		t.Errorf("stored value of line %s %s: got %d chars %.80q, want %d chars %.80q", line, ptr, len(shown), shown, len(want), want)
 	}
-	shoot(t, ctx, "session")
+	eval[int](t, ctx, "scroll", `(window.scrollBy(0, -120), 1)`)
+	shoot(t, ctx, "placeholder")
 
 	// A restore click changes the file on disk, and the file round-trips
 	// through bs restore --all.

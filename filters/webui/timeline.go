@@ -105,8 +105,11 @@ func (fi *fileInfo) readSummary(f *os.File) (*summary, error) {
 			if t.Get(0, "_rolled") >= 0 || line.RollEnd {
 				m.Kind = "roll"
 			}
-			if n := t.Get(0, "tokensBefore"); n >= 0 {
-				m.Before, _ = strconv.Atoi(string(t.Raw(n)))
+			// pi's tokensBefore, Claude Code's preTokens.
+			for _, n := range []int{t.Get(0, "tokensBefore"), t.Path(0, "compactMetadata", "preTokens")} {
+				if n >= 0 {
+					m.Before, _ = strconv.Atoi(string(t.Raw(n)))
+				}
 			}
 			sum.marks = append(sum.marks, m)
 		}

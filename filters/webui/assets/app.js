@@ -336,8 +336,9 @@ function blockEl(sid, e, b) {
       btn.disabled = true;
       try {
         const v = await api(`/api/value?s=${sid}&line=${e.line}&id=${encodeURIComponent(e.id || "")}&ptr=${encodeURIComponent(b.pointer)}`);
-        out.replaceChildren(h("pre", { class: "text stored", "data-source": v.source }, v.text),
-          h("div", { class: "note" }, `from the store, verified against ${v.blob} · ${bytes(v.bytes)}`));
+        const pre = h("pre", { class: "text stored", "data-source": v.source }, v.text);
+        out.replaceChildren(pre, h("div", { class: "note" }, `from the store, verified against ${v.blob} · ${bytes(v.bytes)}`));
+        if (isLong(v.text)) out.append(folder(pre, null));
         btn.remove();
       } catch (err) { toast(err.message, true); btn.disabled = false; }
     });
@@ -346,29 +347,40 @@ function blockEl(sid, e, b) {
       h("span", { class: "mono muted" }, b.extracted.blob.slice(0, 19) + "…"), btn), out);
     return wrap;
   }
-  const long = b.cut || b.text.split("\n").length > FOLD_LINES || b.text.length > 700;
-  const pre = h("pre", { class: "text " + b.kind + (long || b.kind === "thinking" ? " folded" : "") }, b.text);
+  const pre = h("pre", { class: "text " + b.kind }, b.text);
   wrap.append(pre);
-  if (long || b.kind === "thinking") {
-    const t = h("a", { href: "#", class: "fold" }, b.cut ? `Show all ${b.chars.toLocaleString()} chars` : "Unfold");
-    t.addEventListener("click", async (ev) => {
-      ev.preventDefault();
-      if (pre.classList.contains("folded")) {
-        if (b.cut) {
-          const v = await api(`/api/value?s=${sid}&line=${e.line}&id=${encodeURIComponent(e.id || "")}&ptr=${encodeURIComponent(b.pointer)}`);
-          pre.textContent = v.text;
-          b.cut = false;
-        }
-        pre.classList.remove("folded");
-        t.textContent = "Fold";
-      } else {
-        pre.classList.add("folded");
-        t.textContent = "Unfold";
-      }
-    });
-    wrap.append(t);
+  if (b.cut || isLong(b.text) || b.kind === "thinking") {
+    // The rest of a cut value comes from the line when it is unfolded.
+    wrap.append(folder(pre, b.cut ? async () => {
+      const v = await api(`/api/value?s=${sid}&line=${e.line}&id=${encodeURIComponent(e.id || "")}&ptr=${encodeURIComponent(b.pointer)}`);
+      b.cut = false;
+      return v.text;
+    } : null, b.cut ? `Show all ${b.chars.toLocaleString()} chars` : "Unfold"));
   }
   return wrap;
+}
+
+function isLong(text) { return text.split("\n").length > FOLD_LINES || text.length > 700; }
+
+// folder folds pre and returns the link that unfolds it (loading the
+// whole text first with more, when given) and folds it again.
+function folder(pre, more, label) {
+  pre.classList.add("folded");
+  const t = h("a", { href: "#", class: "fold" }, label || "Unfold");
+  t.addEventListener("click", async (ev) => {
+    ev.preventDefault();
+    if (pre.classList.contains("folded")) {
+      if (more) {
+        try { pre.textContent = await more(); more = null; } catch (err) { toast(err.message, true); return; }
+      }
+      pre.classList.remove("folded");
+      t.textContent = "Fold";
+    } else {
+      pre.classList.add("folded");
+      t.textContent = "Unfold";
+    }
+  });
+  return t;
 }
 
 async function restore(sid, e) {
