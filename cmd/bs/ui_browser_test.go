@@ -198,6 +198,18 @@ func TestUIBrowser(t *testing.T) {
 		}
 	}
 	shoot(t, ctx, "sessions")
+	// Filtered by runtime, then by text.
+	eval[int](t, ctx, "filter by runtime", `(() => { const s = document.getElementById("filter-runtime");
+		s.value = "Codex"; s.dispatchEvent(new Event("change")); return 1; })()`)
+	if n := eval[int](t, ctx, "rows", `document.querySelectorAll("#sessions tbody tr[data-id]").length`); n != 1 {
+		t.Errorf("filtered by runtime Codex: %d rows, want 1", n)
+	}
+	eval[int](t, ctx, "filter by text", `(() => { const s = document.getElementById("filter-runtime"); s.value = "";
+		s.dispatchEvent(new Event("change")); const i = document.getElementById("filter-text"); i.value = "pi-comp";
+		i.dispatchEvent(new Event("input")); return 1; })()`)
+	if n := eval[int](t, ctx, "rows", `document.querySelectorAll("#sessions tbody tr[data-id]").length`); n != 1 {
+		t.Errorf("filtered by text: %d rows, want 1", n)
+	}
 
 	// A session opens.
 	id := webui.SessionID(session)
@@ -239,6 +251,29 @@ func TestUIBrowser(t *testing.T) {
 		t.Fatalf("restore --all after the click: exit %d", code)
 	}
 	compareAllButLine(t, all, original, line)
+
+	// An entry is found by its id, on whatever page it is.
+	lastID := lastEntryID(t, restored)
+	step(t, ctx, "jump to an entry by id",
+		chromedp.SetValue(css(`.pager input.goto`), lastID),
+		chromedp.Click(css(`.pager button[type="submit"]`)),
+		chromedp.WaitVisible(css(`article.entry.hl[data-id="`+lastID+`"]`)))
+
+	// A preview says what extract would do to the Codex session, and
+	// changes nothing.
+	codex := filepath.Join(sessions, filepath.Base(others[1]))
+	before, _ := os.ReadFile(codex)
+	step(t, ctx, "preview",
+		chromedp.Navigate(base+"/#/s/"+webui.SessionID(codex)+"/actions"),
+		chromedp.Click(css(`#preview-extract`)),
+		chromedp.WaitVisible(css(`#action-result h2`)))
+	if got := get(t, ctx, "preview result", chromedp.Text(css(`#action-result h2`))); got != "Preview: bs extract" {
+		t.Errorf("preview result %q, want a change previewed", got)
+	}
+	if after, _ := os.ReadFile(codex); !bytes.Equal(before, after) {
+		t.Error("a preview changed the file")
+	}
+	shoot(t, ctx, "actions")
 
 	// The charts are drawn.
 	step(t, ctx, "tokens chart", chromedp.Navigate(base+"/#/s/"+id+"/tokens"), chromedp.WaitVisible(css(`#kinds-chart canvas`)))
@@ -420,4 +455,20 @@ func measureFirstPage(t *testing.T, ctx context.Context, big string) {
 	start := time.Now()
 	step(t, ctx, "sessions table with the big session", chromedp.Navigate(base+"/#/"), chromedp.WaitVisible(css(`#sessions tbody tr[data-id]`)))
 	t.Logf("sessions table with the %d MiB session (its usage records read): %v", info.Size()>>20, time.Since(start).Round(time.Millisecond))
+}
+
+// lastEntryID is the id of the last line of data that has one.
+func lastEntryID(t *testing.T, data []byte) string {
+	t.Helper()
+	lines := bytes.Split(bytes.TrimRight(data, "\n"), []byte("\n"))
+	var p transcript.Parser
+	for i := len(lines) - 1; i >= 0; i-- {
+		if tree, err := p.Parse(lines[i]); err == nil {
+			if e := transcript.View(tree, transcript.OpenClaw); e.ID != "" {
+				return e.ID
+			}
+		}
+	}
+	t.Fatal("no entry with an id")
+	return ""
 }

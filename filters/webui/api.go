@@ -219,11 +219,16 @@ type change struct {
 	BytesAfter  int64    `json:"bytes_after"`
 	Before      gaugeRow `json:"gauge_before"`
 	After       gaugeRow `json:"gauge_after"`
-	TokensFreed int      `json:"tokens_freed"`
-	MovedValues int      `json:"moved_values"` // values newly in the store
-	MovedBytes  int64    `json:"moved_bytes"`
-	LinesBefore int      `json:"lines_before"`
-	LinesAfter  int      `json:"lines_after"`
+	TokensFreed int      `json:"tokens_freed"` // by the gauge
+	// The gauge's estimate of the whole transcript, every line counted
+	// (what bs stats totals): what the values moved out weigh even
+	// where the gauge reads the provider's last usage record.
+	EstimateBefore int   `json:"estimate_before"`
+	EstimateAfter  int   `json:"estimate_after"`
+	MovedValues    int   `json:"moved_values"` // values newly in the store
+	MovedBytes     int64 `json:"moved_bytes"`
+	LinesBefore    int   `json:"lines_before"`
+	LinesAfter     int   `json:"lines_after"`
 }
 
 // measured is what change compares of a file.
@@ -231,6 +236,7 @@ type measured struct {
 	size, moved int64
 	values      int
 	lines       int
+	estimate    int
 	gauge       gaugeRow
 }
 
@@ -257,7 +263,11 @@ func (s *Server) measure(path string) (measured, error) {
 	if err != nil {
 		return m, err
 	}
-	m = measured{size: fi.size, moved: sum.moved, values: sum.movedValues, lines: len(fi.lines),
+	est, err := gauge.EstimateAll(path, io.NewSectionReader(f, 0, fi.size), s.gaugeOptions())
+	if err != nil {
+		return m, err
+	}
+	m = measured{size: fi.size, moved: sum.moved, values: sum.movedValues, lines: len(fi.lines), estimate: est,
 		gauge: gaugeRow{Tokens: g.Tokens, Window: g.Window, Ratio: g.Ratio, Source: g.Source, Model: g.Model, Text: g.String()}}
 	return m, nil
 }
@@ -266,7 +276,8 @@ func compare(filter string, before, after measured) change {
 	return change{Filter: filter, BytesBefore: before.size, BytesAfter: after.size, Before: before.gauge, After: after.gauge,
 		TokensFreed: before.gauge.Tokens - after.gauge.Tokens, MovedValues: after.values - before.values,
 		MovedBytes: after.moved - before.moved, LinesBefore: before.lines, LinesAfter: after.lines,
-		Changed: before.size != after.size || before.values != after.values || before.lines != after.lines}
+		EstimateBefore: before.estimate, EstimateAfter: after.estimate,
+		Changed: before.size != after.size || before.values != after.values || before.lines != after.lines || before.estimate != after.estimate}
 }
 
 // change previews (runs the filter on a copy) or applies (runs it in

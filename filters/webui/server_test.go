@@ -525,7 +525,7 @@ func TestActions(t *testing.T) {
 	wantStatus(t, res, out, http.StatusOK)
 	lean, _ := os.ReadFile(fx.session)
 	if out["applied"] != false || out["bytes_before"].(float64) != float64(len(lean)) || out["bytes_after"].(float64) != float64(len(fx.original)) ||
-		out["moved_values"].(float64) >= 0 || out["changed"] != true {
+		out["moved_values"].(float64) >= 0 || out["changed"] != true || out["estimate_after"].(float64) <= out["estimate_before"].(float64) {
 		t.Errorf("preview %v", out)
 	}
 	if after, _ := os.ReadFile(fx.session); !bytes.Equal(after, lean) {

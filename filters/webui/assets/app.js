@@ -558,15 +558,21 @@ function renderActions(el, id) {
   }
 }
 
+function gaugeShort(g) { return `${Math.round(100 * g.ratio)}% · ${kilo(g.tokens)}`; }
+
 function changeEl(c) {
   const cell = (k, a, b) => h("div", { class: "kpi" }, h("div", { class: "k" }, k), h("div", { class: "v" }, `${a} → ${b}`));
   return h("div", { class: "panel" },
     h("h2", {}, (c.applied ? "Applied: bs " : "Preview: bs ") + c.filter + (c.changed ? "" : " (nothing would change)")),
     h("div", { class: "cmp-grid" },
-      cell("context", c.gauge_before.text, c.gauge_after.text),
+      cell("context (the gauge)", gaugeShort(c.gauge_before), gaugeShort(c.gauge_after)),
+      cell("transcript tokens (estimated)", kilo(c.estimate_before), kilo(c.estimate_after)),
       cell("file size", bytes(c.bytes_before), bytes(c.bytes_after)),
       cell("lines", c.lines_before, c.lines_after)),
-    h("p", { class: "note" }, `${c.moved_values} values (${bytes(c.moved_bytes)}) newly moved to the store; tokens freed by the gauge: ${kilo(c.tokens_freed)}.`));
+    h("p", { class: "note" }, `${c.moved_values} values (${bytes(c.moved_bytes)}) newly moved to the store; ` +
+      `${kilo(c.estimate_before - c.estimate_after)} tokens fewer in the transcript. ` +
+      (c.tokens_freed === 0 && c.estimate_before !== c.estimate_after
+        ? "The gauge starts from the provider's last usage record, which counts what the context held when it was recorded: it moves with the next answer." : "")));
 }
 
 // --- search --------------------------------------------------------------
