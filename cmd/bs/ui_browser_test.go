@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
 	"github.com/bstools/bs/filters/transcript"
@@ -92,7 +94,16 @@ func newBrowser(t *testing.T, chrome string) context.Context {
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelB := chromedp.NewContext(actx)
 	t.Cleanup(func() { cancelB(); cancelA() })
-	if err := chromedp.Do(ctx); err != nil {
+	// Every page records what its Content-Security-Policy blocked (an
+	// inline style, a script or a font from elsewhere), for shoot to check.
+	watch := chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		_, err := cdp.Call(ctx, t, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{
+			Source: `window.__blocked = []; document.addEventListener("securitypolicyviolation",
+				e => window.__blocked.push(e.violatedDirective + " " + (e.blockedURI || e.sample)));`,
+		})
+		return err
+	})
+	if err := chromedp.Do(ctx, watch); err != nil {
 		t.Fatalf("start chromium: %v", err)
 	}
 	return ctx
@@ -130,8 +141,13 @@ func eval[T any](t *testing.T, ctx context.Context, what, expr string) T {
 // css is a CSS selector (a plain string would be a DOM search).
 func css(s string) chromedp.CSS { return chromedp.CSS(s) }
 
-// shoot saves a screenshot of the page to BS_UI_SCREENSHOTS/name.png.
+// shoot checks that the page's Content-Security-Policy blocked nothing,
+// and saves a screenshot of it to BS_UI_SCREENSHOTS/name.png.
 func shoot(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	if blocked := eval[[]string](t, ctx, "blocked", `window.__blocked || ["no watch"]`); len(blocked) > 0 {
+		t.Errorf("page %s: the Content-Security-Policy blocked %q", name, blocked)
+	}
 	dir := os.Getenv("BS_UI_SCREENSHOTS")
 	if dir == "" {
 		return
