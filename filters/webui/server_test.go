@@ -449,6 +449,12 @@ func TestTimelineStatsCheckpoint(t *testing.T) {
 	if len(out["points"].([]any)) == 0 || out["window"].(float64) <= 0 {
 		t.Errorf("timeline %v", out)
 	}
+	// The usage records after what extract moved carry what it took out
+	// of their context: the timeline shows what they hold now.
+	last := out["points"].([]any)[len(out["points"].([]any))-1].(map[string]any)
+	if now, ok := last["now"].(float64); !ok || now >= last["tokens"].(float64) {
+		t.Errorf("last usage record %v: want what it holds now, less than it recorded", last)
+	}
 	for range 2 {
 		res, out = fx.do(t, "GET", "/api/stats?s="+fx.id(), nil)
 		wantStatus(t, res, out, http.StatusOK)

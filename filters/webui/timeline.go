@@ -13,10 +13,13 @@ import (
 )
 
 // point is the context at one usage record: the tokens the provider
-// counted, on line Line (from 1).
+// counted, on line Line (from 1), and, when bs has since taken content
+// out of that context or put some back (the line's _adjusted), what it
+// holds of them now.
 type point struct {
-	Line   int `json:"line"`
-	Tokens int `json:"tokens"`
+	Line   int  `json:"line"`
+	Tokens int  `json:"tokens"`
+	Now    *int `json:"now,omitempty"`
 }
 
 // mark is a compaction on the timeline: the runtime's own, or bs roll's
@@ -99,7 +102,12 @@ func (fi *fileInfo) readSummary(f *os.File) (*summary, error) {
 				continue // one response split over several lines
 			}
 			lastMsg = line.MsgID
-			sum.points = append(sum.points, point{l.Num, line.Tokens})
+			pt := point{Line: l.Num, Tokens: line.Tokens}
+			if line.Adj.Present() {
+				now := max(line.Tokens-line.Adj.Net(), 0)
+				pt.Now = &now
+			}
+			sum.points = append(sum.points, pt)
 		case gauge.Compaction:
 			m := mark{Line: l.Num, Kind: "compaction"}
 			if t.Get(0, "_rolled") >= 0 || line.RollEnd {

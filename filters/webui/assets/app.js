@@ -480,6 +480,7 @@ async function renderTimeline(el, id) {
   el.replaceChildren(h("div", { class: "panel" },
     h("h2", {}, "Context at each usage record"),
     h("div", { class: "legend" }, h("span", {}, h("i", { class: "live" }), "tokens the provider counted"),
+      h("span", {}, h("i", { class: "now" }), "what that context holds now that bs took content out"),
       h("span", {}, h("i", { class: "cmp" }), "compaction"), h("span", {}, h("i", { class: "roll" }), "bs roll"),
       h("span", {}, `window ${kilo(tl.window)}`)),
     box,
@@ -489,6 +490,9 @@ async function renderTimeline(el, id) {
   const xs = tl.points.map((p) => p.line);
   const ys = tl.points.map((p) => p.tokens);
   const win = tl.points.map(() => tl.window);
+  // What each usage's context holds now that bs took content out of it.
+  const adjusted = tl.points.some((p) => p.now != null);
+  const now = tl.points.map((p) => (p.now != null ? p.now : p.tokens));
   const marks = tl.marks;
   const opts = {
     width: Math.max(400, box.clientWidth || 900), height: 320,
@@ -496,7 +500,8 @@ async function renderTimeline(el, id) {
     axes: [{ label: "line", font: "12px system-ui" }, { values: (u, t) => t.map(kilo), size: 56, font: "12px system-ui", grid: { stroke: "#eef0f3" } }],
     series: [{ label: "line" },
       { label: "context", stroke: "#2f5bd3", width: 2, fill: "rgba(47,91,211,0.10)", points: { show: tl.points.length < 80 } },
-      { label: "window", stroke: "#d14343", width: 1, dash: [6, 4], points: { show: false } }],
+      { label: "window", stroke: "#d14343", width: 1, dash: [6, 4], points: { show: false } },
+      { label: "as bs left it", stroke: "#0f8b8d", width: 2, points: { show: false }, show: adjusted }],
     hooks: {
       draw: [(u) => {
         const ctx = u.ctx;
@@ -511,7 +516,7 @@ async function renderTimeline(el, id) {
       }],
     },
   };
-  const plot = new uPlot(opts, [xs, ys, win], box);
+  const plot = new uPlot(opts, [xs, ys, win, now], box);
   plot.over.addEventListener("click", () => {
     const i = plot.cursor.idx;
     if (i != null) go(`#/s/${id}/entries?line=${xs[i]}`);
