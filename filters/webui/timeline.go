@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 
 	"github.com/bstools/bs/filters/checkpoint"
 	"github.com/bstools/bs/filters/gauge"
@@ -134,7 +135,9 @@ func hasAny(b []byte, subs [][]byte) bool {
 	return false
 }
 
-// firstUserText is the gist of a user message's text, or "".
+// firstUserText is the gist of a user message's text, or "": not the
+// instructions and context a runtime sends as the user's first message
+// (Codex's "# AGENTS.md instructions", <environment_context>).
 func firstUserText(t *transcript.Tree, d transcript.Dialect) string {
 	e := transcript.View(t, d)
 	if e.Role != "user" {
@@ -142,7 +145,8 @@ func firstUserText(t *transcript.Tree, d transcript.Dialect) string {
 	}
 	for _, v := range e.Values {
 		if v.Kind == transcript.Text {
-			if s := checkpoint.Gist(t.StrPrefix(v.Measure, 400), 90); s != "" && !bytes.HasPrefix([]byte(s), []byte("<")) {
+			s := checkpoint.Gist(t.StrPrefix(v.Measure, 400), 90)
+			if s != "" && !strings.HasPrefix(s, "<") && !strings.HasPrefix(s, "# AGENTS.md") {
 				return s
 			}
 		}
