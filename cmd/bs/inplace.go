@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bstools/bs/filters/gauge"
 	"github.com/rogpeppe/go-internal/lockedfile"
 	"github.com/urfave/cli/v2"
 )
@@ -23,7 +24,7 @@ func inPlaceFlags() []cli.Flag {
 		&cli.DurationFlag{Name: "lock-timeout", Value: 10 * time.Second, EnvVars: []string{"BS_LOCK_TIMEOUT"}, Usage: "in place: how long to wait for the runtime's <file>.lock and for other writers to close the file"},
 		&cli.DurationFlag{Name: "quiet-period", Value: 2 * time.Second, EnvVars: []string{"BS_QUIET_PERIOD"}, Usage: "in place: refuse a file changed this recently (the agent may be writing it)"},
 		&cli.BoolFlag{Name: "force", Usage: "in place: rewrite even a file changed within --quiet-period"},
-		&cli.IntFlag{Name: "min-savings", EnvVars: []string{"BS_MIN_SAVINGS"}, Usage: "in place: rewrite only when the pass frees at least `TOKENS` (bytes/4), so a warm prompt cache is not invalidated for crumbs"},
+		&cli.IntFlag{Name: "min-savings", EnvVars: []string{"BS_MIN_SAVINGS"}, Usage: "in place: rewrite only when the pass takes at least `TOKENS` out of the context (as bs gauge counts it), so a warm prompt cache is not invalidated for crumbs"},
 		&cli.DurationFlag{Name: "idle", EnvVars: []string{"BS_IDLE"}, Usage: "in place: only touch files idle (unmodified) for longer than this, e.g. the provider's prompt-cache TTL (5m, 1h)"},
 	}
 }
@@ -127,6 +128,12 @@ func (ip inPlace) rewriteFile(ctx context.Context, path string, body func(src *o
 	defer release()
 
 	n := info.Size()
+	var before gauge.Result // the context before the pass, for --min-savings
+	if ip.minSavings > 0 {
+		if before, err = measureAt(src, 0); err != nil {
+			return err
+		}
+	}
 	var from int64 // bytes before it are final: copied, not transformed
 	res := resumableFrom(ctx)
 	if res != nil {
@@ -159,7 +166,13 @@ func (ip inPlace) rewriteFile(ctx context.Context, path string, body func(src *o
 		return err
 	}
 	if ip.minSavings > 0 {
-		if freed := (n - from - out.n) / 4; freed < ip.minSavings {
+		// What the pass takes out of the context, as the gauge counts it
+		// (with what the filter records for the usage lines after it).
+		var after gauge.Result
+		if after, err = measureAt(tmp, from+out.n); err != nil {
+			return err
+		}
+		if freed := int64(before.Tokens - after.Tokens); freed < ip.minSavings {
 			err = &skipped{fmt.Sprintf(msgMinSavings, max(freed, 0), ip.minSavings)}
 			return err
 		}
@@ -430,4 +443,14 @@ func lockPath(path string) (string, error) {
 	}
 	sum := sha256.Sum256([]byte(abs))
 	return filepath.Join(dir, hex.EncodeToString(sum[:12])+".lock"), nil
+}
+
+// measureAt gauges the file f, and leaves its offset at at, where its
+// reader or writer goes on.
+func measureAt(f *os.File, at int64) (gauge.Result, error) {
+	res, err := gauge.MeasureFile(f, gauge.Options{})
+	if _, serr := f.Seek(at, io.SeekStart); err == nil {
+		err = serr
+	}
+	return res, err
 }

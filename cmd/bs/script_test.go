@@ -109,8 +109,10 @@ func cmdBigline(ts *testscript.TestScript, neg bool, args []string) {
 		b.WriteString(chunk)
 	}
 	b.WriteString(`"}],"isError":false,"timestamp":1772971201000}}` + "\n")
+	parent := args[2] // a chain, as pi writes it: the big result is on the path
 	for i := 0; i < 4; i++ {
-		fmt.Fprintf(&b, `{"type":"message","id":"m%d","parentId":null,"timestamp":"2026-03-08T12:00:0%d.000Z","message":{"role":"user","content":"next %d","timestamp":1772971202000}}`+"\n", i, i+2, i)
+		fmt.Fprintf(&b, `{"type":"message","id":"m%d","parentId":%q,"timestamp":"2026-03-08T12:00:0%d.000Z","message":{"role":"user","content":"next %d","timestamp":1772971202000}}`+"\n", i, parent, i+2, i)
+		parent = fmt.Sprintf("m%d", i)
 	}
 	ts.Check(os.WriteFile(ts.MkAbs(args[0]), b.Bytes(), 0o644))
 }
