@@ -55,6 +55,9 @@ func (p *printer) header() {
 		p.f(", %s", plural(r.BadLines, "bad line"))
 	}
 	p.f("\n")
+	if r.Context != nil {
+		p.f("context: %s (%s)\n", r.Context, r.Context.Source)
+	}
 }
 
 func (p *printer) plain() {
@@ -105,6 +108,9 @@ func (p *printer) wouldFree() {
 		p.f(" --rule %q", rule)
 	}
 	p.f(")\n")
+	if f.Context != nil && p.r.Context != nil {
+		p.f("context after extract: %s, from %s\n", f.Context, p.r.Context)
+	}
 }
 
 func (p *printer) nameWidth() int {

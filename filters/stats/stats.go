@@ -129,6 +129,9 @@ type Free struct {
 	Entries  int       `json:"entries"`
 	Kinds    FreeKinds `json:"kinds"` // tokens freed and values, bytes moved, by kind
 	Settings Settings  `json:"settings"`
+	// Context is the gauge of what extract would write: the context the
+	// runtime would send after it.
+	Context *gauge.Result `json:"context,omitempty"`
 }
 
 // FreeKinds writes the per-kind amounts as an object like Kinds.
@@ -160,6 +163,9 @@ type Report struct {
 	ExtractedEntries int     `json:"extracted_entries"`
 	Largest          []Entry `json:"largest"`
 	WouldFree        *Free   `json:"would_free,omitempty"`
+	// Context is the gauge of the transcript: the context its runtime
+	// would send next, as bs gauge reads it.
+	Context *gauge.Result `json:"context,omitempty"`
 
 	mismatches int // lines whose parts did not add up to the gauge's estimate (tests check 0)
 }
@@ -183,8 +189,15 @@ func Run(ctx context.Context, name string, r io.Reader, opt Options) (*Report, e
 		opt.Top = 10
 	}
 	if opt.Plan == nil {
-		return count(ctx, name, r, opt)
+		r, gauged := gaugeBeside(name, r, opt)
+		rep, err := count(ctx, name, r, opt)
+		if res := gauged(); err == nil {
+			rep.Context = res
+		}
+		return rep, err
 	}
+	r, gaugedLive := gaugeBeside(name, r, opt)
+	defer gaugedLive() // however the count ends, the gauge's reader too
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	var (
@@ -205,10 +218,16 @@ func Run(ctx context.Context, name string, r io.Reader, opt Options) (*Report, e
 		inR.CloseWithError(xerr)
 		outW.CloseWithError(xerr)
 	}()
+	var gaugedAfter func() *gauge.Result
 	go func() {
 		defer wg.Done()
-		after, aerr = count(ctx, name, outR, quiet)
+		var out io.Reader
+		out, gaugedAfter = gaugeBeside(name, outR, quiet)
+		after, aerr = count(ctx, name, out, quiet)
 		outR.CloseWithError(aerr)
+		if aerr != nil {
+			gaugedAfter()
+		}
 	}()
 	live, err := count(ctx, name, io.TeeReader(r, inW), opt)
 	inW.CloseWithError(err)
@@ -236,8 +255,52 @@ func Run(ctx context.Context, name string, r io.Reader, opt Options) (*Report, e
 	if f.Settings.Rules == nil {
 		f.Settings.Rules = []string{}
 	}
+	live.Context, f.Context = gaugedLive(), gaugedAfter()
 	live.WouldFree = f
 	return live, nil
+}
+
+// gaugeBeside returns a reader that reads r while bs gauge measures the
+// same bytes on a goroutine of its own, and a function that waits for the
+// reading once r is read to its end (nil if it failed).
+func gaugeBeside(name string, r io.Reader, opt Options) (io.Reader, func() *gauge.Result) {
+	pr, pw := io.Pipe()
+	done := make(chan *gauge.Result, 1)
+	go func() {
+		res, err := gauge.Measure(name, pr, nil, gauge.Options{Estimator: opt.Estimator, Format: opt.Format})
+		pr.CloseWithError(err)
+		if err != nil {
+			done <- nil
+			return
+		}
+		// Nothing may be left unread: the reader must not block on it.
+		io.Copy(io.Discard, pr)
+		done <- &res
+	}()
+	var once sync.Once
+	var res *gauge.Result
+	return &closingTee{r: io.TeeReader(r, pw), w: pw}, func() *gauge.Result {
+		once.Do(func() {
+			pw.Close()
+			res = <-done
+		})
+		return res
+	}
+}
+
+// closingTee is a TeeReader that closes its pipe at the end of input, so
+// the reader on the other side sees the end too.
+type closingTee struct {
+	r io.Reader
+	w *io.PipeWriter
+}
+
+func (c *closingTee) Read(b []byte) (int, error) {
+	n, err := c.r.Read(b)
+	if err != nil {
+		c.w.CloseWithError(err)
+	}
+	return n, err
 }
 
 // span is a candidate value of the current line, with its bucket.
