@@ -19,6 +19,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -304,6 +305,14 @@ func (s *scanner) line(ctx context.Context, l transcript.Line, t *transcript.Tre
 	}
 	acct := gauge.Classify(t, d, s.opt.Estimator)
 	s.p.ledger.observe(gauge.NewLedgerLine(acct, t, d), off, int(n), v1KeptIndex(t, d))
+	if t.Get(0, transcript.SpentField) >= 0 {
+		// A spend record is no message: it goes with the turn around it,
+		// and stands again after the synthetic entry if that is archived.
+		if s.cur != nil {
+			s.cur.addChunk(off, n)
+		}
+		return nil
+	}
 	e := transcript.View(t, d)
 	k := classify(t, d, &e, acct)
 	prompt := k.prompt
@@ -538,7 +547,8 @@ type job struct {
 	summary string
 	rows    []Indexed
 	err     error
-	added   int // what the synthetic entry puts in context, as the gauge counts it
+	added   int      // what the synthetic entry puts in context, as the gauge counts it
+	spent   [][]byte // the spend records of the turn's lines (transcript.SpendRecord)
 }
 
 // collect takes the stored turns in order and, once a batch is durable,
@@ -595,7 +605,12 @@ func (p *pipeline) flush(ctx context.Context, batch []*job) error {
 		if _, err := p.w.Write(j.line); err != nil {
 			return err
 		}
-		p.ledger.archived(j.tu.promptEnd, j.tu.end, j.tu.tokens-j.tu.promptTokens, j.added, collapsed{j.tu.entryFrom, j.tu.entryEnd - j.tu.entryFrom})
+		for _, r := range j.spent {
+			if _, err := p.w.Write(r); err != nil {
+				return err
+			}
+		}
+		p.ledger.archived(j.tu.promptEnd, j.tu.end, j.tu.tokens-j.tu.promptTokens, j.added, collapsed{j.tu.entryFrom, j.tu.entryEnd - j.tu.entryFrom, 1 + len(j.spent)})
 		p.written = j.tu.end
 		p.stats.Archived++
 		p.stats.Bytes += j.tu.end - j.tu.promptEnd
@@ -675,6 +690,7 @@ func (wk *worker) do(ctx context.Context, j *job) {
 		if opt.OnIndex != nil {
 			wk.index(j, chunk, a, d)
 		}
+		wk.spend(j, chunk, a)
 	}
 	tu.id = hex.EncodeToString(h.Sum(nil)[:8])
 	for i := range j.rows {
@@ -710,10 +726,39 @@ func (wk *worker) do(ctx context.Context, j *job) {
 	}
 }
 
-// index reads the messages of an archived chunk (after the user prompt)
-// for the search index.
-func (wk *worker) index(j *job, chunk []byte, off int64, d blobstore.Digest) {
+// spendMarks are what a line that carries what cost reports read holds
+// (transcript.Spends): other lines are not parsed for it.
+var spendMarks = [][]byte{[]byte(`usage"`), []byte(`token_count"`), []byte(`turn_context"`), []byte(transcript.SpentField + `"`)}
+
+// spend adds to j the spend records of the lines of an archived chunk
+// (after the user prompt) that carry what cost reports read: they follow
+// the synthetic entry. In a pi tree they hang off the prompt, beside it,
+// off the path.
+func (wk *worker) spend(j *job, chunk []byte, off int64) {
 	tu := j.tu
+	afterPrompt(tu, chunk, off, func(line []byte, at int64) {
+		if !slices.ContainsFunc(spendMarks, func(m []byte) bool { return bytes.Contains(line, m) }) {
+			return
+		}
+		t, err := wk.tp.Parse(line)
+		if err != nil || !transcript.Spends(t, tu.d) {
+			return
+		}
+		id, parent := "", ""
+		if tu.d == transcript.OpenClaw && tu.lastID != "" {
+			sum := sha256.Sum256(fmt.Appendf(nil, "%s-%d-%d", tu.promptID, tu.start, at))
+			id, parent = hex.EncodeToString(sum[:4]), tu.promptID
+		}
+		if r := transcript.SpendRecord(t, tu.d, archivedBy, id, parent); r != nil {
+			j.spent = append(j.spent, append(r, '\n'))
+		}
+	})
+}
+
+// afterPrompt calls fn with each line of a chunk of turn tu that starts
+// at offset off, without its line feed, and the line's offset, from the
+// line after the user prompt on.
+func afterPrompt(tu *turn, chunk []byte, off int64, fn func(line []byte, at int64)) {
 	for len(chunk) > 0 {
 		n := bytes.IndexByte(chunk, '\n')
 		line := chunk
@@ -724,16 +769,30 @@ func (wk *worker) index(j *job, chunk []byte, off int64, d blobstore.Digest) {
 		}
 		at := off
 		off += int64(len(line)) + 1
-		if at < tu.promptEnd || isBlank(line) {
-			continue
+		if at >= tu.promptEnd {
+			fn(line, at)
+		}
+	}
+}
+
+// archivedBy names bs archive in the spend records it writes.
+const archivedBy = "bs archive"
+
+// index reads the messages of an archived chunk (after the user prompt)
+// for the search index.
+func (wk *worker) index(j *job, chunk []byte, off int64, d blobstore.Digest) {
+	tu := j.tu
+	afterPrompt(tu, chunk, off, func(line []byte, _ int64) {
+		if isBlank(line) {
+			return
 		}
 		t, err := wk.tp.Parse(line)
 		if err != nil {
-			continue
+			return
 		}
 		e := transcript.View(t, tu.d)
 		if !e.Message {
-			continue
+			return
 		}
 		id := e.ID
 		if id == "" {
@@ -744,7 +803,7 @@ func (wk *worker) index(j *job, chunk []byte, off int64, d blobstore.Digest) {
 			tool = e.Tools[0]
 		}
 		j.rows = append(j.rows, Indexed{EntryID: id, Time: e.Time, Tool: tool, Blob: d.String(), Text: transcript.AppendQuote(nil, treeText(t))})
-	}
+	})
 }
 
 // treeText is the text of an entry for the search index: its strings,

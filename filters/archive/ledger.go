@@ -30,8 +30,9 @@ type event struct {
 }
 
 // collapsed is an archived turn as pi numbers its entries: count entries
-// from number start on became one synthetic entry.
-type collapsed struct{ start, count int }
+// from number start on became now (the synthetic entry, and the spend
+// records after it).
+type collapsed struct{ start, count, now int }
 
 // ledger carries the totals from the scanner to the writer.
 type ledger struct {
@@ -157,7 +158,7 @@ func (l *ledger) copyTo(w io.Writer, src io.ReaderAt, from, to int64) error {
 // still ends what came before.
 func (l *ledger) archived(from, to int64, removed, added int, entries collapsed) {
 	l.g.Carry(gauge.Mark{}, removed, added)
-	if entries.count != 1 {
+	if entries.count != entries.now {
 		l.turns = append(l.turns, entries)
 	}
 	for _, e := range l.upTo(to) {
@@ -186,7 +187,7 @@ func (l *ledger) moved(index int) (int, bool) {
 	for _, c := range l.turns {
 		switch {
 		case index >= c.start+c.count:
-			at -= c.count - 1
+			at -= c.count - c.now
 		case index >= c.start:
 			at -= index - c.start
 		}

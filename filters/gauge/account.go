@@ -124,8 +124,8 @@ func Contents(t *transcript.Tree, d transcript.Dialect, est Estimator, visit fun
 // covers it). Calibration and roll need it; the gauge does not. visit, if
 // not nil, is told each part the estimate counts.
 func classify(t *transcript.Tree, d transcript.Dialect, est Estimator, usageEstimate bool, visit func(Part)) Line {
-	if len(t.Nodes) == 0 || t.Nodes[0].Kind != '{' {
-		return Line{}
+	if len(t.Nodes) == 0 || t.Nodes[0].Kind != '{' || t.Get(0, transcript.SpentField) >= 0 {
+		return Line{} // a spend record is for cost reports: never in context
 	}
 	l := classifyRole(t, d, est, usageEstimate, visit, true)
 	// What bs wrote on the line: the record of what it took out, and on a
@@ -149,7 +149,7 @@ func classify(t *transcript.Tree, d transcript.Dialect, est Estimator, usageEsti
 // place, and Codex, say, sends its initial context again after a
 // compaction).
 func runtimeLine(t *transcript.Tree, d transcript.Dialect, est Estimator) Line {
-	if len(t.Nodes) == 0 || t.Nodes[0].Kind != '{' {
+	if len(t.Nodes) == 0 || t.Nodes[0].Kind != '{' || t.Get(0, transcript.SpentField) >= 0 {
 		return Line{}
 	}
 	l := classifyRole(t, d, est, true, nil, false)

@@ -98,6 +98,10 @@ type run struct {
 	// feed, and no line has been written since: the output ends without.
 	dropNewline bool
 
+	// keepSpent is set while the spend records after a roll marker or an
+	// archived turn that could not be put back stay with it.
+	keepSpent bool
+
 	mu   sync.Mutex // guards errs and res.KeysRestored, written by jobs
 	errs []error
 
@@ -216,14 +220,21 @@ func (x *run) handle(ctx context.Context, sink *transcript.Sink, line transcript
 		}
 		dropNewline := x.dropNewline
 		x.dropNewline = false // a line follows the one roll ended, unless this is a note
+		if t != nil && t.Get(0, transcript.SpentField) >= 0 && !x.keepSpent {
+			// A spend record: the line it stands for came back with the
+			// roll marker or archived turn before it.
+			return nil
+		}
 		if t != nil && t.Get(0, transcript.ArchivedField) >= 0 {
-			if ok, err := x.unarchive(ctx, sink, line, t, d); ok || err != nil {
+			ok, err := x.unarchive(ctx, sink, line, t, d)
+			if x.keepSpent = !ok; ok || err != nil {
 				return err
 			}
 		}
 		if t != nil && t.Str(t.Path(0, transcript.RolledField, "by")) == transcript.RolledBy {
 			if t.Get(0, transcript.EvictedField) >= 0 {
-				if ok, err := x.unroll(ctx, sink, line, t, d); ok || err != nil {
+				ok, err := x.unroll(ctx, sink, line, t, d)
+				if x.keepSpent = !ok; ok || err != nil {
 					return err
 				}
 			} else if !x.unrollFailed {

@@ -32,6 +32,8 @@ type note struct {
 	// out of them: the gauge counts a change since against the note.
 	scopeExtracted int
 
+	spent int // spend records written before the marker (spendRecords)
+
 	// In a pi tree (v2+):
 	evicted  map[string]bool // the ids of the entries the range takes
 	bridgeID string          // the evicted entry the first kept message hangs from, which a bridge stands for
@@ -391,7 +393,7 @@ func (n *note) compaction(tokensAfter, scope int, newline bool) []byte {
 	// v1 numbers the entries pi parses from 0, the header first (see
 	// entryLine); in the rolled file the marker and the kept copies stand
 	// before the first kept entry.
-	index := entries(n.lines[:n.p.from]) + 1 + entries(n.lines[n.p.to:n.firstKept])
+	index := entries(n.lines[:n.p.from]) + 1 + n.spent + entries(n.lines[n.p.to:n.firstKept])
 	for _, i := range n.p.keep {
 		if n.lines[i].entry {
 			index++
@@ -460,4 +462,39 @@ func (n *note) notes(evicted string, tokensAfter, after int) [][]byte {
 		return [][]byte{[]byte(fmt.Sprintf(`{"__id":%s,"type":"system","timestamp":%s,"text":%s,%s,%s}`+"\n", q(transcript.GeneratedIDPrefix+n.shortID("note")), q(n.now), q(n.text), ev, n.rolled(tokensAfter, after, false)))}
 	}
 	return [][]byte{[]byte(fmt.Sprintf(`{"role":"system","content":%s,%s,%s}`+"\n", q(n.text), ev, n.rolled(tokensAfter, after, false)))}
+}
+
+// spendRecords are the spend records of the evicted lines that carry what
+// cost reports read (transcript.SpendRecord), in order, for the place
+// after the marker and its copies: in a pi tree they hang off the entry
+// before the range, off the path; a v1 file numbers them before its first
+// kept entry.
+func (n *note) spendRecords(sp *spool) ([][]byte, error) {
+	var out [][]byte
+	tree := n.d == transcript.OpenClaw && n.v3
+	parent := ""
+	if tree {
+		parent = n.lastID(n.p.from)
+	}
+	for i := n.p.from; i < n.p.to; i++ {
+		if l := n.lines[i]; !l.spends || kept(l) {
+			continue
+		}
+		_, t, err := n.read(sp, i)
+		if err != nil {
+			return nil, err
+		}
+		if t == nil {
+			continue
+		}
+		id := ""
+		if tree {
+			id = n.shortID(fmt.Sprintf("spent-%d", i))
+		}
+		if r := transcript.SpendRecord(t, n.d, transcript.RolledBy, id, parent); r != nil {
+			out = append(out, append(r, '\n'))
+		}
+	}
+	n.spent = len(out)
+	return out, nil
 }

@@ -110,6 +110,7 @@ type line struct {
 	sidechain bool
 	bsNote    bool // a line bs roll wrote: never evicted
 	user      bool // a user turn: it closes any call left without a result
+	spends    bool // it carries what cost reports read (transcript.Spends)
 
 	issued, answered []string // tool call ids the line makes and answers
 
@@ -318,6 +319,9 @@ func scan(ctx context.Context, name string, sp *spool, opt Options) ([]line, tra
 			li.tool = transcript.EntryTool(&e)
 			li.bsNote = isNote(t)
 			li.join, li.noise, lastMsgID = joins(t, d, lastMsgID)
+			if li.spends = transcript.Spends(t, d); li.spends && t.Get(0, transcript.SpentField) >= 0 {
+				li.noise = true // a spend record goes with its unit, and stands again before the note
+			}
 			if d == transcript.OpenClaw {
 				switch {
 				case li.acct.Role == gauge.Compaction:
@@ -838,7 +842,14 @@ func write(ctx context.Context, w io.Writer, sp *spool, lines []line, d transcri
 		skip = len(linked)
 	}
 	evicted := fmt.Sprintf(`{"blobs":%s,"bytes":%d,"skip":%d}`, list, to-from, skip)
-	afterNote := len(p.keep) + len(lines) - p.to
+	// The spend records follow the marker and its copies: restore --all
+	// drops them with the marker it puts back, and keeps them with a
+	// marker it cannot.
+	spent, err := n.spendRecords(sp)
+	if err != nil {
+		return st, errors.Join(err, copyAll(w, sp))
+	}
+	afterNote := len(p.keep) + len(spent) + len(lines) - p.to
 	bw := &errWriter{w: w}
 	bw.copy(sp.section(0, from))
 	if d == transcript.OpenClaw {
@@ -850,6 +861,7 @@ func write(ctx context.Context, w io.Writer, sp *spool, lines []line, d transcri
 				bw.copy(sp.section(lines[i].off, int64(lines[i].n)))
 			}
 		}
+		bw.write(spent...)
 		last, open := lines[len(lines)-1], needsNewline(sp)
 		switch {
 		case open && !last.parsed:
@@ -876,6 +888,7 @@ func write(ctx context.Context, w io.Writer, sp *spool, lines []line, d transcri
 		for _, i := range p.keep {
 			bw.copy(sp.section(lines[i].off, int64(lines[i].n)))
 		}
+		bw.write(spent...)
 		bw.copy(sp.section(to, sp.size-to))
 	}
 	st.Rolled = true

@@ -156,6 +156,9 @@ func View(t *Tree, d Dialect) Entry {
 	e.Extracted = t.Get(0, "_extracted")
 	e.Restored = t.Get(0, "_restored")
 	e.Redacted = t.Get(0, "_redacted")
+	if t.Get(0, SpentField) >= 0 {
+		return e // a spend record: no message, nothing to move
+	}
 	v := viewer{t: t, e: &e}
 	switch d {
 	case OpenClaw:

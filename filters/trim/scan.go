@@ -92,9 +92,9 @@ type span struct{ start, end int }
 
 // classify reads one line in dialect d.
 func classify(t *transcript.Tree, d transcript.Dialect) facts {
-	f := facts{keptIndex: -1, ext: -1}
-	if len(t.Nodes) == 0 || t.Nodes[0].Kind != '{' {
-		return f
+	f := facts{keptIndex: -1, ext: -1, acct: gauge.LedgerLineOf(t, d, estimator)}
+	if len(t.Nodes) == 0 || t.Nodes[0].Kind != '{' || t.Get(0, transcript.SpentField) >= 0 {
+		return f // a spend record is for cost reports: never in context
 	}
 	c := classifier{t: t, f: &f}
 	// A bs roll note resets the context in any dialect.
@@ -125,7 +125,6 @@ func classify(t *transcript.Tree, d transcript.Dialect) facts {
 			f.slots[i].worth, f.slots[i].counted = worth[i], counted[i]
 		}
 	}
-	f.acct = gauge.LedgerLineOf(t, d, estimator)
 	return f
 }
 
