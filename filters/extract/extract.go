@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/bstools/bs/blobstore"
@@ -118,8 +119,9 @@ type run struct {
 	tools   transcript.ToolNamer // the tools of results whose lines do not name them
 	// ledger carries what the run takes out of the context onto the
 	// usage lines after it, so that the gauge of the output sees it.
-	ledger *gauge.Ledger
-	est    gauge.Estimator
+	ledger    *gauge.Ledger
+	est       gauge.Estimator
+	measuring atomic.Bool // the ledger still reads estimates
 }
 
 // Run reads a transcript from r and writes it to w with old large values
@@ -154,7 +156,13 @@ func runOn(ctx context.Context, name string, r io.Reader, w io.Writer, opt Optio
 	x.src.NumberFrom(opt.LinesBefore + 1)
 	x.src.Parallel(opt.Workers) // -j N bounds the parsers too
 	// What each line is to the gauge, read beside the parsing.
-	x.src.Annotate(func(t *transcript.Tree, d transcript.Dialect) any { return gauge.LedgerLineOf(t, d, x.est) })
+	// Estimating a line costs as much as parsing it: only while the
+	// ledger's calibration reads the estimates (the parsers run ahead of
+	// the ledger, so a line it reads in time has one).
+	x.measuring.Store(true)
+	x.src.Annotate(func(t *transcript.Tree, d transcript.Dialect) any {
+		return gauge.LedgerLineOf(t, d, x.est, x.measuring.Load())
+	})
 	defer x.src.Close()
 	out := w
 	if opt.DryRun {
@@ -396,7 +404,7 @@ func (x *run) emit(ctx context.Context, it *item, move bool) error {
 	}
 	orig := it.line.Bytes()
 	if !move || len(it.chosen) == 0 {
-		if adj, ok := x.ledger.Add(it.acct); ok && x.report == nil {
+		if adj, ok := x.add(it.acct); ok && x.report == nil {
 			// What the lines before gave up, if they did (Sink.WriteAfter).
 			out, err := transcript.SpliceLine(it.line, []transcript.Edit{adj.Edit(it.tree)})
 			if err != nil {
@@ -448,7 +456,7 @@ func (x *run) emit(ctx context.Context, it *item, move bool) error {
 		edits = append(edits, t.InsertMember(0, "__id", transcript.AppendQuote(nil, id)))
 	}
 	edits = append(edits, meta.Edit())
-	adj, after := x.ledger.Add(it.acct)
+	adj, after := x.add(it.acct)
 	if after {
 		edits = append(edits, adj.Edit(t))
 	}
@@ -519,4 +527,14 @@ func (x *run) sessionName() string {
 		return "-"
 	}
 	return x.session
+}
+
+// add gives the ledger the next line, and tells the parsers when it stops
+// reading estimates.
+func (x *run) add(l gauge.LedgerLine) (gauge.Adjustment, bool) {
+	adj, ok := x.ledger.Add(l)
+	if !x.ledger.Measuring() {
+		x.measuring.Store(false)
+	}
+	return adj, ok
 }

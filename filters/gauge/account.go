@@ -94,6 +94,13 @@ func Classify(t *transcript.Tree, d transcript.Dialect, est Estimator) Line {
 	return classify(t, d, est, true, nil)
 }
 
+// ClassifyRole is Classify without the estimates, which cost as much as
+// parsing the line: what a line is (a usage, a compaction, a roll note),
+// for a reader that needs no estimate of it.
+func ClassifyRole(t *transcript.Tree, d transcript.Dialect) Line {
+	return classify(t, d, nil, true, nil)
+}
+
 // Part is one thing the estimate of a line counts: a string the model
 // reads (its node, its decoded characters, and its tokens when the
 // estimator counts text) or an image.
@@ -164,6 +171,9 @@ func runtimeLine(t *transcript.Tree, d transcript.Dialect, est Estimator) Line {
 func classifyRole(t *transcript.Tree, d transcript.Dialect, est Estimator, usageEstimate bool, visit func(Part), rollNotes bool) Line {
 	str := func(i int, names ...string) string { return t.Str(t.Path(i, names...)) }
 	content := func(i int) Line {
+		if est == nil {
+			return Line{Role: Content} // its role only (ClassifyRole)
+		}
 		c := countChars(t, i, est, visit)
 		return Line{Role: Content, Estimate: c.tokens + c.images*ImageTokens}
 	}
@@ -347,6 +357,7 @@ var notText = map[string]bool{
 func countChars(t *transcript.Tree, i int, est Estimator, visit func(Part)) charCount {
 	var c charCount
 	te, text := est.(TextEstimator)
+	_, walking := est.(partsOnly)
 	chars := 0
 	var walk func(i int)
 	walk = func(i int) {
@@ -354,10 +365,13 @@ func countChars(t *transcript.Tree, i int, est Estimator, visit func(Part)) char
 		switch n.Kind {
 		case '"':
 			p := Part{Node: i}
-			if text {
+			switch {
+			case walking:
+				// Only where: the caller counts the parts it wants.
+			case text:
 				p.Tokens = te.TextTokens(t.Str(i))
 				c.tokens += p.Tokens
-			} else {
+			default:
 				p.Chars = transcript.StringChars(t.Raw(i))
 				chars += p.Chars
 			}
@@ -392,6 +406,10 @@ func countChars(t *transcript.Tree, i int, est Estimator, visit func(Part)) char
 	}
 	return c
 }
+
+// partsOnly is the estimator of a walk that only tells the parts the
+// gauge counts, without counting them (Replaced counts a few of them).
+type partsOnly struct{ CharsPer4 }
 
 // ValueTokens estimates the tokens of the value at node i as the gauge
 // counts a line's content: the strings the model reads, ImageTokens per

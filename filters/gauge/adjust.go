@@ -135,8 +135,13 @@ func extractedTokens(t *transcript.Tree, n int) int {
 const (
 	calibrationPairMin  = 500
 	calibrationMinPairs = 5
-	calibrationLow      = 0.5
-	calibrationHigh     = 2.0
+	// calibrationPairs is how many growths the median is taken over: the
+	// first ones of the transcript. After them a run need not estimate
+	// the lines it reads (Ledger.Measuring), and the worth of a token
+	// does not depend on how far a run reads.
+	calibrationPairs = 256
+	calibrationLow   = 0.5
+	calibrationHigh  = 2.0
 )
 
 // Calibrator measures, as a transcript streams by, what one estimated
@@ -196,13 +201,17 @@ func (c *Calibrator) Add(l Line) (est, real int, pair bool) {
 		est = c.grown
 		real = l.Tokens - c.last
 		pair = c.have && real > 0 && net == c.lastNet
-		if pair && est >= calibrationPairMin {
+		if pair && est >= calibrationPairMin && !c.Frozen() {
 			c.ratios.add(float64(real) / float64(est))
 		}
 		c.have, c.last, c.lastNet, c.grown = true, l.Tokens, net, 0
 	}
 	return est, real, pair
 }
+
+// Frozen reports whether the calibration has measured all it measures:
+// the estimates of the lines it is given no longer count.
+func (c *Calibrator) Frozen() bool { return c.ratios.n() >= calibrationPairs }
 
 // Scale is what one estimated token is worth so far: what the last
 // _adjusted read says, else the median of the growths measured, else 1.
@@ -522,6 +531,11 @@ func (m Mark) merged(removed, added int, est string) Adjustment {
 // Scale is the calibration so far.
 func (g *Ledger) Scale() float64 { return g.cal.Scale() }
 
+// Measuring reports whether the ledger still reads the estimates of the
+// lines it is given: once the calibration is done, a line's role will do
+// (LedgerLineOf with estimates false), unless the run changes the line.
+func (g *Ledger) Measuring() bool { return !g.cal.Frozen() }
+
 // mark remembers a pi line, with the totals before it, within
 // KeptLookback bytes.
 func (g *Ledger) mark(l LedgerLine) {
@@ -584,29 +598,32 @@ func (s share) worth(est Estimator) int {
 	return n
 }
 
-// shares splits the gauge's count of line t (Contents) among the values
-// at nodes, and returns it whole too.
-func shares(t *transcript.Tree, d transcript.Dialect, est Estimator, nodes []int) (each []share, total share) {
-	each = make([]share, len(nodes))
-	Contents(t, d, est, func(p Part) {
+// shares is what the gauge counts of line t below each of nodes. It walks
+// the parts the gauge counts without counting them, and counts only those
+// below the nodes: a filter asks this of the values it moves, which are
+// most of a long line but seldom all of it.
+func shares(t *transcript.Tree, d transcript.Dialect, est Estimator, nodes []int) []share {
+	each := make([]share, len(nodes))
+	te, text := est.(TextEstimator)
+	Contents(t, d, partsOnly{}, func(p Part) {
 		at := t.Nodes[p.Node].Start
 		for i, n := range nodes {
 			if v := t.Nodes[n]; v.Start <= at && at < v.End {
 				s := &each[i]
-				s.chars, s.tokens, s.counted = s.chars+p.Chars, s.tokens+p.Tokens, true
-				if p.Image {
+				s.counted = true
+				switch {
+				case p.Image:
 					s.images++
+				case text:
+					s.tokens += te.TextTokens(t.Str(p.Node))
+				default:
+					s.chars += transcript.StringChars(t.Raw(p.Node))
 				}
 				break
 			}
 		}
-		total.chars += p.Chars
-		total.tokens += p.Tokens
-		if p.Image {
-			total.images++
-		}
 	})
-	return each, total
+	return each
 }
 
 // Shares is what each value at nodes puts in the context, as the gauge
@@ -614,7 +631,7 @@ func shares(t *transcript.Tree, d transcript.Dialect, est Estimator, nodes []int
 // in a value's place counts only then).
 func Shares(t *transcript.Tree, d transcript.Dialect, est Estimator, nodes []int) (worth []int, counted []bool) {
 	est = withDefaults(Options{Estimator: est}).Estimator
-	each, _ := shares(t, d, est, nodes)
+	each := shares(t, d, est, nodes)
 	worth, counted = make([]int, len(nodes)), make([]bool, len(nodes))
 	for i, s := range each {
 		worth[i], counted[i] = s.worth(est), s.counted
@@ -623,56 +640,41 @@ func Shares(t *transcript.Tree, d transcript.Dialect, est Estimator, nodes []int
 }
 
 // Replaced counts what replacing values of the line t takes out of the
-// context, as the gauge counts the line (Contents): the line's estimate
-// before less its estimate after, and each replacement's share of that,
-// the shares summing to the whole when it is not negative. A value the
-// gauge does not count (a copy of a tool result outside the message)
-// takes nothing out, and what stands in its place adds nothing.
+// context, as the gauge counts the line (Contents): for each replacement,
+// what the value held less what stands in its place, and their sum. A
+// value the gauge does not count (a copy of a tool result outside the
+// message) takes nothing out, and what stands in its place adds nothing.
+// Each is estimated on its own, so the sum may differ from the change in
+// the line's estimate by the rounding of each (a token a value).
 func Replaced(t *transcript.Tree, d transcript.Dialect, est Estimator, rs []Replacement) (net int, each []int) {
 	est = withDefaults(Options{Estimator: est}).Estimator
 	nodes := make([]int, len(rs))
 	for i, r := range rs {
 		nodes[i] = r.Node
 	}
-	parts, total := shares(t, d, est, nodes)
-	te, text := est.(TextEstimator)
-	after := total
+	parts := shares(t, d, est, nodes)
 	each = make([]int, len(rs))
-	last := -1
 	for i, r := range rs {
-		s := parts[i]
-		if !s.counted {
+		if !parts[i].counted {
 			continue
 		}
-		last = i
-		put := share{}
-		if text {
-			put.tokens = te.TextTokens(r.Text)
-		} else {
-			put.chars = len([]rune(r.Text))
+		put := share{chars: len([]rune(r.Text))}
+		if te, ok := est.(TextEstimator); ok {
+			put = share{tokens: te.TextTokens(r.Text)}
 		}
-		after.chars += put.chars - s.chars
-		after.tokens += put.tokens - s.tokens
-		after.images -= s.images
-		each[i] = s.worth(est) - put.worth(est)
-	}
-	net = total.worth(est) - after.worth(est)
-	if last >= 0 && net >= 0 {
-		// Each share was rounded on its own: the last takes the difference.
-		sum := 0
-		for i, n := range each {
-			if i != last {
-				sum += n
-			}
-		}
-		each[last] = net - sum
+		each[i] = parts[i].worth(est) - put.worth(est)
+		net += each[i]
 	}
 	return net, each
 }
 
 // LedgerLineOf is what a Ledger needs of a parsed line of dialect d
-// (Bytes aside, which the caller knows).
-func LedgerLineOf(t *transcript.Tree, d transcript.Dialect, est Estimator) LedgerLine {
+// (Bytes aside, which the caller knows); without estimates, its role only
+// (see Ledger.Measuring).
+func LedgerLineOf(t *transcript.Tree, d transcript.Dialect, est Estimator, estimates bool) LedgerLine {
+	if !estimates {
+		return NewLedgerLine(ClassifyRole(t, d), t, d)
+	}
 	return NewLedgerLine(Classify(t, d, est), t, d)
 }
 

@@ -138,7 +138,8 @@ func Run(ctx context.Context, name string, r io.Reader, w io.Writer, opt Options
 	} else {
 		est := gauge.CharsPer4{}
 		x.ledger = gauge.NewSparseLedger(est)
-		src.Annotate(func(t *transcript.Tree, d transcript.Dialect) any { return gauge.LedgerLineOf(t, d, est) })
+		// A sparse ledger reads no estimate: the role of each line will do.
+		src.Annotate(func(t *transcript.Tree, d transcript.Dialect) any { return gauge.LedgerLineOf(t, d, est, false) })
 	}
 	sink := transcript.NewSink(w, opt.Workers, nil)
 	err := func() error {

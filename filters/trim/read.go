@@ -6,6 +6,7 @@ import (
 	"io"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"github.com/bstools/bs/filters/transcript"
 )
@@ -49,7 +50,7 @@ type batch struct {
 }
 
 // classifyBatch parses and classifies every line of b in dialect d.
-func (b *batch) classify(p *transcript.Parser, d transcript.Dialect) {
+func (b *batch) classify(p *transcript.Parser, d transcript.Dialect, estimates bool) {
 	defer close(b.done)
 	rest := b.buf
 	for len(rest) > 0 {
@@ -70,7 +71,7 @@ func (b *batch) classify(p *transcript.Parser, d transcript.Dialect) {
 		if t, err := p.Parse(body); err != nil {
 			li.state, li.err = badLine, err
 		} else {
-			li.state, li.f = parsedLine, classify(t, d)
+			li.state, li.f = parsedLine, classify(t, d, estimates)
 		}
 	}
 }
@@ -101,7 +102,11 @@ func detectDialect(sp *spool) (transcript.Dialect, error) {
 // classifyLines calls each for every line of the spool, in order, with
 // what parsing and classifying it in dialect d found. An error from each
 // stops the run and is returned.
-func classifyLines(ctx context.Context, sp *spool, d transcript.Dialect, each func(*lineInfo) error) error {
+//
+// While measuring reads true the workers estimate each line for the
+// ledger (gauge.Ledger.Measuring); the workers run ahead of each, so a
+// line each is given while it is true was estimated.
+func classifyLines(ctx context.Context, sp *spool, d transcript.Dialect, measuring *atomic.Bool, each func(*lineInfo) error) error {
 	workers := max(1, runtime.GOMAXPROCS(0))
 	work := make(chan *batch, workers)
 	order := make(chan *batch, 64)
@@ -113,7 +118,7 @@ func classifyLines(ctx context.Context, sp *spool, d transcript.Dialect, each fu
 		wg.Go(func() {
 			var p transcript.Parser
 			for b := range work {
-				b.classify(&p, d)
+				b.classify(&p, d, measuring.Load())
 			}
 		})
 	}

@@ -90,9 +90,10 @@ type slot struct {
 
 type span struct{ start, end int }
 
-// classify reads one line in dialect d.
-func classify(t *transcript.Tree, d transcript.Dialect) facts {
-	f := facts{keptIndex: -1, ext: -1, acct: gauge.LedgerLineOf(t, d, estimator)}
+// classify reads one line in dialect d; with estimates, what it puts in
+// context too (see gauge.Ledger.Measuring).
+func classify(t *transcript.Tree, d transcript.Dialect, estimates bool) facts {
+	f := facts{keptIndex: -1, ext: -1, acct: gauge.LedgerLineOf(t, d, estimator, estimates)}
 	if len(t.Nodes) == 0 || t.Nodes[0].Kind != '{' || t.Get(0, transcript.SpentField) >= 0 {
 		return f // a spend record is for cost reports: never in context
 	}

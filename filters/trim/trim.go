@@ -15,6 +15,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/bstools/bs/blobstore"
@@ -142,11 +143,16 @@ func Run(ctx context.Context, name string, r io.Reader, w io.Writer, opt Options
 // the time of the last assistant message.
 func scan(ctx context.Context, name string, sp *spool, opt *Options, onBad func(*transcript.BadLineError) error, st *Stats) (*planner, time.Time, error) {
 	p := &planner{opt: opt, match: newMatcher(opt.Allow, opt.Deny), ledger: gauge.NewLedger(estimator)}
+	var measuring atomic.Bool // the ledger still reads estimates
+	measuring.Store(true)
 	// observe gives the ledger its first pass over the line just added.
 	observe := func(l gauge.LedgerLine) {
 		r := &p.recs[len(p.recs)-1]
 		l.Bytes = r.n
 		m, back := p.ledger.Observe(l)
+		if !p.ledger.Measuring() {
+			measuring.Store(false)
+		}
 		r.mark = m
 		if back >= 0 {
 			p.recs[len(p.recs)-1-back].mark.KeptFrom = true
@@ -164,7 +170,7 @@ func scan(ctx context.Context, name string, sp *spool, opt *Options, onBad func(
 	lastMsgID, lastTime, model := "", "", ""
 	var lastMs int64
 	prevSide := false // the last message was on the assistant side
-	err := classifyLines(ctx, sp, d, func(li *lineInfo) error {
+	err := classifyLines(ctx, sp, d, &measuring, func(li *lineInfo) error {
 		st.Lines++
 		r := rec{off: off, n: li.n, res: -1}
 		off += int64(li.n)
