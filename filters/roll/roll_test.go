@@ -1583,3 +1583,55 @@ func TestLastLineWithoutNewline(t *testing.T) {
 		t.Fatalf("the second roll wrote no compaction")
 	}
 }
+
+// TestSpendRecordsLeaveTheChain: the spend records a roll leaves in a
+// Claude Code session change nothing of the chain Claude Code loads from
+// the last line: the lines in its context are the same with them and
+// without them.
+func TestSpendRecordsLeaveTheChain(t *testing.T) {
+	records := 0
+	for _, f := range corpustest.Files(t, "claude-code/*.jsonl") {
+		in, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opt := roll.Defaults()
+		opt.Trigger, opt.Target, opt.MinKeep, opt.Store = 0.01, 0.005, 4, new(blobstore.Mem)
+		var out bytes.Buffer
+		if _, err := roll.Run(context.Background(), f, bytes.NewReader(in), &out, opt); err != nil {
+			t.Fatal(err)
+		}
+		var nodesWith, nodesWithout []gauge.ChainNode
+		var p transcript.Parser
+		for _, line := range strings.Split(out.String(), "\n") {
+			tr, err := p.Parse([]byte(line))
+			if err != nil {
+				continue
+			}
+			n := gauge.ClaudeNode(tr)
+			nodesWith = append(nodesWith, n)
+			if tr.Get(0, transcript.SpentField) >= 0 {
+				records++
+				continue
+			}
+			nodesWithout = append(nodesWithout, n)
+		}
+		// The chain is of uuids: the lines that have one, on it.
+		chain := func(nodes []gauge.ChainNode) []string {
+			on := gauge.ClaudeContext(nodes)
+			var ids []string
+			for i, n := range nodes {
+				if transcript.GivenID(n.ID) && (on == nil || on[i]) {
+					ids = append(ids, n.ID)
+				}
+			}
+			return ids
+		}
+		if a, b := chain(nodesWith), chain(nodesWithout); !slices.Equal(a, b) {
+			t.Errorf("%s: the chain holds %d lines with the records, %d without", filepath.Base(f), len(a), len(b))
+		}
+	}
+	if records == 0 {
+		t.Fatal("no spend record written: the test checks nothing")
+	}
+}
