@@ -21,14 +21,14 @@ func extractCommand() *cli.Command {
 		Usage:     "move large old values to the blob store, leaving [[extracted-ID]] placeholders",
 		ArgsUsage: "[FILE...]",
 		Description: "Keeps the last --keep-recent messages whole and moves every value of the chosen --types " +
-			"that is at least --min-length characters long, in older entries, to the blob store. " +
+			"that is longer than --min-length characters, in older entries, to the blob store. " +
 			"An entry's _extractable (true: always, false: never, N: keep for N messages) or, failing that, " +
 			"the first --rule with an opinion overrides the defaults; an entry restored less than " +
 			"--keep-after-restore ago stays unless forced. Each moved value is listed under the entry's " +
 			"_extracted; 'bs restore' puts it back byte for byte.",
 		Flags: append([]cli.Flag{
 			&cli.IntFlag{Name: "keep-recent", Value: d.KeepRecent, Usage: "leave the last `N` messages untouched"},
-			&cli.IntFlag{Name: "min-length", Value: d.MinLength, Usage: "move only values of at least `N` characters"},
+			&cli.IntFlag{Name: "min-length", Value: d.MinLength, Usage: "move only values longer than `N` characters"},
 			&cli.StringFlag{Name: "types", Value: d.Types.String(), Usage: "kinds of values to move: tool_call, tool_result, thinking, text, image"},
 			&cli.StringSliceFlag{Name: "rule", Usage: "jq predicate deciding _extractable for entries without one (repeatable; first non-null wins)"},
 			&cli.DurationFlag{Name: "keep-after-restore", Value: d.KeepAfterRestore, Usage: "protect a restored entry for this long"},

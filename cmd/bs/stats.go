@@ -35,7 +35,7 @@ func statsCommand() *cli.Command {
 			&cli.BoolFlag{Name: "exact", Usage: "count extracted values' tokens from their blobs in the store (default: estimate them from their bytes)"},
 			tokenizerFlag(),
 			&cli.IntFlag{Name: "keep-recent", Value: d.KeepRecent, Usage: "as bs extract: leave the last `N` messages untouched"},
-			&cli.IntFlag{Name: "min-length", Value: d.MinLength, Usage: "as bs extract: move only values of at least `N` characters"},
+			&cli.IntFlag{Name: "min-length", Value: d.MinLength, Usage: "as bs extract: move only values longer than `N` characters"},
 			&cli.StringFlag{Name: "types", Value: d.Types.String(), Usage: "as bs extract: kinds of values to move"},
 			&cli.StringSliceFlag{Name: "rule", Usage: "as bs extract: jq predicate deciding _extractable (repeatable)"},
 			&cli.DurationFlag{Name: "keep-after-restore", Value: d.KeepAfterRestore, Usage: "as bs extract: protect a restored entry for this long"},

@@ -21,7 +21,7 @@ import (
 // Options configure a run. The zero value is not useful; see Defaults.
 type Options struct {
 	KeepRecent       int             // messages at the end that are never touched
-	MinLength        int             // characters a value needs to be moved
+	MinLength        int             // a value moves when it is longer than this many characters
 	Types            transcript.Kind // kinds of values that move
 	Rules            []*rules.Rule   // consulted when an entry has no _extractable
 	KeepAfterRestore time.Duration   // protection after a restore
@@ -329,7 +329,8 @@ func (x *run) decide(it *item) {
 			}
 			continue
 		}
-		if v.Kind&x.opt.Types != 0 && transcript.AtLeastChars(raw, x.opt.MinLength) {
+		// Seed 000: values longer than min_value_length.
+		if v.Kind&x.opt.Types != 0 && transcript.AtLeastChars(raw, x.opt.MinLength+1) {
 			it.chosen = append(it.chosen, v)
 		}
 	}
