@@ -316,7 +316,7 @@ func checkArgs(c *cli.Context) error {
 	}
 	if c.Command.Name == "extract" {
 		// Watch runs it in place.
-		if _, err := extractOptions(c, true); err != nil {
+		if _, err := extractOptions(c); err != nil {
 			return err
 		}
 	}

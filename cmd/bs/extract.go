@@ -42,7 +42,7 @@ func extractCommand() *cli.Command {
 
 // extractOptions reads and checks extract's own flags: what runExtract
 // runs with, and what bs watch checks once before its first pass.
-func extractOptions(c *cli.Context, inPlace bool) (extract.Options, error) {
+func extractOptions(c *cli.Context) (extract.Options, error) {
 	opt := extract.Defaults()
 	opt.KeepRecent = c.Int("keep-recent")
 	opt.MinLength = c.Int("min-length")
@@ -54,9 +54,6 @@ func extractOptions(c *cli.Context, inPlace bool) (extract.Options, error) {
 	var err error
 	if opt.Types, err = transcript.ParseKinds(c.String("types")); err != nil {
 		return opt, usagef(msgBadTypes, err)
-	}
-	if opt.DryRun && inPlace {
-		return opt, usagef(msgDryRunInPlace)
 	}
 	if opt.Rules, err = rules.Compile(c.StringSlice("rule")); err != nil {
 		return opt, err
@@ -72,11 +69,16 @@ func runExtract(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	opt, err := extractOptions(c, cm.inPlace)
+	opt, err := extractOptions(c)
 	if err != nil {
 		return err
 	}
 	opt.Now, opt.Format, opt.Log, opt.OnBadLine = cm.now, cm.format, cm.log, cm.onBadLine
+	if opt.DryRun {
+		// What a pass over the files would move, reported on standard
+		// output: nothing is rewritten, so the files are only read.
+		cm.inPlace = false
+	}
 	if c.IsSet("jobs") {
 		// As for ripgrep, -j N is how many cores the run may take, the
 		// reading and parsing of lines included: -j 1 is one core. (The
