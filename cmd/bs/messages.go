@@ -90,6 +90,7 @@ const (
 	msgIndexArgs       = "give the transcripts to index: bs index FILE..."
 	msgIndexRolled     = "%s: rolled range: %v"
 	msgRollFlags       = "want 0 < --target <= --trigger, --min-keep >= 0 and --context-window >= 0"
+	msgRollNoIndex     = "--no-index: the evicted entries are not searchable; the note says so, and 'bs restore --all' brings them back"
 	msgSearchArgs      = "give a query: bs search WORDS..."
 	msgSearchKind      = "unknown --kind %q: want one of %s"
 	msgSearchLimit     = "--limit must be at least 1"

@@ -57,6 +57,7 @@ func runRoll(c *cli.Context) error {
 		ix = openIndexWriter(c, cm)
 		defer ix.close()
 	}
+	warned := false
 	return cm.each(c.Context, func(ctx context.Context, name string, r io.Reader, w io.Writer) error {
 		o := opt
 		o.Session = sessionName(name)
@@ -64,6 +65,11 @@ func runRoll(c *cli.Context) error {
 			o.Index = ix.forRoll(cm.indexSession(name), opt.Store)
 		}
 		st, err := roll.Run(ctx, name, r, w, o)
+		if st.Rolled && ix == nil && !warned {
+			// Seed 004: rolling without recall falls back, with a warning.
+			cm.ui.warnf(msgRollNoIndex)
+			warned = true
+		}
 		if st.Rolled {
 			cm.log.Info("rolled", "file", name, "messages", st.Messages, "lines", st.Lines, "evicted_tokens", st.EvictedTokens, "tokens_before", st.TokensBefore, "tokens_after", st.TokensAfter, "window", st.Window)
 		}

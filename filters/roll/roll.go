@@ -531,7 +531,7 @@ func planEviction(lines []line, d transcript.Dialect, res gauge.Result, opt Opti
 	var p plan
 	p.from = units[0]
 	evicted, messages := 0, 0
-	first, last := "", "" // the evicted range, for the note
+	var evictedSpan span // the evicted range, for the note
 	for k := 1; k <= len(units); k++ {
 		to := end
 		if k < len(units) {
@@ -544,16 +544,11 @@ func planEviction(lines []line, d transcript.Dialect, res gauge.Result, opt Opti
 			evicted += inContextEstimate(lines[i])
 			if lines[i].inContext() {
 				messages++
-				last = lines[i].time
-				if last == "" {
-					last = "line " + strconv.Itoa(lines[i].num)
-				}
-				if first == "" {
-					first = last
-				}
+				evictedSpan.add(lines[i])
 			}
 		}
 		p.to, p.messages, p.evictedEst, p.scale = to, messages, gauge.Worth(evicted, scale), scale
+		first, last := evictedSpan.ends()
 		p.note = noteText(p, first, last, opt)
 		p.tokensAfter = gauge.TextTokens(opt.Estimator, p.note) + max(before-p.evictedEst, 0)
 		if p.tokensAfter <= target {
@@ -747,13 +742,20 @@ func markOff(lines []line, on []bool) int {
 	return n
 }
 
-// noteText is the eviction note of seed 004, with how to get it back.
+// noteText is the eviction note of seed 004, with how to get it back:
+// through search when the evicted entries go to the index, else by
+// restoring them (seed 004: rolling without recall falls back, and says
+// so).
 func noteText(p plan, first, last string, opt Options) string {
 	if opt.NoNote {
 		return ""
 	}
-	return fmt.Sprintf("[Context rolled: %d messages evicted (%d tokens). Full transcript searchable via bs search. Evicted range: %s to %s] Restore with: bs restore --all",
-		p.messages, p.evictedEst, first, last)
+	where := "Full transcript searchable via bs search."
+	if opt.Index == nil {
+		where = "Full transcript kept in the bs store, not indexed for search."
+	}
+	return fmt.Sprintf("[Context rolled: %d messages evicted (%d tokens). %s Evicted range: %s to %s] Restore with: bs restore --all",
+		p.messages, p.evictedEst, where, first, last)
 }
 
 // write emits the rolled transcript: the lines before the range, the note

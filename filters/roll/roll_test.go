@@ -190,6 +190,7 @@ func synthetic(turns int) []byte {
 func TestRollSynthetic(t *testing.T) {
 	in := synthetic(70) // ~185k tokens of usage: over 90% of 200k
 	opt := roll.Defaults()
+	opt.Index = new(recordingIndex) // the evicted entries are searchable
 	out := rollAndCheck(t, "syn", in, opt)
 	// The OpenClaw note is a compaction entry appended last, naming the
 	// first kept entry, and a custom marker stands where the range was.
@@ -1633,5 +1634,48 @@ func TestSpendRecordsLeaveTheChain(t *testing.T) {
 	}
 	if records == 0 {
 		t.Fatal("no spend record written: the test checks nothing")
+	}
+}
+
+// TestRollNoteWithoutIndex: rolling without the search index is seed 004's
+// fallback, and the note says how to get the evicted text back instead of
+// promising a search that cannot find it.
+func TestRollNoteWithoutIndex(t *testing.T) {
+	out := rollAndCheck(t, "syn", synthetic(70), roll.Defaults())
+	s := string(out)
+	if !strings.Contains(s, "not indexed for search") || !strings.Contains(s, "Restore with: bs restore --all") || strings.Contains(s, "searchable via") {
+		t.Errorf("the note of an unindexed roll does not say how to get the text back: %s", s[strings.LastIndex(s, "[Context rolled"):])
+	}
+}
+
+// TestRollRangeByTime: the evicted range runs from the earliest time the
+// evicted entries carry to the latest, whatever their order in the file
+// (seed 004: first and last timestamp), and a generic chat line's
+// timestamp is one.
+func TestRollRangeByTime(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"role":"system","content":"You are helpful."}` + "\n")
+	for i := 0; i < 40; i++ {
+		// Written backwards, as the BrainSurgeon fixtures are.
+		fmt.Fprintf(&b, `{"role":"%s","content":"%s","timestamp":"2026-02-21T13:%02d:06+00:00"}`+"\n",
+			[]string{"user", "assistant"}[i%2], strings.Repeat("word ", 200), 59-i)
+	}
+	opt := roll.Defaults()
+	opt.Window, opt.MinKeep = 10000, 4
+	out := string(rollAndCheck(t, "gen", []byte(b.String()), opt))
+	note := out[strings.Index(out, "[Context rolled"):]
+	if !strings.Contains(note, "Evicted range: 2026-02-21T13:") || strings.Contains(note, "line ") {
+		t.Fatalf("note %s", note[:200])
+	}
+	var first, last string
+	if _, err := fmt.Sscanf(note[strings.Index(note, "Evicted range: "):], "Evicted range: %s to %s", &first, &last); err != nil {
+		t.Fatal(err)
+	}
+	last = strings.TrimSuffix(last, "]")
+	if first >= last {
+		t.Errorf("evicted range %s to %s runs backwards", first, last)
+	}
+	if last != "2026-02-21T13:59:06+00:00" {
+		t.Errorf("the range ends at %s; the first line, evicted, is the latest", last)
 	}
 }
