@@ -177,6 +177,7 @@ func TestMCPTools(t *testing.T) {
 		Restored     bool                       `json:"restored"`
 		EntryID      string                     `json:"entry_id"`
 		KeysRestored []string                   `json:"keys_restored"`
+		Pointers     []string                   `json:"pointers_restored"`
 		Previous     string                     `json:"previous_restored_at"`
 		Suggestion   string                     `json:"suggestion"`
 		Values       map[string]json.RawMessage `json:"values"`
@@ -184,7 +185,7 @@ func TestMCPTools(t *testing.T) {
 	if call(t, cs, "restore", map[string]any{"entry_id": "k1", "keys": []string{"text"}}, &rr) {
 		t.Fatalf("restore failed: %+v", rr)
 	}
-	if !rr.Restored || !slices.Equal(rr.KeysRestored, []string{"/message/content/0/text"}) || len(rr.Values) != 1 || rr.Previous != "" {
+	if !rr.Restored || !slices.Equal(rr.KeysRestored, []string{"content"}) || !slices.Equal(rr.Pointers, []string{"/message/content/0/text"}) || len(rr.Values) != 1 || rr.Previous != "" {
 		t.Fatalf("restore result = %+v", rr)
 	}
 	if !strings.HasPrefix(string(rr.Values["/message/content/0/text"]), `"Here is my plan`) {
@@ -200,7 +201,7 @@ func TestMCPTools(t *testing.T) {
 	if call(t, cs, "purge_control", map[string]any{"action": "restore", "entry_id": "k1"}, &rr) {
 		t.Fatalf("second restore failed: %+v", rr)
 	}
-	if rr.Previous != "2026-02-20T17:30:00Z" || !strings.Contains(rr.Suggestion, "_extractable: false") || !slices.Equal(rr.KeysRestored, []string{"/message/content/1/arguments/command"}) {
+	if rr.Previous != "2026-02-20T17:30:00Z" || !strings.Contains(rr.Suggestion, "_extractable: false") || !slices.Equal(rr.KeysRestored, []string{"content"}) || !slices.Equal(rr.Pointers, []string{"/message/content/1/arguments/command"}) {
 		t.Errorf("second restore = %+v", rr)
 	}
 

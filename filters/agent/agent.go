@@ -226,12 +226,12 @@ func (a *Agent) restoreIn(ctx context.Context, path string, in RestoreArgs, name
 	sp, err := a.spliceSession(ctx, path, opt)
 	res := &RestoreResult{Result: sp.res}
 	if res.Result == nil {
-		res.Result = &restore.Result{EntryID: in.EntryID, KeysRestored: []string{}}
+		res.Result = &restore.Result{EntryID: in.EntryID, KeysRestored: []string{}, PointersRestored: []string{}}
 	}
 	if err != nil {
 		// Whatever restore did in memory, the file was not rewritten:
 		// nothing is restored.
-		res.Restored, res.KeysRestored, res.PreviousRestoredAt, res.Suggestion = false, []string{}, "", ""
+		res.Restored, res.KeysRestored, res.PointersRestored, res.PreviousRestoredAt, res.Suggestion = false, []string{}, []string{}, "", ""
 		var nf *restore.NotFoundError
 		notFound := errors.As(err, &nf)
 		err = describe(err)

@@ -100,6 +100,7 @@ func sameResult(a, b *restore.Result) bool {
 		return a == b
 	}
 	return a.Restored == b.Restored && a.EntryID == b.EntryID && strings.Join(a.KeysRestored, ",") == strings.Join(b.KeysRestored, ",") &&
+		strings.Join(a.PointersRestored, ",") == strings.Join(b.PointersRestored, ",") &&
 		a.PreviousRestoredAt == b.PreviousRestoredAt && a.Suggestion == b.Suggestion
 }
 
@@ -506,7 +507,7 @@ func TestRestoreKeys(t *testing.T) {
 		t.Errorf("restore with an unknown key = %#v, %v", res, isErr)
 	}
 	res, isErr = a.Call(ctx, "restore", []byte(`{"entry_id":"k1","keys":["content"]}`))
-	if r, ok := res.(*RestoreResult); isErr || !ok || !r.Restored || strings.Join(r.KeysRestored, ",") != "/message/content/0/text" {
+	if r, ok := res.(*RestoreResult); isErr || !ok || !r.Restored || strings.Join(r.KeysRestored, ",") != "content" || strings.Join(r.PointersRestored, ",") != "/message/content/0/text" {
 		t.Errorf("restore content = %#v, %v", res, isErr)
 	}
 }

@@ -73,7 +73,7 @@ func (sp *splice) run(ctx context.Context, src File, size int64, w io.Writer, op
 		body := bytes.TrimSuffix(newLines[i], []byte{'\n'})
 		newLines[i] = body
 		if res != nil && res.Restored && sp.values == nil {
-			sp.values = restoredValues(body, opt, res.KeysRestored)
+			sp.values = restoredValues(body, opt, res.PointersRestored)
 		}
 	}
 	var at int64

@@ -43,12 +43,28 @@ type Options struct {
 
 // Result is seed 000's restore result, for the agent that asked.
 type Result struct {
-	Restored           bool     `json:"restored"`
-	EntryID            string   `json:"entry_id"`
+	Restored bool   `json:"restored"`
+	EntryID  string `json:"entry_id"`
+	// KeysRestored names the keys as seed 000 does (["content"]:
+	// transcript.KeyName), each once; PointersRestored is the JSON Pointer
+	// of each value put back, as _extracted and get_context list them.
 	KeysRestored       []string `json:"keys_restored"`
+	PointersRestored   []string `json:"pointers_restored"`
 	PreviousRestoredAt string   `json:"previous_restored_at,omitempty"`
 	Suggestion         string   `json:"suggestion,omitempty"`
 	Error              string   `json:"error,omitempty"`
+}
+
+// KeyNames are the keys seed 000 names for the values at ptrs
+// (transcript.KeyName), each once, in order.
+func KeyNames(ptrs []string) []string {
+	names := []string{}
+	for _, p := range ptrs {
+		if k := transcript.KeyName(p); !slices.Contains(names, k) {
+			names = append(names, k)
+		}
+	}
+	return names
 }
 
 // Suggestion is given when an entry is restored a second time.
@@ -102,7 +118,7 @@ type run struct {
 	// archived turn that could not be put back stay with it.
 	keepSpent bool
 
-	mu   sync.Mutex // guards errs and res.KeysRestored, written by jobs
+	mu   sync.Mutex // guards errs and res.PointersRestored, written by jobs
 	errs []error
 
 	// ledger carries what a restore of some entries puts back into the
@@ -123,7 +139,7 @@ func Run(ctx context.Context, name string, r io.Reader, w io.Writer, opt Options
 	}
 	x := &run{opt: opt, setHit: map[string]bool{}}
 	if opt.ID != "" {
-		x.res = &Result{EntryID: opt.ID, KeysRestored: []string{}}
+		x.res = &Result{EntryID: opt.ID, KeysRestored: []string{}, PointersRestored: []string{}}
 	}
 	src := transcript.NewSource(name, r, opt.Format, func(e *transcript.BadLineError) error {
 		x.stats.BadLines++
@@ -173,8 +189,9 @@ func Run(ctx context.Context, name string, r io.Reader, w io.Writer, opt Options
 	if err != nil {
 		return x.res, x.stats, err
 	}
-	if x.res != nil && len(x.res.KeysRestored) > 0 {
+	if x.res != nil && len(x.res.PointersRestored) > 0 {
 		x.res.Restored = true
+		x.res.KeysRestored = KeyNames(x.res.PointersRestored)
 	}
 	if x.res != nil && !x.res.Restored && len(x.errs) == 0 {
 		msg := fmt.Sprintf("entry %s not found", opt.ID)
@@ -481,7 +498,7 @@ func (x *run) line(ctx context.Context, sink *transcript.Sink, line transcript.L
 		}
 		if mine {
 			x.mu.Lock()
-			x.res.KeysRestored = append(x.res.KeysRestored, restored...)
+			x.res.PointersRestored = append(x.res.PointersRestored, restored...)
 			x.mu.Unlock()
 		}
 		if len(fetches) > 0 {

@@ -46,3 +46,36 @@ func LastToken(ptr string) string {
 	}
 	return toks[len(toks)-1]
 }
+
+// KeyName is the name seed 000 gives the key a value was extracted from
+// (its restore result lists "keys_restored": ["content"]): the entry's
+// member that holds the value, below the envelope a dialect wraps its
+// message in (message, payload, a chat line's messages and their index),
+// so content for /message/content/0/text and
+// /message/content/1/arguments/command, output for /output and
+// /payload/output, toolUseResult for /toolUseResult/stdout. The pointer
+// itself says which value of the key it was.
+func KeyName(ptr string) string {
+	toks, err := SplitPointer(ptr)
+	if err != nil || len(toks) == 0 {
+		return ""
+	}
+	if len(toks) > 1 && (toks[0] == "message" || toks[0] == "payload") {
+		toks = toks[1:]
+	} else if len(toks) > 2 && toks[0] == "messages" && isIndex(toks[1]) {
+		toks = toks[2:]
+	}
+	return toks[0]
+}
+
+func isIndex(tok string) bool {
+	if tok == "" {
+		return false
+	}
+	for i := 0; i < len(tok); i++ {
+		if tok[i] < '0' || tok[i] > '9' {
+			return false
+		}
+	}
+	return true
+}

@@ -385,3 +385,25 @@ func BenchmarkStringChars(b *testing.B) {
 		StringChars(raw)
 	}
 }
+
+// TestKeyName: the key seed 000 names for a value is the entry's member
+// that holds it, below the dialect's envelope.
+func TestKeyName(t *testing.T) {
+	for ptr, want := range map[string]string{
+		"/message/content/0/text":              "content", // pi, Claude Code
+		"/message/content/1/arguments/command": "content",
+		"/message/content/0/content":           "content",
+		"/toolUseResult/stdout":                "toolUseResult",
+		"/output":                              "output", // BrainSurgeon flat
+		"/message":                             "message",
+		"/payload/output":                      "output", // Codex
+		"/payload/arguments":                   "arguments",
+		"/messages/2/content":                  "content", // a chat line of messages
+		"/content/0/text":                      "content", // a chat message
+		"/a~1b/c":                              "a/b",
+	} {
+		if got := KeyName(ptr); got != want {
+			t.Errorf("KeyName(%q) = %q, want %q", ptr, got, want)
+		}
+	}
+}
