@@ -18,15 +18,16 @@ const (
 
 // rec is what the pruner remembers of each input line: never its body.
 type rec struct {
-	off   int64
-	n     int
-	kind  kind
-	start bool // the first line of an assistant message
-	chars int
-	id    string // OpenClaw/pi entry ids, for a compaction's first kept entry
-	entry bool   // valid JSON: an entry pi numbers (v1's firstKeptEntryIndex)
-	res   int    // index into the lines holding tool results, -1 if none
-	mark  gauge.Mark
+	off    int64
+	n      int
+	kind   kind
+	prompt bool // a user prompt recorded outside the context (facts.prompt)
+	start  bool // the first line of an assistant message
+	chars  int
+	id     string // OpenClaw/pi entry ids, for a compaction's first kept entry
+	entry  bool   // valid JSON: an entry pi numbers (v1's firstKeptEntryIndex)
+	res    int    // index into the lines holding tool results, -1 if none
+	mark   gauge.Mark
 }
 
 // resLine is a line holding tool results, with where its edits go.
@@ -89,10 +90,11 @@ func (p *planner) plan(st *Stats) {
 			return
 		}
 	}
-	// Bootstrap guard: nothing before the first user message.
+	// Bootstrap guard: nothing before the first user message, found
+	// where the runtime writes it.
 	first := len(p.recs)
 	for i := p.ctxStart; i < len(p.recs); i++ {
-		if p.recs[i].kind == user {
+		if p.recs[i].kind == user || p.recs[i].prompt {
 			first = i
 			break
 		}

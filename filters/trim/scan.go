@@ -37,10 +37,14 @@ type facts struct {
 	// write one item per line).
 	msgID    string
 	sideItem bool
-	time     string // the line's timestamp
-	timeMs   int64  // a unix-millisecond timestamp, when that is all there is
-	model    string
-	calls    []call // tool calls the line makes
+	// prompt is a user prompt the runtime records outside the messages it
+	// sends (Codex's event_msg user_message): it ends the bootstrap guard
+	// as a user message does, and counts for nothing.
+	prompt bool
+	time   string // the line's timestamp
+	timeMs int64  // a unix-millisecond timestamp, when that is all there is
+	model  string
+	calls  []call // tool calls the line makes
 
 	// A compaction: the context starts after it, or at the entry it keeps.
 	compaction bool
@@ -411,6 +415,10 @@ func (c *classifier) codex() {
 		f.model = c.str(p, "model")
 	case "compacted":
 		f.compaction = true
+	case "event_msg":
+		// Codex records each prompt the user types as this event, beside
+		// (or, in a trimmed rollout, instead of) a user message item.
+		f.prompt = c.str(p, "type") == "user_message"
 	case "response_item":
 		switch c.str(p, "type") {
 		case "message":

@@ -187,7 +187,7 @@ func scan(ctx context.Context, name string, sp *spool, opt *Options, onBad func(
 		}
 		f := &li.f
 		r.entry = true
-		r.kind, r.chars = f.kind, f.chars
+		r.kind, r.chars, r.prompt = f.kind, f.chars, f.prompt
 		if d == transcript.OpenClaw {
 			r.id = f.id
 		}
@@ -212,8 +212,8 @@ func scan(ctx context.Context, name string, sp *spool, opt *Options, onBad func(
 			}
 			lastTime, lastMs = f.time, f.timeMs
 		}
-		if f.kind != none {
-			prevSide = f.kind == assistant
+		if f.kind != none || f.prompt {
+			prevSide = f.kind == assistant // a prompt ends the assistant's side too
 		}
 		if f.compaction {
 			p.ctxStart = compactionStart(p.recs, *f, len(p.recs))
