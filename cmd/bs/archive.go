@@ -33,8 +33,8 @@ func archiveCommand() *cli.Command {
 			"or that stopped at a max-turns limit (--on-max-turns) is archived: its original lines, byte for byte " +
 			"and its user prompt included, become a holder transcript in the blob store (and DIR/<id>.jsonl with " +
 			"--holders DIR), and its entries go to the search index. The user prompt stays; the rest of the turn " +
-			"becomes one synthetic assistant entry, '[archived turn]\\nsubagent_id: <id>\\n\\n<summary>', in the " +
-			"dialect's own shape. The summary is mechanical (--summary-style structured: a JSON object with " +
+			"becomes one synthetic assistant entry, '[archived turn]\\nsubagent_id: <id>\\n\\n<summary>' and the line " +
+			"'[archived: <id>]', in the dialect's own shape. The summary is mechanical (--summary-style structured: a JSON object with " +
 			"outcome, key_findings, files_touched, tools_used and open_questions; or paragraph), or the standard " +
 			"output of --summarize-cmd, run with sh -c and the holder on standard input (on failure or after " +
 			"--summarize-timeout the mechanical summary is used, with a warning). A turn that ends on a tool call " +

@@ -3,8 +3,9 @@
 // that stopped at a max-turns limit collapses into a holder transcript,
 // the turn's original lines byte for byte, kept in the blob store; the
 // parent keeps the user prompt and one synthetic assistant entry,
-// "[archived turn]\nsubagent_id: <id>\n\n<summary>", which bs restore --all
-// turns back into the original lines.
+// "[archived turn]\nsubagent_id: <id>\n\n<summary>" ending with seed 002's
+// "[archived: <id>]" line, which bs restore --all turns back into the
+// original lines.
 package archive
 
 import (

@@ -296,8 +296,11 @@ func markerSummary(t *testing.T, out []byte) []string {
 				text = v.Message.Content[0].Text
 			}
 		}
-		_, sum, ok := strings.Cut(text, "\n\n")
-		if !ok || !strings.HasPrefix(text, "[archived turn]\nsubagent_id: ") {
+		head, sum, ok := strings.Cut(text, "\n\n")
+		id, isMarker := strings.CutPrefix(head, "[archived turn]\nsubagent_id: ")
+		// Seed 002: the parent gets an [archived: <id>] line.
+		sum, hasLine := strings.CutSuffix(sum, "\n\n[archived: "+id+"]")
+		if !ok || !isMarker || !hasLine {
 			t.Fatalf("synthetic text %q", text)
 		}
 		sums = append(sums, sum)

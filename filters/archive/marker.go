@@ -234,7 +234,14 @@ func synth(d transcript.Dialect, tu *turn, text string, meta []byte, now time.Ti
 	return b.Bytes()
 }
 
-// markerText is the text of the synthetic entry (seed 002).
+// markerText is the text of the synthetic entry (seed 002): the archived
+// turn with its summary, and the "[archived: <id>]" line the parent
+// transcript gets, so that a read of the parent file alone shows where
+// each turn went.
 func markerText(id, summary string) string {
-	return "[archived turn]\nsubagent_id: " + id + "\n\n" + summary
+	return "[archived turn]\nsubagent_id: " + id + "\n\n" + summary + "\n\n" + ArchivedLine(id)
 }
+
+// ArchivedLine is seed 002's line in the parent transcript for the holder
+// id.
+func ArchivedLine(id string) string { return "[archived: " + id + "]" }
