@@ -330,7 +330,7 @@ func (x *run) decide(it *item) {
 			continue
 		}
 		// Seed 000: values longer than min_value_length.
-		if v.Kind&x.opt.Types != 0 && transcript.AtLeastChars(raw, x.opt.MinLength+1) {
+		if v.Moves(x.opt.Types) && transcript.AtLeastChars(raw, x.opt.MinLength+1) {
 			it.chosen = append(it.chosen, v)
 		}
 	}

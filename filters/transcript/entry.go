@@ -77,6 +77,17 @@ type Value struct {
 	// Tool is the tool the value belongs to, where a filter has found it
 	// by Call; the view leaves it empty.
 	Tool string
+	// Returned marks an image a tool returned (a block inside a tool
+	// result), as against one the user sent: it is part of the result.
+	Returned bool
+}
+
+// Moves reports whether the value is of the kinds types names: an image a
+// tool returned is also part of its tool result, so tool_result takes it
+// (seed 000 moves the data of an old tool result), while an image the
+// user sent moves only when image is named.
+func (v Value) Moves(types Kind) bool {
+	return v.Kind&types != 0 || v.Returned && types&ToolResult != 0
 }
 
 // Entry is the view of one transcript line that filters work with.
@@ -224,6 +235,15 @@ func (v *viewer) addBlock(block, measure int, kind Kind, replacement string) {
 	v.e.Values = append(v.e.Values, Value{Node: block, Pointer: v.t.Pointer(block), Kind: kind, Block: replacement, Measure: measure, Call: v.call})
 }
 
+// addImage adds an image block whose base64 is measure; in content whose
+// text counts as textKind, so ToolResult for one a tool returned.
+func (v *viewer) addImage(block, measure int, textKind Kind, replacement string) {
+	v.addBlock(block, measure, Image, replacement)
+	if n := len(v.e.Values); n > 0 && v.e.Values[n-1].Node == block {
+		v.e.Values[n-1].Returned = textKind == ToolResult
+	}
+}
+
 // leaves adds every string below node (or node itself) as kind.
 func (v *viewer) leaves(node int, kind Kind) {
 	if node < 0 {
@@ -296,7 +316,7 @@ func (v *viewer) piContent(content int, textKind Kind) {
 			v.tool(v.str(b, "name"), v.str(b, "id"))
 			v.leaves(t.Get(b, "arguments"), ToolCall)
 		case "image":
-			v.addBlock(b, t.Get(b, "data"), Image, "text")
+			v.addImage(b, t.Get(b, "data"), textKind, "text")
 		}
 	})
 }
@@ -359,7 +379,7 @@ func (v *viewer) anthropicContent(content int, textKind Kind) {
 			v.anthropicContent(t.Get(b, "content"), ToolResult)
 			v.call = outer
 		case "image":
-			v.addBlock(b, t.Path(b, "source", "data"), Image, "text")
+			v.addImage(b, t.Path(b, "source", "data"), textKind, "text")
 		}
 	})
 }
@@ -433,7 +453,7 @@ func (v *viewer) codexContent(content int, textKind Kind) {
 		case "input_text", "output_text", "text":
 			v.add(t.Get(b, "text"), textKind)
 		case "input_image":
-			v.addBlock(b, t.Get(b, "image_url"), Image, "input_text")
+			v.addImage(b, t.Get(b, "image_url"), textKind, "input_text")
 		}
 	})
 }

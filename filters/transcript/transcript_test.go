@@ -407,3 +407,40 @@ func TestKeyName(t *testing.T) {
 		}
 	}
 }
+
+// TestReturnedImages: an image inside a tool result is part of the
+// result, and tool_result moves it (seed 000 extracts an old result's
+// data); an image the user sent moves only with image. Each dialect
+// writes both.
+func TestReturnedImages(t *testing.T) {
+	defaults := ToolCall | ToolResult | Thinking
+	for _, c := range []struct {
+		d          Dialect
+		line       string
+		ptr        string
+		returned   bool
+		byDefault  bool
+		withImages bool
+	}{
+		{OpenClaw, `{"type":"message","id":"r","message":{"role":"toolResult","toolCallId":"c","toolName":"read","content":[{"type":"image","data":"QUJD","mimeType":"image/png"}]}}`, "/message/content/0", true, true, true},
+		{OpenClaw, `{"type":"message","id":"u","message":{"role":"user","content":[{"type":"image","data":"QUJD","mimeType":"image/png"}]}}`, "/message/content/0", false, false, true},
+		{ClaudeCode, `{"type":"user","uuid":"u","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"image","source":{"type":"base64","media_type":"image/png","data":"QUJD"}}]}]}}`, "/message/content/0/content/0", true, true, true},
+		{ClaudeCode, `{"type":"user","uuid":"u","message":{"role":"user","content":[{"type":"image","source":{"type":"base64","media_type":"image/png","data":"QUJD"}}]}}`, "/message/content/0", false, false, true},
+		{Codex, `{"timestamp":"t","type":"response_item","payload":{"type":"function_call_output","call_id":"c","output":[{"type":"input_image","image_url":"data:image/png;base64,QUJD"}]}}`, "/payload/output/0", true, true, true},
+		{Codex, `{"timestamp":"t","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_image","image_url":"data:image/png;base64,QUJD"}]}}`, "/payload/content/0", false, false, true},
+	} {
+		var p Parser
+		tr, err := p.Parse([]byte(c.line))
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := View(tr, c.d)
+		if len(e.Values) != 1 || e.Values[0].Kind != Image || e.Values[0].Pointer != c.ptr {
+			t.Fatalf("%s: values %+v, want one image at %s", c.line, e.Values, c.ptr)
+		}
+		v := e.Values[0]
+		if v.Returned != c.returned || v.Moves(defaults) != c.byDefault || v.Moves(Image) != c.withImages || v.Moves(Text) {
+			t.Errorf("%s: returned %v, moves by default %v, with image %v", c.line, v.Returned, v.Moves(defaults), v.Moves(Image))
+		}
+	}
+}
