@@ -27,7 +27,7 @@ func checkpointCommand() *cli.Command {
 			"written, with no model call, as a YAML checkpoint (seed 003: meta, working, decisions, resources, " +
 			"thread, open_items, learnings) to --dir/<session key>/cp_NNN.yaml, and _latest.json points at it. " +
 			"Files are written once and never changed; the last --keep are kept. 'bs checkpoint render' prints " +
-			"the lean text to put back in the context after a compaction (at most 700 tokens).",
+			"the lean text to put back in the context after a compaction (at most 700 o200k tokens).",
 		Flags: append(checkpointFlags(),
 			&cli.Float64Flag{Name: "threshold", Value: d.Threshold, Usage: "write when utilization is at or above this ratio"},
 			&cli.BoolFlag{Name: "force", Usage: "write whatever the utilization (and even if little changed since the last checkpoint)"},
@@ -49,8 +49,11 @@ func checkpointCommand() *cli.Command {
 				ArgsUsage: "[--session-key KEY | FILE]",
 				Description: "FILE is a checkpoint (.yaml) or a transcript, whose session key is found as " +
 					"'bs checkpoint' finds it. The text warns of the compaction death spiral after more than " +
-					"three compactions.",
-				Flags:  checkpointFlags(),
+					"three compactions. It fits 700 tokens as --tokenizer counts them (seed 003: ~600-700): the " +
+					"lowest-value sections lose their items first, the oldest first (tools used, files read, " +
+					"key exchanges, failed calls, files modified, learnings, decisions, open items).",
+				Flags: append(checkpointFlags(),
+					&cli.StringFlag{Name: "tokenizer", Value: checkpoint.RenderTokenizer, Usage: "count the budget with the offline o200k or cl100k tokenizer, or chars4 (characters/4)"}),
 				Action: runCheckpointRender,
 			},
 			&cli.Command{
@@ -223,11 +226,15 @@ func loadCheckpoint(c *cli.Context) (*checkpoint.Checkpoint, string, error) {
 }
 
 func runCheckpointRender(c *cli.Context) error {
+	est, err := estimatorFlag(c)
+	if err != nil {
+		return err
+	}
 	cp, _, err := loadCheckpoint(c)
 	if err != nil {
 		return err
 	}
-	_, err = io.WriteString(c.App.Writer, checkpoint.Render(cp))
+	_, err = io.WriteString(c.App.Writer, checkpoint.RenderWith(cp, est))
 	return err
 }
 

@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/bstools/bs/filters/gauge"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files and the man page")
@@ -70,6 +72,7 @@ func TestScript(t *testing.T) {
 			"chomp":     cmdChomp,
 			"deadport":  cmdDeadport,
 			"damage":    cmdDamage,
+			"tokens":    cmdTokens,
 		},
 	})
 }
@@ -140,6 +143,21 @@ func cmdSizeratio(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	if (a*100 <= b*max) == neg {
 		ts.Fatalf("%s is %d bytes, %d%% of %s (%d bytes); want at most %d%%", args[0], a, a*100/b, args[1], b, max)
+	}
+}
+
+// tokens ENCODING FILE MAX: FILE's text is at most MAX tokens of the
+// offline ENCODING (o200k, cl100k).
+func cmdTokens(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 3 {
+		ts.Fatalf("usage: tokens ENCODING FILE MAX")
+	}
+	tok, err := gauge.NewTokenizer(args[0])
+	ts.Check(err)
+	max, err := strconv.Atoi(args[2])
+	ts.Check(err)
+	if n := tok.TextTokens(ts.ReadFile(args[1])); (n <= max) == neg {
+		ts.Fatalf("%s is %d %s tokens, want at most %d", args[1], n, args[0], max)
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/bstools/bs/filters/gauge"
 	"github.com/bstools/bs/filters/transcript"
 )
 
@@ -91,8 +92,10 @@ func TestCorpus(t *testing.T) {
 			if cp.Meta.TokenUsage.ContextWindow == 0 || cp.Meta.TokenUsage.InputTokens == 0 {
 				t.Errorf("token usage = %+v", cp.Meta.TokenUsage)
 			}
-			if r := Render(cp); len(r)/4 > 700 || !strings.HasPrefix(r, "[Post-compaction checkpoint restore]") {
-				t.Errorf("render is %d tokens:\n%s", len(r)/4, r)
+			// Seed 003 §5.4: ~600-700 tokens, counted as the model would
+			// (o200k), not by characters/4.
+			if r := Render(cp); o200k(t, r) > RenderBudget || !strings.HasPrefix(r, "[Post-compaction checkpoint restore]") {
+				t.Errorf("render is %d o200k tokens:\n%s", o200k(t, r), r)
 			}
 		})
 	}
@@ -376,8 +379,16 @@ func TestRenderBudget(t *testing.T) {
 		cp.Thread.KeyExchanges = append(cp.Thread.KeyExchanges, Exchange{"user", long})
 	}
 	r := Render(cp)
-	if len(r) > RenderBudget {
-		t.Errorf("render is %d bytes", len(r))
+	if n := o200k(t, r); n > RenderBudget || n < RenderBudget-100 {
+		t.Errorf("render is %d o200k tokens, want %d or a little less", n, RenderBudget)
+	}
+	// Every cl100k token count fits too, by --tokenizer.
+	cl, err := gauge.NewTokenizer("cl100k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := cl.TextTokens(RenderWith(cp, cl)); n > RenderBudget {
+		t.Errorf("render with cl100k is %d tokens", n)
 	}
 	if !strings.Contains(r, "compacted 4 times") {
 		t.Errorf("no death-spiral warning:\n%s", r)
@@ -463,5 +474,52 @@ func TestConcurrentWriters(t *testing.T) {
 	}
 	if cp, _, err := (Dir{Root: dir}).Latest("s"); err != nil || cp.Meta.CheckpointID != fmt.Sprintf("cp_%03d", n) {
 		t.Fatalf("latest %v %v", cp, err)
+	}
+}
+
+// o200k counts the tokens of s with the tokenizer Render fits.
+func o200k(t testing.TB, s string) int {
+	tok, err := gauge.NewTokenizer("o200k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok.TextTokens(s)
+}
+
+// TestRenderLowValueFirst: over the budget, the sections the agent needs
+// least to resume lose their items first (tools used, then files read,
+// then key exchanges, the oldest first), and the decisions and open items,
+// which only the checkpoint holds, stay whole while those can give.
+func TestRenderLowValueFirst(t *testing.T) {
+	cp := &Checkpoint{Meta: Meta{CheckpointID: "cp_001", SessionKey: "k"}, Working: Working{Topic: "ship it", Status: "in_progress"}}
+	for i := 0; i < 6; i++ {
+		cp.Decisions = append(cp.Decisions, Decision{What: fmt.Sprintf("decision %d: keep the parser streaming and bounded, whatever the line length", i)})
+		cp.OpenItems = append(cp.OpenItems, fmt.Sprintf("open item %d: benchmark the splicer on 16 MiB lines and report the numbers", i))
+	}
+	for i := 0; i < 8; i++ {
+		cp.Resources.FilesRead = append(cp.Resources.FilesRead, fmt.Sprintf("/repo/pkg/sub%d/very/deep/path/to/some_source_file_%d.go", i, i))
+		cp.Thread.KeyExchanges = append(cp.Thread.KeyExchanges, Exchange{"user", strings.Repeat(fmt.Sprintf("exchange %d ", i), 12)})
+	}
+	for i := 0; i < 15; i++ {
+		cp.Resources.ToolsUsed = append(cp.Resources.ToolsUsed, fmt.Sprintf("mcp__server_%d__tool_name_%d_with_a_long_suffix", i, i))
+	}
+	full := render(cp, limits{decisions: 10, exchanges: MaxExchanges, open: 10, files: 8, read: 8, tools: 15, failures: 5, learnings: 10})
+	r := Render(cp)
+	if n := o200k(t, r); n > RenderBudget || o200k(t, full) <= RenderBudget+200 {
+		t.Fatalf("render is %d tokens, %d before it was fitted; want the budget, from well over it", n, o200k(t, full))
+	}
+	// The tools went whole, then files read from the oldest: the latest
+	// file is there when any is.
+	if strings.Contains(r, "Tools used:") || strings.Contains(r, "some_source_file_0.go") && !strings.Contains(r, "some_source_file_7.go") {
+		t.Errorf("not the low-value sections first, oldest first:\n%s", r)
+	}
+	exchangesCut := !strings.Contains(r, "exchange 0 ")
+	if exchangesCut && strings.Contains(r, "Files read:") {
+		t.Errorf("key exchanges cut while files read were left:\n%s", r)
+	}
+	for i := 0; i < 6; i++ {
+		if !strings.Contains(r, fmt.Sprintf("decision %d:", i)) || !strings.Contains(r, fmt.Sprintf("open item %d:", i)) {
+			t.Errorf("decision or open item %d cut before the low-value sections were empty:\n%s", i, r)
+		}
 	}
 }

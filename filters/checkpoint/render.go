@@ -3,49 +3,74 @@ package checkpoint
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"time"
+
+	"github.com/bstools/bs/filters/gauge"
 )
 
-// RenderBudget is the most characters the injection text takes: 700 tokens
-// at four characters a token (seed 003 §5.4: ~600–700 tokens).
-const RenderBudget = 700 * 4
+// RenderBudget is the most tokens the injection text takes (seed 003
+// §5.4: ~600–700 tokens), as the render's tokenizer counts them.
+const RenderBudget = 700
 
 // SpiralCompactions is the compaction count above which the render warns of
 // the compaction death spiral (seed 003 §5.5).
 const SpiralCompactions = 3
 
+// RenderTokenizer names the tokenizer Render counts with: real tokens, not
+// characters/4, which undercounts paths, ids and code.
+const RenderTokenizer = "o200k"
+
 // Render returns the text injected into the context after a compaction
-// (seed 003 §8.2). Lists are shortened, oldest items first, until the text
-// fits RenderBudget.
+// (seed 003 §8.2), fitted to RenderBudget tokens of RenderTokenizer.
 func Render(cp *Checkpoint) string {
-	lim := limits{decisions: 10, exchanges: MaxExchanges, open: 10, files: 8, tools: 15, failures: 5, learnings: 10}
+	est, err := renderTokenizer()
+	if err != nil {
+		return RenderWith(cp, gauge.CharsPer4{}) // the vocabulary is compiled in: not reached
+	}
+	return RenderWith(cp, est)
+}
+
+var renderTokenizer = sync.OnceValues(func() (*gauge.Tokenizer, error) { return gauge.NewTokenizer(RenderTokenizer) })
+
+// RenderWith is Render counting tokens with est. The lowest-value sections
+// lose their items first, the oldest of each first (lowValueFirst), until
+// the text fits RenderBudget; a text still over it loses whole lines from
+// its end.
+func RenderWith(cp *Checkpoint, est gauge.Estimator) string {
+	lim := limits{decisions: 10, exchanges: MaxExchanges, open: 10, files: 8, read: 8, tools: 15, failures: 5, learnings: 10}
 	for {
 		s := render(cp, lim)
-		if len(s) <= RenderBudget || !lim.shrink() {
-			if len(s) > RenderBudget {
-				s = cut(s, RenderBudget)
-			}
+		if gauge.TextTokens(est, s) <= RenderBudget {
 			return s
+		}
+		if !lim.shrink() {
+			return cutTokens(s, est, RenderBudget)
 		}
 	}
 }
 
-type limits struct{ decisions, exchanges, open, files, tools, failures, learnings int }
+// limits are how many items of each list the text shows.
+type limits struct{ decisions, exchanges, open, files, read, tools, failures, learnings int }
 
-// shrink takes one item off the longest list still allowed; false when
-// nothing is left to take.
+// lowValueFirst is the order in which sections give up their items: what
+// the agent can find again, or needs least to resume (the tools it used,
+// the files it read, the exchanges the thread summary sums up), before
+// what only the checkpoint holds (its decisions and open items).
+func (l *limits) lowValueFirst() []*int {
+	return []*int{&l.tools, &l.read, &l.exchanges, &l.failures, &l.files, &l.learnings, &l.decisions, &l.open}
+}
+
+// shrink takes one item off the lowest-value section that still shows
+// any; false when nothing is left to take.
 func (l *limits) shrink() bool {
-	best := (*int)(nil)
-	for _, p := range []*int{&l.exchanges, &l.decisions, &l.files, &l.tools, &l.failures, &l.learnings, &l.open} {
-		if *p > 0 && (best == nil || *p > *best) {
-			best = p
+	for _, p := range l.lowValueFirst() {
+		if *p > 0 {
+			*p--
+			return true
 		}
 	}
-	if best == nil {
-		return false
-	}
-	*best--
-	return true
+	return false
 }
 
 func render(cp *Checkpoint, lim limits) string {
@@ -102,7 +127,7 @@ func render(cp *Checkpoint, lim limits) string {
 	if f := lastN(r.FilesModified, lim.files); len(f) > 0 {
 		fmt.Fprintf(&b, "Files modified: %s\n", strings.Join(f, ", "))
 	}
-	if f := lastN(r.FilesRead, lim.files); len(f) > 0 {
+	if f := lastN(r.FilesRead, lim.read); len(f) > 0 {
 		fmt.Fprintf(&b, "Files read: %s\n", strings.Join(f, ", "))
 	}
 	if t := lastN(r.ToolsUsed, lim.tools); len(t) > 0 {
@@ -134,13 +159,14 @@ func clock(when string) string {
 
 func oneLine(s string) string { return strings.ReplaceAll(s, "\n", " ") }
 
-// cut shortens s to at most n bytes at a line boundary.
-func cut(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	s = s[:n]
-	if i := strings.LastIndexByte(s, '\n'); i > 0 {
+// cutTokens shortens s at a line boundary until est counts at most n
+// tokens in it.
+func cutTokens(s string, est gauge.Estimator, n int) string {
+	for gauge.TextTokens(est, s) > n {
+		i := strings.LastIndexByte(strings.TrimSuffix(s, "\n"), '\n')
+		if i < 0 {
+			return ""
+		}
 		s = s[:i+1]
 	}
 	return s
