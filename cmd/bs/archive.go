@@ -125,7 +125,9 @@ func runArchive(c *cli.Context) error {
 	return cm.each(c.Context, func(ctx context.Context, name string, r io.Reader, w io.Writer) error {
 		o := opt
 		if ix != nil {
-			o.OnIndex = ix.archived(cm.indexSession(name))
+			var session rowSession
+			session, r = cm.indexSession(name, r)
+			o.OnIndex = ix.archived(session)
 		}
 		o.OnSummaryFailed = func(id string, err error) { cm.ui.warnf(msgArchiveSummarize, name, id, err) }
 		st, err := archive.Run(ctx, name, r, w, o)
@@ -334,7 +336,7 @@ func findHolder(ctx context.Context, store blobstore.Store, m archive.Marker, id
 }
 
 // archived queues an index row for each entry of an archived turn.
-func (w *indexWriter) archived(session string) func(archive.Indexed) {
+func (w *indexWriter) archived(session rowSession) func(archive.Indexed) {
 	moved := w.moved(session)
 	return func(e archive.Indexed) {
 		moved(extract.Moved{EntryID: e.EntryID, Blob: e.Blob, Kind: "entry", Tool: e.Tool, Time: e.Time}, e.Text)
@@ -343,7 +345,7 @@ func (w *indexWriter) archived(session string) func(archive.Indexed) {
 
 // indexArchived adds a row for each entry of an archived turn (after its
 // user prompt, which stays in the transcript), for bs index.
-func indexArchived(ctx context.Context, path, session string, m archive.Marker, store blobstore.Store, d transcript.Dialect, cm *common, w *indexWriter) int {
+func indexArchived(ctx context.Context, path string, session rowSession, m archive.Marker, store blobstore.Store, d transcript.Dialect, cm *common, w *indexWriter) int {
 	n := 0
 	var p transcript.Parser
 	var off int64
@@ -373,7 +375,7 @@ func indexArchived(ctx context.Context, path, session string, m archive.Marker, 
 			if e.ID == "" {
 				e.ID = transcript.DeriveID(line)
 			}
-			w.add(index.Row{Session: session, EntryID: e.ID, Blob: dg.String(), Kind: "entry", Tool: e.Tool(), Time: e.Time, Text: roll.EntryText(line)})
+			w.add(session.row(index.Row{EntryID: e.ID, Blob: dg.String(), Kind: "entry", Tool: e.Tool(), Time: e.Time, Text: roll.EntryText(line)}))
 			n++
 		}
 	}

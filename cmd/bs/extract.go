@@ -112,7 +112,9 @@ func runExtract(c *cli.Context) error {
 		o := opt
 		o.Session = sessionName(name)
 		if ix != nil {
-			o.OnMoved = ix.moved(cm.indexSession(name))
+			var session rowSession
+			session, r = cm.indexSession(name, r)
+			o.OnMoved = ix.moved(session)
 		}
 		res := resumableFrom(ctx)
 		if res != nil && res.from > 0 {

@@ -145,9 +145,9 @@ func (w *indexWriter) add(r index.Row) {
 	}
 }
 
-func (w *indexWriter) moved(session string) func(extract.Moved, []byte) {
+func (w *indexWriter) moved(session rowSession) func(extract.Moved, []byte) {
 	return func(m extract.Moved, rawText []byte) {
-		w.addRaw(index.Row{Session: session, EntryID: m.EntryID, Pointer: m.Pointer, Blob: m.Blob, Kind: m.Kind, Tool: m.Tool, Time: m.Time}, rawText)
+		w.addRaw(session.row(index.Row{EntryID: m.EntryID, Pointer: m.Pointer, Blob: m.Blob, Kind: m.Kind, Tool: m.Tool, Time: m.Time}), rawText)
 	}
 }
 
@@ -177,12 +177,12 @@ func (w *indexWriter) addRaw(r index.Row, rawText []byte) {
 // rollIndex is the roll.Index of one roll's rows in the queue.
 type rollIndex struct {
 	w       *indexWriter
-	session string
+	session rowSession
 	store   blobstore.Store // the roll's
 	mark    int64           // the queue's length before the roll's rows
 }
 
-func (w *indexWriter) forRoll(session string, store blobstore.Store) roll.Index {
+func (w *indexWriter) forRoll(session rowSession, store blobstore.Store) roll.Index {
 	return &rollIndex{w: w, session: session, store: store, mark: w.size()}
 }
 
@@ -204,7 +204,7 @@ func (ix *rollIndex) WantsText(ctx context.Context, d blobstore.Digest) bool {
 
 func (ix *rollIndex) Add(e roll.Evicted) {
 	w := ix.w
-	r := index.Row{Session: ix.session, EntryID: e.EntryID, Blob: e.Blob, Kind: "entry", Tool: e.Tool, Time: e.Time}
+	r := ix.session.row(index.Row{EntryID: e.EntryID, Blob: e.Blob, Kind: "entry", Tool: e.Tool, Time: e.Time})
 	if w.chunks == "" || e.Text != nil {
 		w.addRaw(r, e.Text)
 		return
@@ -489,19 +489,53 @@ func (c *chunkTexts) store(dir string) (blobstore.Store, error) {
 	return s, nil
 }
 
+// rowSession is the transcript a filter's rows name: the file that will
+// hold its placeholders (indexSession), and the session it is
+// (transcript.SessionIdentity), which stays when the file is moved or the
+// output goes through a pipe: agent search follows that.
+type rowSession struct {
+	path string
+	id   func() string
+}
+
+// row is r, of this session.
+func (s rowSession) row(r index.Row) index.Row {
+	r.Session, r.SessionID = s.path, s.id()
+	return r
+}
+
+// fileSession is the rowSession of the transcript file at path.
+func fileSession(path string) rowSession {
+	id := transcript.IdentityOfFile(path)
+	return rowSession{path: sessionFor(path), id: func() string { return id }}
+}
+
 // indexSession names, for the search index, the transcript that will hold
 // the placeholders of a filter's run over input name: the file itself
 // when it is rewritten in place, the file standard output goes to when
 // that is one, and otherwise "-" (unknown: a hit then says TRANSCRIPT).
-// The input file of a run to standard output never holds them.
-func (cm *common) indexSession(name string) string {
-	if cm.inPlace {
-		return sessionFor(name)
+// The input file of a run to standard output never holds them. The
+// session's identity is the input's: read from the file's first lines, or,
+// from standard input, learnt as the filter reads r, which the filter
+// must read instead of r.
+func (cm *common) indexSession(name string, r io.Reader) (rowSession, io.Reader) {
+	var s rowSession
+	switch {
+	case cm.inPlace:
+		s.path = sessionFor(name)
+	case outputPath(cm.stdout) != "":
+		s.path = outputPath(cm.stdout)
+	default:
+		s.path = "-"
 	}
-	if p := outputPath(cm.stdout); p != "" {
-		return p
+	if name != "-" {
+		id := transcript.IdentityOfFile(name)
+		s.id = func() string { return id }
+		return s, r
 	}
-	return "-"
+	tap := transcript.NewIdentityTap(r)
+	s.id = tap.ID
+	return s, tap
 }
 
 // sessionFor names a transcript in the index: its absolute path when it
@@ -574,7 +608,7 @@ func indexFile(ctx context.Context, path string, store blobstore.Store, cm *comm
 		return 0, err
 	}
 	defer f.Close()
-	session := sessionFor(path)
+	session := fileSession(path)
 	src := transcript.NewSource(path, f, cm.format, cm.onBadLine)
 	n := 0
 	var p transcript.Parser
@@ -622,7 +656,7 @@ func indexFile(ctx context.Context, path string, store blobstore.Store, cm *comm
 				cm.ui.warnf("%v", fmt.Errorf("%s: entry %s: %s: %w", path, e.ID, r.Pointer, err))
 				continue
 			}
-			w.add(index.Row{Session: session, EntryID: e.ID, Pointer: r.Pointer, Blob: r.Blob.String(), Kind: kindAt(&e, r.Pointer), Tool: transcript.ToolOf(&e, valueAt(&e, r.Pointer)), Time: e.Time, Text: removedText(&p, data)})
+			w.add(session.row(index.Row{EntryID: e.ID, Pointer: r.Pointer, Blob: r.Blob.String(), Kind: kindAt(&e, r.Pointer), Tool: transcript.ToolOf(&e, valueAt(&e, r.Pointer)), Time: e.Time, Text: removedText(&p, data)}))
 			n++
 		}
 	}
@@ -631,7 +665,7 @@ func indexFile(ctx context.Context, path string, store blobstore.Store, cm *comm
 // indexEvicted adds a row for each message in a range bs roll evicted,
 // naming the tools of its results as roll named them, with the calls
 // before them (tools).
-func indexEvicted(ctx context.Context, path, session string, chunks []restore.Ref, store blobstore.Store, d transcript.Dialect, tools *transcript.ToolNamer, cm *common, w *indexWriter) int {
+func indexEvicted(ctx context.Context, path string, session rowSession, chunks []restore.Ref, store blobstore.Store, d transcript.Dialect, tools *transcript.ToolNamer, cm *common, w *indexWriter) int {
 	n := 0
 	var p transcript.Parser
 	for _, c := range chunks {
@@ -654,7 +688,7 @@ func indexEvicted(ctx context.Context, path, session string, chunks []restore.Re
 			if e.ID == "" {
 				e.ID = transcript.DeriveID(line) // as roll named it
 			}
-			w.add(index.Row{Session: session, EntryID: e.ID, Blob: blob, Kind: "entry", Tool: transcript.EntryTool(&e), Time: e.Time, Text: roll.EntryText(line)})
+			w.add(session.row(index.Row{EntryID: e.ID, Blob: blob, Kind: "entry", Tool: transcript.EntryTool(&e), Time: e.Time, Text: roll.EntryText(line)}))
 			n++
 		}
 	}

@@ -17,13 +17,14 @@ import (
 func TestRollIndexDiscard(t *testing.T) {
 	var warnings bytes.Buffer
 	w := newIndexWriter(filepath.Join(t.TempDir(), "index.db"), ui{&warnings})
-	first := w.forRoll("/s/a.jsonl", nil)
+	at := func(path, id string) rowSession { return rowSession{path: path, id: func() string { return id }} }
+	first := w.forRoll(at("/s/a.jsonl", ""), nil)
 	first.Add(roll.Evicted{EntryID: "a1", Blob: "sha256:aa", Text: []byte(`"kept"`)})
-	failed := w.forRoll("/s/b.jsonl", nil)
+	failed := w.forRoll(at("/s/b.jsonl", "S-b"), nil)
 	failed.Add(roll.Evicted{EntryID: "b1", Blob: "sha256:bb", Text: []byte(`"taken back"`)})
 	failed.Add(roll.Evicted{EntryID: "b2", Blob: "sha256:bb", Text: []byte(`"taken back too"`)})
 	failed.Discard()
-	last := w.forRoll("/s/c.jsonl", nil)
+	last := w.forRoll(at("/s/c.jsonl", "S-c"), nil)
 	last.Add(roll.Evicted{EntryID: "c1", Blob: "sha256:cc", Text: []byte(`"kept too"`)})
 	w.close()
 	files := pendingFiles(w.path)
@@ -35,7 +36,7 @@ func TestRollIndexDiscard(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := `{"Session":"/s/a.jsonl","EntryID":"a1","Pointer":"","Blob":"sha256:aa","Kind":"entry","Tool":"","Time":"","Text":"kept"}
-{"Session":"/s/c.jsonl","EntryID":"c1","Pointer":"","Blob":"sha256:cc","Kind":"entry","Tool":"","Time":"","Text":"kept too"}
+{"Session":"/s/c.jsonl","EntryID":"c1","Pointer":"","Blob":"sha256:cc","Kind":"entry","Tool":"","Time":"","SessionID":"S-c","Text":"kept too"}
 `
 	if string(got) != want || warnings.Len() > 0 {
 		t.Errorf("queue:\n%s\nwant:\n%s\nwarnings: %s", got, want, warnings.String())

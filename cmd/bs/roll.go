@@ -62,7 +62,9 @@ func runRoll(c *cli.Context) error {
 		o := opt
 		o.Session = sessionName(name)
 		if ix != nil {
-			o.Index = ix.forRoll(cm.indexSession(name), opt.Store)
+			var session rowSession
+			session, r = cm.indexSession(name, r)
+			o.Index = ix.forRoll(session, opt.Store)
 		}
 		st, err := roll.Run(ctx, name, r, w, o)
 		if st.Rolled && ix == nil && !warned {

@@ -95,7 +95,9 @@ func runTrim(c *cli.Context) error {
 		o := opt
 		o.Session = sessionName(name)
 		if ix != nil {
-			moved := ix.moved(cm.indexSession(name))
+			var session rowSession
+			session, r = cm.indexSession(name, r)
+			moved := ix.moved(session)
 			o.OnMoved = func(m trim.Moved, text []byte) {
 				moved(extract.Moved{Line: m.Line, EntryID: m.EntryID, Pointer: m.Pointer, Kind: "tool_result", Bytes: m.Bytes, Blob: m.Blob, Tool: m.Tool}, text)
 			}

@@ -379,14 +379,18 @@ func (a *Agent) SearchIndex(ctx context.Context, in SearchArgs) (*SearchResult, 
 		return nil, errorf("no search index")
 	}
 	q := index.Query{Text: in.Query, Limit: in.Limit}
-	// The index names a session by its file's absolute path. With one
-	// session served, only its hits can be restored here.
+	// With one session served, only its hits can be restored here. The
+	// index names a session by the path of the file that held the
+	// placeholders, and by what the session is (its header's id, Claude
+	// Code's sessionId, Codex's session id), which it keeps when a
+	// filter's output is moved over the file or written through a pipe:
+	// the session's rows are found by either.
 	if in.Session != "" || a.env.Sessions.Dir == "" {
 		path, err := a.env.Sessions.Resolve(in.Session)
 		if err != nil {
 			return nil, err
 		}
-		q.Session = path
+		q.Session, q.SessionID = path, transcript.IdentityOfFile(path)
 	}
 	hits, err := a.env.Search(ctx, q)
 	if err != nil {

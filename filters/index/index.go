@@ -32,6 +32,8 @@ import (
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/bstools/bs/filters/transcript"
 )
 
 // Row is one removed value.
@@ -43,6 +45,11 @@ type Row struct {
 	Kind    string // tool_call | tool_result | thinking | text | image | entry
 	Tool    string // tool name, may be ""
 	Time    string // entry timestamp as the transcript had it, may be ""
+	// SessionID is what the session is, whatever file holds it
+	// (transcript.SessionIdentity): the header's id, Claude Code's
+	// sessionId, Codex's session id; "" when the transcript states none,
+	// and then only its path (Session) names it.
+	SessionID string `json:",omitempty"`
 	// The store the blob went to, when the filter was given one (a flag,
 	// BS_STORE, the configuration file); "" for the default store.
 	Store string `json:",omitempty"`
@@ -52,9 +59,16 @@ type Row struct {
 // Query is what [Index.Search] looks for. Text is plain user text, not FTS5
 // syntax: any string is safe. Session, Kind and Tool, when not empty, keep
 // only rows whose field equals them exactly.
+//
+// SessionID, when not empty, keeps the rows of the session it identifies
+// instead, wherever they were recorded: those recorded with it
+// (Row.SessionID), and, when Session is given too, those recorded under
+// that path. A session follows its identity when a filter's output is
+// moved over its input, or written through a pipe.
 type Query struct {
 	Text                string
 	Session, Kind, Tool string // optional exact filters
+	SessionID           string // optional: the session's rows, by identity (or under Session)
 	Limit               int    // at most this many hits; 0 or less means DefaultLimit
 }
 
@@ -123,15 +137,17 @@ var (
 // application_id marks the file as a bs index, so that another SQLite file
 // given by mistake is refused (ErrCorrupt) rather than written into;
 // user_version is the schema version. Version 2 added removed.store and
-// removed.seq; a version 1 file is brought up to date when opened
-// (migrations).
+// removed.seq; version 3 added removed.sid, the session's identity
+// (Row.SessionID), with its tag. An older file is brought up to date when
+// opened (migrations): its rows stay, and version 3 gives the rows of each
+// session whose file is still where they name it that file's identity.
 //
 // seq orders the rows by when they were last added: a row added again
 // (the same value extracted anew after a restore) moves to the end, which
 // rowids cannot do. Hit.Packed compares it.
 const (
 	appID         = 0x62736978 // "bsix"
-	schemaVersion = 2
+	schemaVersion = 3
 )
 
 // migrations[v] takes a file of schema version v to v+1.
@@ -142,6 +158,11 @@ var migrations = map[int][]string{
 		`UPDATE removed SET seq = id`,
 		`CREATE INDEX removed_seq ON removed(seq)`,
 		`PRAGMA user_version = 2`,
+	},
+	2: {
+		`ALTER TABLE removed ADD COLUMN sid TEXT NOT NULL DEFAULT ''`,
+		`CREATE INDEX removed_sid ON removed(sid, entry_id)`,
+		`PRAGMA user_version = 3`,
 	},
 }
 
@@ -159,9 +180,11 @@ var schema = []string{
 		text     TEXT NOT NULL,
 		store    TEXT NOT NULL DEFAULT '',
 		seq      INTEGER NOT NULL DEFAULT 0,
+		sid      TEXT NOT NULL DEFAULT '',
 		UNIQUE (session, entry_id, pointer, blob)
 	)`,
 	`CREATE INDEX removed_seq ON removed(seq)`,
+	`CREATE INDEX removed_sid ON removed(sid, entry_id)`,
 	`CREATE VIRTUAL TABLE removed_fts USING fts5(
 		text, tags,
 		content='removed', content_rowid='id',
@@ -194,7 +217,11 @@ func filterTag(field byte, value string) string {
 }
 
 func rowTags(r Row) string {
-	return filterTag('s', r.Session) + " " + filterTag('k', r.Kind) + " " + filterTag('t', r.Tool)
+	tags := filterTag('s', r.Session) + " " + filterTag('k', r.Kind) + " " + filterTag('t', r.Tool)
+	if r.SessionID != "" {
+		tags += " " + filterTag('i', r.SessionID)
+	}
+	return tags
 }
 
 // Waiting for other writers. Each statement waits up to busyTimeout for a
@@ -364,7 +391,49 @@ func (ix *Index) setUp() error {
 			return err
 		}
 	}
+	if !fresh && version < 3 {
+		if err := identifySessions(ctx, tx); err != nil {
+			return err
+		}
+	}
 	return tx.Commit()
+}
+
+// identifySessions gives the rows of an index from before rows carried
+// their session's identity the identity of the file they name, where that
+// file is still there: the rows keep their path, and now follow the
+// session too. Their tags stay (adding one would have FTS5 index every
+// text again): Search finds them by the paths recorded with an identity.
+func identifySessions(ctx context.Context, tx *sql.Tx) error {
+	rows, err := tx.QueryContext(ctx, `SELECT DISTINCT session FROM removed WHERE sid = ''`)
+	if err != nil {
+		return err
+	}
+	var sessions []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			rows.Close()
+			return err
+		}
+		sessions = append(sessions, s)
+	}
+	if err := rows.Close(); err != nil {
+		return err
+	}
+	for _, s := range sessions {
+		if !filepath.IsAbs(s) {
+			continue // "-", a pipe: no file says what it was
+		}
+		id := transcript.IdentityOfFile(s)
+		if id == "" {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE removed SET sid = ? WHERE session = ? AND sid = ''`, id, s); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 type querier interface {
@@ -425,17 +494,20 @@ func (ix *Index) Add(ctx context.Context, rows []Row) error {
 		}
 		// A row already there keeps its text (no trigger fires) and moves
 		// to the end of the order.
+		// A row already there that did not know its session's identity
+		// learns it (its tags stay: Search finds it by its path).
 		stmt, err := tx.PrepareContext(ctx, `INSERT INTO removed
-			(session, entry_id, pointer, blob, kind, tool, time, tags, text, store, seq)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-			ON CONFLICT (session, entry_id, pointer, blob) DO UPDATE SET seq = excluded.seq`)
+			(session, entry_id, pointer, blob, kind, tool, time, tags, text, store, seq, sid)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (session, entry_id, pointer, blob) DO UPDATE SET seq = excluded.seq,
+				sid = CASE WHEN removed.sid = '' THEN excluded.sid ELSE removed.sid END`)
 		if err != nil {
 			return err
 		}
 		defer stmt.Close()
 		for _, r := range rows {
 			seq++
-			if _, err := stmt.ExecContext(ctx, r.Session, r.EntryID, r.Pointer, r.Blob, r.Kind, r.Tool, r.Time, rowTags(r), PlainText(r.Text), r.Store, seq); err != nil {
+			if _, err := stmt.ExecContext(ctx, r.Session, r.EntryID, r.Pointer, r.Blob, r.Kind, r.Tool, r.Time, rowTags(r), PlainText(r.Text), r.Store, seq, r.SessionID); err != nil {
 				return err
 			}
 		}
@@ -573,33 +645,30 @@ func (ix *Index) Search(ctx context.Context, q Query) ([]Hit, error) {
 		limit = DefaultLimit
 	}
 
-	// The filters, as FTS5 terms on column tags.
-	var tags []string
-	var filter string
-	for _, f := range []struct {
-		field byte
-		value string
-	}{{'s', q.Session}, {'k', q.Kind}, {'t', q.Tool}} {
-		if f.value != "" {
-			tags = append(tags, filterTag(f.field, f.value))
-			filter += ` AND tags : "` + tags[len(tags)-1] + `"`
-		}
-	}
 	if len(terms) > maxPhrase {
 		terms = terms[:maxPhrase]
 	}
 	words := uniqueWords(terms)
-	exact := ftsString(strings.Join(terms, " ")) + filter
-	var all string // side by side, FTS5 strings are an implicit AND
-	for _, w := range words {
-		all += ftsString(w) + " "
-	}
-	all += filter
 
 	var hits []Hit
 	err := ix.retry(ctx, func() error {
 		hits = hits[:0]
-		floor, err := ix.floor(ctx, tokens(words), tags)
+		// The filters, as FTS5 expressions on column tags.
+		filters, err := ix.filters(ctx, q)
+		if err != nil {
+			return err
+		}
+		var filter string
+		for _, f := range filters {
+			filter += " AND " + f
+		}
+		exact := ftsString(strings.Join(terms, " ")) + filter
+		var all string // side by side, FTS5 strings are an implicit AND
+		for _, w := range words {
+			all += ftsString(w) + " "
+		}
+		all += filter
+		floor, err := ix.floor(ctx, tokens(words), filters)
 		if err != nil {
 			return err
 		}
@@ -624,9 +693,11 @@ func (ix *Index) Search(ctx context.Context, q Query) ([]Hit, error) {
 		if hits[i].Kind == "entry" {
 			continue
 		}
+		// The entry row may be under another path of the same session
+		// (a roll whose output was moved over its input).
 		err := ix.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM removed
-			WHERE session = ? AND entry_id = ? AND kind = 'entry' AND seq > ?)`,
-			hits[i].Session, hits[i].EntryID, hits[i].seq).Scan(&hits[i].Packed)
+			WHERE (session = ?1 OR ?2 != '' AND sid = ?2) AND entry_id = ?3 AND kind = 'entry' AND seq > ?4)`,
+			hits[i].Session, hits[i].SessionID, hits[i].EntryID, hits[i].seq).Scan(&hits[i].Packed)
 		if err != nil {
 			return nil, ix.wrap("search", err)
 		}
@@ -634,18 +705,59 @@ func (ix *Index) Search(ctx context.Context, q Query) ([]Hit, error) {
 	return hits, nil
 }
 
+// filters are the FTS5 expressions on column tags that every match of q
+// holds, the session's first (usually the rarest). A session asked for by
+// identity is its identity's tag, or its path's, or the tag of any path
+// rows of an index from before identities were recorded under it
+// (identifySessions): those rows carry only their path's tag.
+func (ix *Index) filters(ctx context.Context, q Query) ([]string, error) {
+	tag := func(field byte, value string) string { return `"` + filterTag(field, value) + `"` }
+	var filters []string
+	switch {
+	case q.SessionID != "":
+		alts := []string{tag('i', q.SessionID)}
+		if q.Session != "" {
+			alts = append(alts, tag('s', q.Session))
+		}
+		rows, err := ix.db.QueryContext(ctx, `SELECT DISTINCT session FROM removed WHERE sid = ? AND session != '-'`, q.SessionID)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var s string
+			if err := rows.Scan(&s); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			if t := tag('s', s); !slices.Contains(alts, t) {
+				alts = append(alts, t)
+			}
+		}
+		if err := rows.Close(); err != nil {
+			return nil, err
+		}
+		filters = append(filters, `tags : (`+strings.Join(alts, " OR ")+`)`)
+	case q.Session != "":
+		filters = append(filters, `tags : `+tag('s', q.Session))
+	}
+	if q.Kind != "" {
+		filters = append(filters, `tags : `+tag('k', q.Kind))
+	}
+	if q.Tool != "" {
+		filters = append(filters, `tags : `+tag('t', q.Tool))
+	}
+	return filters, nil
+}
+
 // floor returns the smallest rowid worth ranking for a query whose every
-// match holds each of toks and each of tags: 0 when one of them is in at
-// most scoreWindow rows, else the lowest of their scoreWindow-th newest
-// rows. Either way at most scoreWindow rows
+// match holds each of toks and matches each of filters: 0 when one of them
+// is in at most scoreWindow rows, else the lowest of their scoreWindow-th
+// newest rows. Either way at most scoreWindow rows
 // from floor on can match the query. FTS5 walks a token's rows newest
 // first without scoring them, which is cheap, and stops at the first
 // token found in few rows.
-func (ix *Index) floor(ctx context.Context, toks, tags []string) (int64, error) {
-	var exprs []string
-	for _, t := range tags { // a session is usually the rarest: try it first
-		exprs = append(exprs, `tags : "`+t+`"`)
-	}
+func (ix *Index) floor(ctx context.Context, toks, filters []string) (int64, error) {
+	exprs := slices.Clone(filters)
 	for _, t := range toks {
 		exprs = append(exprs, ftsString(t))
 	}
@@ -677,12 +789,18 @@ func (ix *Index) floor(ctx context.Context, toks, tags []string) (int64, error) 
 // again on the fields themselves.
 func (ix *Index) match(ctx context.Context, q Query, expr string, floor int64, n int, hits *[]Hit, seen map[int64]bool) error {
 	var sb strings.Builder
-	fmt.Fprintf(&sb, `SELECT r.id, r.seq, r.session, r.entry_id, r.pointer, r.blob, r.kind, r.tool, r.time, r.store,
+	fmt.Fprintf(&sb, `SELECT r.id, r.seq, r.session, r.entry_id, r.pointer, r.blob, r.kind, r.tool, r.time, r.store, r.sid,
 			snippet(removed_fts, 0, '[', ']', '…', %d), removed_fts.rank
 		FROM removed_fts CROSS JOIN removed AS r ON r.id = removed_fts.rowid
 		WHERE removed_fts MATCH ? AND removed_fts.rowid >= ?`, snippetTokens)
 	args := []any{expr, floor}
-	for _, f := range []struct{ col, val string }{{"session", q.Session}, {"kind", q.Kind}, {"tool", q.Tool}} {
+	session := q.Session
+	if q.SessionID != "" {
+		sb.WriteString(` AND (r.sid = ? OR r.session = ?)`)
+		args = append(args, q.SessionID, q.Session)
+		session = ""
+	}
+	for _, f := range []struct{ col, val string }{{"session", session}, {"kind", q.Kind}, {"tool", q.Tool}} {
 		if f.val != "" {
 			fmt.Fprintf(&sb, ` AND r.%s = ?`, f.col)
 			args = append(args, f.val)
@@ -698,7 +816,7 @@ func (ix *Index) match(ctx context.Context, q Query, expr string, floor int64, n
 	defer rows.Close()
 	for rows.Next() {
 		var h Hit
-		if err := rows.Scan(&h.id, &h.seq, &h.Session, &h.EntryID, &h.Pointer, &h.Blob, &h.Kind, &h.Tool, &h.Time, &h.Store, &h.Snippet, &h.Score); err != nil {
+		if err := rows.Scan(&h.id, &h.seq, &h.Session, &h.EntryID, &h.Pointer, &h.Blob, &h.Kind, &h.Tool, &h.Time, &h.Store, &h.SessionID, &h.Snippet, &h.Score); err != nil {
 			return err
 		}
 		if !seen[h.id] {

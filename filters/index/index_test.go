@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -286,23 +287,13 @@ func TestMigrateV1(t *testing.T) {
 	ix, path := openTemp(t)
 	mustAdd(t, ix, sample()...)
 	ix.Close()
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Exec(`DROP INDEX removed_seq; ALTER TABLE removed DROP COLUMN store; ALTER TABLE removed DROP COLUMN seq; PRAGMA user_version = 1`); err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
-	ix, err = Open(path)
+	downgrade(t, path, `DROP INDEX removed_seq; DROP INDEX removed_sid; ALTER TABLE removed DROP COLUMN store; ALTER TABLE removed DROP COLUMN seq; ALTER TABLE removed DROP COLUMN sid; PRAGMA user_version = 1`)
+	ix, err := Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ix.Close()
-	var version int
-	if err := ix.db.QueryRow(`PRAGMA user_version`).Scan(&version); err != nil || version != schemaVersion {
-		t.Fatalf("schema version %d (%v) after opening, want %d", version, err, schemaVersion)
-	}
+	checkVersion(t, ix)
 	if got := search(t, ix, Query{Text: "migrations"}); len(got) != 1 || got[0].Store != "" {
 		t.Errorf("the old row after migrating: %+v", got)
 	}
@@ -319,6 +310,29 @@ func TestMigrateV1(t *testing.T) {
 	mustAdd(t, ix, packed)
 	if got := search(t, ix, Query{Text: old.Text}); len(got) == 0 || !got[0].Packed {
 		t.Errorf("a migrated row before a newer entry row: %+v", got)
+	}
+}
+
+// downgrade makes the index at path one of an older schema version by
+// running stmts on it.
+func downgrade(t *testing.T, path, stmts string) {
+	t.Helper()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(stmts); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// checkVersion fails unless ix is of the current schema version.
+func checkVersion(t *testing.T, ix *Index) {
+	t.Helper()
+	var version int
+	if err := ix.db.QueryRow(`PRAGMA user_version`).Scan(&version); err != nil || version != schemaVersion {
+		t.Fatalf("schema version %d (%v) after opening, want %d", version, err, schemaVersion)
 	}
 }
 
@@ -874,5 +888,104 @@ func TestSearchFindsColouredWords(t *testing.T) {
 	}
 	if strings.ContainsRune(hits[0].Snippet, 0x1b) {
 		t.Errorf("snippet %q holds an escape", hits[0].Snippet)
+	}
+}
+
+// TestSessionIdentity: rows carry their session's identity, and a query
+// by identity finds them wherever they were recorded (the path a filter's
+// output went to and was then moved from, a pipe), with those recorded
+// under the path asked for; a query by path alone stays exact.
+func TestSessionIdentity(t *testing.T) {
+	ix, _ := openTemp(t)
+	moved := row("/w/f.tmp", "e1", "entry", "", "the evicted plugh entry, written to f.tmp and moved onto f")
+	moved.Pointer, moved.SessionID = "", "S"
+	piped := row("-", "e2", "tool_result", "bash", "plugh through a pipe")
+	piped.SessionID = "S"
+	here := row("/w/f", "e3", "tool_result", "bash", "plugh recorded under f itself, before identities")
+	other := row("-", "e4", "tool_result", "bash", "plugh of another session, also through a pipe")
+	other.SessionID = "T"
+	mustAdd(t, ix, moved, piped, here, other)
+
+	got := entries(search(t, ix, Query{Text: "plugh", SessionID: "S", Session: "/w/f"}))
+	if strings.Join(sorted(got), ",") != "e1,e2,e3" {
+		t.Errorf("by identity and path: %v, want e1, e2, e3", got)
+	}
+	if got := entries(search(t, ix, Query{Text: "plugh", SessionID: "T"})); strings.Join(got, ",") != "e4" {
+		t.Errorf("by identity: %v, want e4", got)
+	}
+	if got := entries(search(t, ix, Query{Text: "plugh", Session: "/w/f"})); strings.Join(got, ",") != "e3" {
+		t.Errorf("by path alone: %v, want e3", got)
+	}
+	// A value extracted under f, whose entry a later roll evicted into
+	// f.tmp (then moved onto f), comes back with the entry.
+	value := row("/w/f", "e1", "tool_result", "bash", "the plugh value extracted first")
+	value.SessionID = "S"
+	mustAdd(t, ix, value)
+	mustAdd(t, ix, moved) // the roll, again, after it
+	for _, h := range search(t, ix, Query{Text: "value extracted first", SessionID: "S", Session: "/w/f"}) {
+		if h.EntryID == "e1" && (!h.Packed || h.SessionID != "S") {
+			t.Errorf("the value whose entry was rolled elsewhere: %+v", h)
+		}
+	}
+}
+
+func sorted(s []string) []string { return slices.Sorted(slices.Values(s)) }
+
+// TestMigrateV2: an index of schema version 2, as bs made it before rows
+// carried their session's identity, is brought up to date when opened
+// without losing a row: the rows of a session whose file is still where
+// they name it take that file's identity, and a search by identity then
+// finds them after the session moves; the rows of a file that is gone, or
+// of a pipe, stay findable by their path.
+func TestMigrateV2(t *testing.T) {
+	dir := t.TempDir()
+	live := filepath.Join(dir, "live.jsonl")
+	if err := os.WriteFile(live, []byte(`{"type":"session","version":3,"id":"S-live","timestamp":"2026-03-08T12:00:00.000Z","cwd":"/w"}`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	gone := filepath.Join(dir, "gone.jsonl")
+	old := []Row{
+		row(live, "e1", "tool_result", "bash", "xyzzy in the live session"),
+		row(live, "e2", "entry", "", "xyzzy evicted from the live session"),
+		row(gone, "e3", "tool_result", "bash", "xyzzy in a file since removed"),
+		row("-", "e4", "thinking", "", "xyzzy that went through a pipe"),
+	}
+	// A version 2 file: rows without an identity, their tags those of
+	// their path, kind and tool, and no sid column.
+	ix, path := openTemp(t)
+	mustAdd(t, ix, old...)
+	ix.Close()
+	downgrade(t, path, `DROP INDEX removed_sid; ALTER TABLE removed DROP COLUMN sid; PRAGMA user_version = 2`)
+
+	ix, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	checkVersion(t, ix)
+	if n := count(t, ix); n != len(old) {
+		t.Fatalf("%d rows after migrating, want %d", n, len(old))
+	}
+	if got := entries(search(t, ix, Query{Text: "xyzzy"})); len(got) != len(old) {
+		t.Errorf("all rows: %v", got)
+	}
+	// The live session moved: its rows follow its identity.
+	if got := sorted(entries(search(t, ix, Query{Text: "xyzzy", SessionID: "S-live", Session: filepath.Join(dir, "moved.jsonl")}))); strings.Join(got, ",") != "e1,e2" {
+		t.Errorf("the live session's rows by identity: %v, want e1, e2", got)
+	}
+	for _, h := range search(t, ix, Query{Text: "xyzzy", SessionID: "S-live"}) {
+		if h.SessionID != "S-live" || h.Session != live {
+			t.Errorf("a migrated row: %+v", h)
+		}
+	}
+	if got := entries(search(t, ix, Query{Text: "xyzzy", Session: gone})); strings.Join(got, ",") != "e3" {
+		t.Errorf("the removed file's row by path: %v, want e3", got)
+	}
+	// New rows of the session carry its tag; the old ones are still found.
+	r := row(filepath.Join(dir, "moved.jsonl"), "e5", "tool_result", "bash", "xyzzy after the move")
+	r.SessionID = "S-live"
+	mustAdd(t, ix, r)
+	if got := sorted(entries(search(t, ix, Query{Text: "xyzzy", SessionID: "S-live"}))); strings.Join(got, ",") != "e1,e2,e5" {
+		t.Errorf("by identity after a new row: %v, want e1, e2, e5", got)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"testing/iotest"
 	"unicode/utf16"
 )
 
@@ -441,6 +442,30 @@ func TestReturnedImages(t *testing.T) {
 		v := e.Values[0]
 		if v.Returned != c.returned || v.Moves(defaults) != c.byDefault || v.Moves(Image) != c.withImages || v.Moves(Text) {
 			t.Errorf("%s: returned %v, moves by default %v, with image %v", c.line, v.Returned, v.Moves(defaults), v.Moves(Image))
+		}
+	}
+}
+
+// TestSessionIdentity: what a session is, as each runtime states it, read
+// from a file's head or learnt from a stream as it passes, in pieces.
+func TestSessionIdentity(t *testing.T) {
+	for want, head := range map[string]string{
+		"s-81":                     `{"type":"session","version":3,"id":"s-81","timestamp":"t","cwd":"/w"}` + "\n" + `{"type":"message","id":"m1"}`,
+		"019c0000-7000":            `{"timestamp":"t","type":"session_meta","payload":{"id":"019c0000-7000","cwd":"/w"}}`,
+		"cs":                       `{"type":"file-history-snapshot","messageId":"x","snapshot":{}}` + "\n" + `{"parentUuid":null,"type":"user","uuid":"u1","sessionId":"cs","message":{"role":"user","content":"hi"}}`,
+		"cs/agent-a2898e3":         `{"parentUuid":null,"isSidechain":true,"sessionId":"cs","agentId":"a2898e3","type":"user","uuid":"u1","message":{"role":"user","content":"go"}}`,
+		"session-1771692606-157d9": `{"__id":"e1","sessionId":"session-1771692606-157d9","type":"user_message","text":"x"}`,
+		"":                         `{"role":"user","content":"a chat line names no session"}` + "\n" + `not json`,
+	} {
+		if got := IdentityOf(strings.NewReader(head)); got != want {
+			t.Errorf("IdentityOf(%.60s…) = %q, want %q", head, got, want)
+		}
+		tap := NewIdentityTap(iotest.OneByteReader(strings.NewReader(head + "\n")))
+		if _, err := io.Copy(io.Discard, tap); err != nil {
+			t.Fatal(err)
+		}
+		if got := tap.ID(); got != want {
+			t.Errorf("tap of %.60s… = %q, want %q", head, got, want)
 		}
 	}
 }
