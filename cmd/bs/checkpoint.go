@@ -22,13 +22,18 @@ func checkpointCommand() *cli.Command {
 		Name:      "checkpoint",
 		Usage:     "pass the transcript through and write a structured checkpoint when the context is nearly full",
 		ArgsUsage: "[FILE...]",
-		Description: "A tap: the transcript always passes through unchanged. When the gauge reads at or above " +
+		Description: "A tap: the transcript passes through unchanged. When the gauge reads at or above " +
 			"--threshold (or with --force, or --trigger compaction|session-end) the session's working state is " +
 			"written, with no model call, as a YAML checkpoint (seed 003: meta, working, decisions, resources, " +
 			"thread, open_items, learnings) to --dir/<session key>/cp_NNN.yaml, and _latest.json points at it. " +
-			"Files are written once and never changed; the last --keep are kept. 'bs checkpoint render' prints " +
+			"Files are written once and never changed; the last --keep are kept. From --notice-from (0.7) the " +
+			"agent is told of its context (seed 003 §6.3): one entry appended after the transcript, in the shape " +
+			"its runtime takes injected context in, holds the gauge, [Context: 75% | 150k/200k tokens], and at the " +
+			"threshold, once the checkpoint is saved, [Context: 81% | 162k/200k tokens | Checkpoint saved] and an " +
+			"advisory note; a notice the transcript's last one already says is not appended again (--no-notice: " +
+			"never). With -i the file is rewritten only to append a notice. 'bs checkpoint render' prints " +
 			"the lean text to put back in the context after a compaction (at most 700 o200k tokens).",
-		Flags: append(checkpointFlags(),
+		Flags: append(append(checkpointFlags(), checkpointInPlaceFlags()...),
 			&cli.Float64Flag{Name: "threshold", Value: d.Threshold, Usage: "write when utilization is at or above this ratio"},
 			&cli.BoolFlag{Name: "force", Usage: "write whatever the utilization (and even if little changed since the last checkpoint)"},
 			&cli.StringFlag{Name: "trigger", Usage: "write now and record why: compaction or session-end"},
@@ -36,10 +41,13 @@ func checkpointCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "learning", Usage: "add a learning to the checkpoint (repeatable)"},
 			&cli.IntFlag{Name: "context-window", Usage: "the window in tokens (default: from the transcript's model, else 200000)"},
 			tokenizerFlag(),
+			noticeFromFlag(),
+			&cli.BoolFlag{Name: "no-notice", Usage: "never append the agent's notice of its context to the transcript"},
 			&cli.StringFlag{Name: "format", Value: "auto", Usage: "transcript dialect: auto, openclaw, claude-code, codex, brainsurgeon, generic"},
 			&cli.StringFlag{Name: "now", EnvVars: []string{"BS_NOW"}, Usage: "the current time (RFC 3339), for created_at"},
 			&cli.BoolFlag{Name: "strict", Usage: "exit 4 on a line that is not valid JSON (after passing everything through)"},
 			&cli.StringFlag{Name: "log-level", Value: "warn", Usage: "debug, info, warn or error"},
+			&cli.BoolFlag{Name: "in-place", Aliases: []string{"i"}, Usage: "rewrite the named files safely, to append a notice, instead of writing standard output"},
 		),
 		Action: runCheckpoint,
 		Subcommands: withUsageErrors(
@@ -89,10 +97,14 @@ func checkpointCommand() *cli.Command {
 				Usage: "act on a Claude Code hook event read as JSON from standard input",
 				Description: "For use as the command of Claude Code hooks (see scripts/hooks/claude-code.sh). " +
 					"PreCompact writes a checkpoint of transcript_path (trigger compaction); SessionEnd writes one " +
-					"(trigger session-end); Stop writes one when the threshold is reached; SessionStart prints the " +
-					"latest checkpoint's text, which Claude Code adds to the context. The session key is session_id.",
+					"(trigger session-end); Stop and UserPromptSubmit write one when the threshold is reached. " +
+					"UserPromptSubmit and SessionStart print what Claude Code adds to the context, as " +
+					"hookSpecificOutput.additionalContext: from --notice-from the agent's notice of its context " +
+					"(seed 003 §6.3: the gauge, and at the threshold '| Checkpoint saved' and an advisory note), and at " +
+					"SessionStart the latest checkpoint's text. The session key is session_id.",
 				Flags: append(checkpointFlags(),
-					&cli.Float64Flag{Name: "threshold", Value: d.Threshold, Usage: "for Stop: write when utilization is at or above this ratio"},
+					&cli.Float64Flag{Name: "threshold", Value: d.Threshold, Usage: "write when utilization is at or above this ratio"},
+					noticeFromFlag(),
 					&cli.IntFlag{Name: "keep", Value: d.Keep, Usage: "keep the last `N` checkpoints per session key"},
 					&cli.StringFlag{Name: "now", EnvVars: []string{"BS_NOW"}, Usage: "the current time (RFC 3339), for created_at"},
 					&cli.StringFlag{Name: "log-level", Value: "warn", Usage: "debug, info, warn or error"},
@@ -101,6 +113,25 @@ func checkpointCommand() *cli.Command {
 			},
 		),
 	}
+}
+
+// checkpointInPlaceFlags are the -i flags that mean something to a run
+// that only ever appends: not --min-savings, and --force is the
+// checkpoint's own.
+func checkpointInPlaceFlags() []cli.Flag {
+	var flags []cli.Flag
+	for _, f := range inPlaceFlags() {
+		if n := f.Names()[0]; n != "force" && n != "min-savings" {
+			flags = append(flags, f)
+		}
+	}
+	return flags
+}
+
+// noticeFromFlag sets the utilization from which the agent is told of its
+// context.
+func noticeFromFlag() cli.Flag {
+	return &cli.Float64Flag{Name: "notice-from", Value: checkpoint.NoticeFrom, Usage: "tell the agent its gauge from this utilization on (seed 003: 0.7)"}
 }
 
 // checkpointFlags are the flags every checkpoint command takes.
@@ -123,10 +154,12 @@ func runCheckpoint(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	cm.ip.force = false // --force forces the checkpoint, not the rewrite
 	opt := checkpoint.Defaults()
 	opt.Dir, opt.SessionKey = checkpointDir(c), c.String("session-key")
 	opt.Threshold, opt.Force, opt.Trigger, opt.Keep = c.Float64("threshold"), c.Bool("force"), c.String("trigger"), c.Int("keep")
 	opt.Learnings, opt.Now, opt.Format, opt.OnBadLine = c.StringSlice("learning"), cm.now, cm.format, cm.onBadLine
+	opt.NoticeFrom, opt.Inject = c.Float64("notice-from"), !c.Bool("no-notice")
 	opt.Gauge = gauge.Options{Window: c.Int("context-window"), Format: cm.format}
 	if opt.Gauge.Estimator, err = estimatorFlag(c); err != nil {
 		return err
@@ -134,26 +167,29 @@ func runCheckpoint(c *cli.Context) error {
 	switch {
 	case opt.Trigger != "" && opt.Trigger != checkpoint.TriggerCompaction && opt.Trigger != checkpoint.TriggerSessionEnd:
 		return usagef(msgCheckpointTrigger, opt.Trigger)
-	case opt.Threshold <= 0 || opt.Keep < 0 || opt.Gauge.Window < 0:
+	case opt.Threshold <= 0 || opt.Keep < 0 || opt.Gauge.Window < 0 || opt.NoticeFrom <= 0:
 		return usagef(msgCheckpointFlags)
 	}
 	failed := false
 	err = cm.each(c.Context, func(ctx context.Context, name string, r io.Reader, w io.Writer) error {
 		out, err := checkpoint.Run(name, r, w, opt)
 		var cpErr *checkpoint.Error
-		if errors.As(err, &cpErr) {
+		switch {
+		case errors.As(err, &cpErr):
 			cm.ui.warnf(msgCheckpointFailed, cpErr.Key, cpErr.Err)
 			failed = true
-			return nil
-		}
-		if err != nil {
+		case err != nil:
 			return err
-		}
-		if out.Written != nil {
+		case out.Written != nil:
 			cm.log.Info("checkpoint written", "file", name, "key", out.Key, "id", out.Written.Meta.CheckpointID, "path", out.Path,
 				"trigger", out.Written.Meta.Trigger, "tokens", out.Gauge.Tokens, "ratio", out.Gauge.Ratio)
-		} else {
+		default:
 			cm.log.Info("no checkpoint", "file", name, "key", out.Key, "reason", out.Skipped)
+		}
+		if out.Injected {
+			cm.log.Info("notice appended", "file", name, "notice", out.Notice)
+		} else if cm.inPlace {
+			return &skipped{msgCheckpointNoNotice} // only a notice changes the file
 		}
 		return nil
 	})
@@ -370,21 +406,38 @@ func runCheckpointHook(c *cli.Context) error {
 	}
 	opt := checkpoint.Defaults()
 	opt.Dir, opt.SessionKey, opt.Now, opt.Keep, opt.Threshold = dir, key, cm.now, c.Int("keep"), c.Float64("threshold")
+	opt.NoticeFrom, opt.Inject = c.Float64("notice-from"), false // the notice goes to Claude Code, not into the file
 	opt.OnBadLine = cm.onBadLine
+	if opt.Threshold <= 0 || opt.Keep < 0 || opt.NoticeFrom <= 0 {
+		return usagef(msgCheckpointFlags)
+	}
 	switch h.HookEventName {
 	case "SessionStart":
 		if key == "" {
 			return usagef(msgHookNoSession)
 		}
-		cp, _, err := dir.Latest(key)
-		if errors.Is(err, checkpoint.ErrNone) {
-			return nil // a new session: nothing to restore
+		// A session resumed full gets its notice; after a compaction
+		// (or on a resume) the latest checkpoint's text follows.
+		var notice string
+		if h.TranscriptPath != "" {
+			if out, err := checkpointHookRun(cm, h, opt); err == nil {
+				notice = out.Notice
+			} else if !errors.Is(err, os.ErrNotExist) {
+				return err
+			}
 		}
-		if err != nil {
+		var text []string
+		if notice != "" {
+			text = append(text, notice)
+		}
+		cp, _, err := dir.Latest(key)
+		switch {
+		case err == nil:
+			text = append(text, checkpoint.Render(cp))
+		case !errors.Is(err, checkpoint.ErrNone):
 			return err
 		}
-		_, err = io.WriteString(c.App.Writer, checkpoint.Render(cp))
-		return err
+		return hookContext(c.App.Writer, h.HookEventName, strings.Join(text, "\n\n"))
 	case "PreCompact":
 		opt.Trigger = checkpoint.TriggerCompaction
 	case "SessionEnd":
@@ -396,19 +449,60 @@ func runCheckpointHook(c *cli.Context) error {
 	if h.TranscriptPath == "" {
 		return usagef(msgHookNoTranscript, h.HookEventName)
 	}
-	f, err := os.Open(h.TranscriptPath)
+	out, err := checkpointHookRun(cm, h, opt)
+	var cpErr *checkpoint.Error
+	if h.HookEventName == "UserPromptSubmit" && errors.As(err, &cpErr) {
+		// The agent still gets its gauge (without "Checkpoint saved"):
+		// Claude Code reads the output of a hook that succeeds.
+		cm.ui.warnf(msgCheckpointFailed, cpErr.Key, cpErr.Err)
+		err = nil
+	}
 	if err != nil {
 		return err
+	}
+	if h.HookEventName == "UserPromptSubmit" {
+		// Seed 003 §6.3: the agent sees its gauge from 70%, and at the
+		// threshold that its state is checkpointed. Claude Code adds a
+		// UserPromptSubmit hook's additionalContext to the context.
+		return hookContext(c.App.Writer, h.HookEventName, out.Notice)
+	}
+	return nil
+}
+
+// checkpointHookRun takes the checkpoint a hook event asks for of its
+// transcript.
+func checkpointHookRun(cm *common, h claudeHook, opt checkpoint.Options) (checkpoint.Outcome, error) {
+	f, err := os.Open(h.TranscriptPath)
+	if err != nil {
+		return checkpoint.Outcome{}, err
 	}
 	defer f.Close()
 	out, err := checkpoint.Run(h.TranscriptPath, f, io.Discard, opt)
 	if err != nil {
-		return err
+		return out, err
 	}
 	if out.Written != nil {
 		cm.log.Info("checkpoint written", "key", out.Key, "id", out.Written.Meta.CheckpointID, "path", out.Path)
 	} else {
 		cm.log.Info("no checkpoint", "key", out.Key, "reason", out.Skipped)
 	}
-	return nil
+	return out, nil
+}
+
+// hookContext prints text the way Claude Code takes a hook's output into
+// the context: {"hookSpecificOutput":{"hookEventName":…,
+// "additionalContext":…}}. Nothing for no text.
+func hookContext(w io.Writer, event, text string) error {
+	if text == "" {
+		return nil
+	}
+	type specific struct {
+		HookEventName     string `json:"hookEventName"`
+		AdditionalContext string `json:"additionalContext"`
+	}
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(struct {
+		HookSpecificOutput specific `json:"hookSpecificOutput"`
+	}{specific{event, text}})
 }

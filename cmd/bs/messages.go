@@ -98,6 +98,7 @@ const (
 
 	// bs checkpoint
 	msgCheckpointTrigger    = "bad --trigger %q: want compaction or session-end"
+	msgCheckpointNoNotice   = "no new notice of the context to append"
 	msgCheckpointFlags      = "want --threshold > 0, --keep >= 0 and --context-window >= 0"
 	msgCheckpointFailed     = "no checkpoint for %s: %v; the transcript was passed through unchanged"
 	msgCheckpointNoKey      = "name the session: --session-key KEY, or a transcript FILE"

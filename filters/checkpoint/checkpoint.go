@@ -40,10 +40,17 @@ type Options struct {
 	Format      transcript.Dialect
 	Gauge       gauge.Options
 	OnBadLine   func(*transcript.BadLineError) error
+	// NoticeFrom is the utilization from which the agent is told of its
+	// context (Notice); Inject appends that notice to the transcript, in
+	// the shape its runtime takes injected context in.
+	NoticeFrom float64
+	Inject     bool
 }
 
 // Defaults are the defaults of seed 003.
-func Defaults() Options { return Options{Threshold: 0.8, Keep: 5} }
+func Defaults() Options {
+	return Options{Threshold: 0.8, Keep: 5, NoticeFrom: NoticeFrom, Inject: true}
+}
 
 // Outcome says what a run did.
 type Outcome struct {
@@ -52,6 +59,14 @@ type Outcome struct {
 	Written *Checkpoint // nil when no checkpoint was written
 	Path    string
 	Skipped string // why none was written
+	// Saved says that a checkpoint of this context is on disk: written
+	// now, or the last one, from which the tokens moved too little to
+	// write another.
+	Saved bool
+	// Notice is what the agent is told of its context (Notice), "" for
+	// nothing; Injected says that it was appended to the transcript.
+	Notice   string
+	Injected bool
 }
 
 // Error is a checkpoint that could not be taken. The stream has been passed
@@ -70,9 +85,28 @@ var ErrNoKey = errors.New("no session key: the transcript names no session and c
 
 // Run passes the transcript r to w unchanged and, when the gauge reads at or
 // above the threshold (or the run is forced or triggered), writes a
-// checkpoint of it. Errors writing w are returned as they are; errors
-// taking the checkpoint as *Error, after everything was passed through.
+// checkpoint of it. From opt.NoticeFrom on, with opt.Inject, it then
+// appends the agent's notice of its context (Outcome.Notice) to w, unless
+// the last notice it appended there said the same. Errors writing w are
+// returned as they are; errors taking the checkpoint as *Error, after
+// everything was passed through.
 func Run(name string, r io.Reader, w io.Writer, opt Options) (Outcome, error) {
+	out, obs, err := run(name, r, w, opt)
+	var cpErr *Error
+	if err != nil && !errors.As(err, &cpErr) {
+		return out, err
+	}
+	out.Notice = Notice(out.Gauge, opt.NoticeFrom, opt.Threshold, out.Saved)
+	if opt.Inject && obs != nil && w != nil {
+		var werr error
+		if out.Injected, werr = appendNotice(w, obs, out.Notice, opt.Now); werr != nil {
+			return out, werr
+		}
+	}
+	return out, err
+}
+
+func run(name string, r io.Reader, w io.Writer, opt Options) (Outcome, *Observer, error) {
 	var out Outcome
 	var bad error
 	onBad := func(e *transcript.BadLineError) error {
@@ -85,10 +119,10 @@ func Run(name string, r io.Reader, w io.Writer, opt Options) (Outcome, error) {
 	}
 	obs, g, err := observeAndGauge(name, r, w, opt, onBad)
 	if err != nil {
-		return out, err
+		return out, nil, err
 	}
 	if bad != nil {
-		return out, bad
+		return out, nil, bad
 	}
 	out.Gauge = g
 	out.Key = opt.SessionKey
@@ -96,7 +130,7 @@ func Run(name string, r io.Reader, w io.Writer, opt Options) (Outcome, error) {
 		out.Key = SessionKeyFor(name, obs.sessionID())
 	}
 	if out.Key == "" {
-		return out, &Error{Key: "-", Err: ErrNoKey}
+		return out, obs, &Error{Key: "-", Err: ErrNoKey}
 	}
 	trigger := opt.Trigger
 	switch {
@@ -107,7 +141,7 @@ func Run(name string, r io.Reader, w io.Writer, opt Options) (Outcome, error) {
 		trigger = fmt.Sprintf("auto-%dpct", int(math.Round(opt.Threshold*100)))
 	default:
 		out.Skipped = fmt.Sprintf("utilization %.2f is below the threshold %.2f", out.Gauge.Ratio, opt.Threshold)
-		return out, nil
+		return out, obs, nil
 	}
 	automatic := opt.Trigger == "" && !opt.Force
 	file := opt.SessionFile
@@ -121,6 +155,7 @@ func Run(name string, r io.Reader, w io.Writer, opt Options) (Outcome, error) {
 		}
 		if automatic && prev != nil && !moved(prev.Meta.TokenUsage.InputTokens, out.Gauge.Tokens) {
 			out.Skipped = fmt.Sprintf("input tokens moved less than %.0f%% since %s", DedupRatio*100, prev.Meta.CheckpointID)
+			out.Saved = true // that one is still this context's
 			return nil
 		}
 		id, err := opt.Dir.Next(out.Key)
@@ -131,14 +166,14 @@ func Run(name string, r io.Reader, w io.Writer, opt Options) (Outcome, error) {
 			CreatedAt: opt.Now.UTC().Format(time.RFC3339), Trigger: trigger, Gauge: out.Gauge, Learnings: opt.Learnings})
 		path, err := opt.Dir.Write(cp, opt.Keep)
 		if path != "" {
-			out.Written, out.Path = cp, path
+			out.Written, out.Path, out.Saved = cp, path, true
 		}
 		return err
 	})
 	if err != nil {
-		return out, &Error{Key: out.Key, Err: err}
+		return out, obs, &Error{Key: out.Key, Err: err}
 	}
-	return out, nil
+	return out, obs, nil
 }
 
 // moved reports whether tokens differ from prev by at least DedupRatio.
@@ -215,7 +250,9 @@ func Observe(name string, r io.Reader, w io.Writer, format transcript.Dialect, o
 		if t != nil {
 			obs.Add(t, src.Dialect())
 		}
+		obs.endsLine = line.Newline || len(line.Body) == 0
 	}
+	obs.dialect = src.Dialect()
 	if bw != nil {
 		if err := bw.Flush(); err != nil {
 			return nil, err

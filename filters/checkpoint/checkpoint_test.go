@@ -60,8 +60,17 @@ func TestCorpus(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !bytes.Equal(out.Bytes(), in) {
+			// The stream passes through byte for byte; from 70% the
+			// agent's notice follows it, one entry the runtime reads.
+			rest, ok := bytes.CutPrefix(out.Bytes(), in)
+			if !ok {
 				t.Fatal("the stream did not pass through byte for byte")
+			}
+			if (len(rest) > 0) != (res.Gauge.Ratio >= NoticeFrom) || res.Injected != (len(rest) > 0) {
+				t.Fatalf("at %.2f appended %q (notice %q)", res.Gauge.Ratio, rest, res.Notice)
+			}
+			if len(rest) > 0 {
+				checkNotice(t, in, rest, res.Notice)
 			}
 			if res.Written == nil {
 				t.Fatalf("no checkpoint written: %s", res.Skipped)
@@ -521,5 +530,47 @@ func TestRenderLowValueFirst(t *testing.T) {
 		if !strings.Contains(r, fmt.Sprintf("decision %d:", i)) || !strings.Contains(r, fmt.Sprintf("open item %d:", i)) {
 			t.Errorf("decision or open item %d cut before the low-value sections were empty:\n%s", i, r)
 		}
+	}
+}
+
+// checkNotice checks the notice appended to the transcript in: one line
+// of the transcript's own dialect, marked as bs's, holding the text; a
+// later run over the output appends it no more.
+func checkNotice(t *testing.T, in, rest []byte, text string) {
+	t.Helper()
+	rest = bytes.TrimPrefix(rest, []byte("\n")) // after an unfinished last line
+	if bytes.Count(rest, []byte("\n")) != 1 || !bytes.HasSuffix(rest, []byte("\n")) {
+		t.Fatalf("notice %q is not one line", rest)
+	}
+	var p transcript.Parser
+	tr, err := p.Parse(bytes.TrimSuffix(rest, []byte("\n")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d transcript.Dialect
+	src := transcript.NewSource("-", bytes.NewReader(in), 0, func(*transcript.BadLineError) error { return nil })
+	for {
+		_, _, err := src.Next()
+		if err != nil {
+			break
+		}
+	}
+	d = src.Dialect()
+	if m := tr.Get(0, InjectedField); m < 0 || !isNotice(tr, m) || injectedText(tr, d) != text {
+		t.Fatalf("notice line %s (dialect %v) does not carry %q", rest, d, text)
+	}
+	again := append(append([]byte{}, in...), rest...)
+	if !bytes.HasSuffix(in, []byte("\n")) && len(in) > 0 {
+		again = append(append(append([]byte{}, in...), '\n'), rest...)
+	}
+	var out bytes.Buffer
+	opt := Defaults()
+	opt.Dir, opt.Now, opt.SessionKey = Dir{Root: t.TempDir()}, now, "again"
+	res, err := Run("-", bytes.NewReader(again), &out, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Notice == text && !bytes.Equal(out.Bytes(), again) {
+		t.Errorf("the same notice was appended again: %q", bytes.TrimPrefix(out.Bytes(), again))
 	}
 }

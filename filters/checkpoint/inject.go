@@ -57,7 +57,7 @@ func Inject(name string, r io.Reader, w io.Writer, format transcript.Dialect, on
 		bw.WriteByte('\n') // the last line was unfinished: ours starts a new one
 	}
 	last.d = src.Dialect()
-	bw.Write(last.entry(text, id, now))
+	bw.Write(last.entry(text, "bs:checkpoint", fmt.Sprintf(`{"by":"bs checkpoint","checkpoint_id":%s}`, transcript.AppendQuote(nil, id)), id, now))
 	return bw.Flush()
 }
 
@@ -106,11 +106,15 @@ func (in *inject) see(t *transcript.Tree, d transcript.Dialect) {
 	}
 }
 
-func (in *inject) entry(text, cpID string, now time.Time) []byte {
+// entry is the line that injects text, in the dialect's shape for
+// injected context; customType names it for pi, meta is the JSON object of
+// its InjectedField, and salt tells its id from another's with the same
+// text after the same entry.
+func (in *inject) entry(text, customType, meta, salt string, now time.Time) []byte {
 	q := func(s string) string { return string(transcript.AppendQuote(nil, s)) }
 	ts := q(now.UTC().Format("2006-01-02T15:04:05.000Z"))
-	tag := fmt.Sprintf(`%q:{"by":"bs checkpoint","checkpoint_id":%s}`, InjectedField, q(cpID))
-	sum := sha256.Sum256([]byte(in.lastID + "\x00" + cpID + "\x00" + text))
+	tag := fmt.Sprintf(`%q:%s`, InjectedField, meta)
+	sum := sha256.Sum256([]byte(in.lastID + "\x00" + salt + "\x00" + text))
 	h := hex.EncodeToString(sum[:])
 	nullOr := func(s string) string {
 		if s == "" {
@@ -125,7 +129,7 @@ func (in *inject) entry(text, cpID string, now time.Time) []byte {
 		if in.v3 {
 			ids = fmt.Sprintf(`,"id":%s,"parentId":%s`, q(h[:8]), nullOr(in.lastID))
 		}
-		s = fmt.Sprintf(`{"type":"custom_message","customType":"bs:checkpoint","content":%s,"display":false%s,"timestamp":%s,%s}`, q(text), ids, ts, tag)
+		s = fmt.Sprintf(`{"type":"custom_message","customType":%s,"content":%s,"display":false%s,"timestamp":%s,%s}`, q(customType), q(text), ids, ts, tag)
 	case transcript.ClaudeCode:
 		uuid := h[0:8] + "-" + h[8:12] + "-4" + h[13:16] + "-8" + h[17:20] + "-" + h[20:32]
 		extra := ""

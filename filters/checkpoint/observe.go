@@ -45,6 +45,14 @@ type Observer struct {
 	todo      []string
 	hasTodo   bool
 
+	// What a notice appended after the transcript links to, the last
+	// notice bs appended, and whether the last line ended with a line
+	// feed (appendNotice).
+	link       inject
+	lastNotice string
+	endsLine   bool
+	dialect    transcript.Dialect // the transcript's, once Observe has read it
+
 	last     event // the last conversation event
 	lastCall ToolCall
 	pending  map[string]string // tool call id → tool name, until the result
@@ -75,7 +83,7 @@ const (
 
 // NewObserver returns an empty Observer.
 func NewObserver() *Observer {
-	return &Observer{pending: map[string]string{}, read: newRecency(MaxFiles), modified: newRecency(MaxFiles), tools: newRecency(MaxTools)}
+	return &Observer{pending: map[string]string{}, read: newRecency(MaxFiles), modified: newRecency(MaxFiles), tools: newRecency(MaxTools), endsLine: true}
 }
 
 // sessionID is the session the transcript names. A Claude Code subagent's
@@ -107,13 +115,17 @@ func (o *Observer) Add(t *transcript.Tree, d transcript.Dialect) {
 	if len(t.Nodes) == 0 || t.Nodes[0].Kind != '{' {
 		return
 	}
+	o.link.see(t, d)
 	if r := t.Get(0, transcript.RolledField); r >= 0 {
 		if t.Get(r, "tokens") >= 0 {
 			o.Compactions++ // the line of a bs roll note that stands for the compaction
 		}
 		return // bs's own lines carry no conversation
 	}
-	if t.Get(0, InjectedField) >= 0 {
+	if m := t.Get(0, InjectedField); m >= 0 {
+		if isNotice(t, m) {
+			o.lastNotice = injectedText(t, d)
+		}
 		return
 	}
 	if isCompaction(t, d) {

@@ -1,10 +1,21 @@
 #!/bin/sh
-# OpenClaw recipe for bs checkpoint: run from cron (or as the filter of
-# 'bs watch'). For every OpenClaw session transcript it writes a checkpoint
-# once the context is 80% full, and keeps the render text beside the
-# session as <session>.checkpoint.md, so that the post-compaction context
-# can include it: name that file in the "Session Startup" section of the
-# workspace's AGENTS.md, which OpenClaw injects after every compaction.
+# OpenClaw recipe for bs checkpoint: run from cron. For every OpenClaw
+# session transcript it
+#
+#   - writes a checkpoint once the context is 80% full (--threshold);
+#   - from 70% tells the agent its gauge (seed 003 §6.3): bs checkpoint -i
+#     appends a custom_message to the session, which OpenClaw, reading the
+#     transcript again on the next run, puts into the agent's context:
+#       [Context: 75% | 150k/200k tokens]
+#     and, once the checkpoint is saved,
+#       [Context: 81% | 162k/200k tokens | Checkpoint saved]
+#     with a one-line advisory note. A notice is appended only when it
+#     differs from the last one; the rewrite takes OpenClaw's <file>.lock
+#     and leaves a file changed in the last 2 seconds for the next pass;
+#   - keeps the render text beside the session as <session>.checkpoint.md,
+#     so that the post-compaction context can include it: name that file in
+#     the "Session Startup" section of the workspace's AGENTS.md, which
+#     OpenClaw injects after every compaction.
 #
 #   */5 * * * * /path/to/openclaw.sh            # all agents
 #   openclaw.sh ~/.openclaw/agents/main          # one agent
@@ -16,7 +27,7 @@ root=${1:-${OPENCLAW_STATE_DIR:-$HOME/.openclaw}/agents/*}
 status=0
 for f in $root/sessions/*.jsonl; do
 	[ -f "$f" ] || continue
-	if ! bs checkpoint --threshold "${BS_CHECKPOINT_THRESHOLD:-0.8}" "$f" >/dev/null; then
+	if ! bs checkpoint -i --threshold "${BS_CHECKPOINT_THRESHOLD:-0.8}" "$f"; then
 		status=1
 		continue
 	fi
