@@ -22,7 +22,7 @@ func checkpointCommand() *cli.Command {
 		Name:      "checkpoint",
 		Usage:     "pass the transcript through and write a structured checkpoint when the context is nearly full",
 		ArgsUsage: "[FILE...]",
-		Description: "A tap: the transcript passes through unchanged. When the gauge reads at or above " +
+		Description: "A tap: the transcript passes through unchanged (and a notice may follow it). When the gauge reads at or above " +
 			"--threshold (or with --force, or --trigger compaction|session-end) the session's working state is " +
 			"written, with no model call, as a YAML checkpoint (seed 003: meta, working, decisions, resources, " +
 			"thread, open_items, learnings) to --dir/<session key>/cp_NNN.yaml, and _latest.json points at it. " +
@@ -420,11 +420,16 @@ func runCheckpointHook(c *cli.Context) error {
 		// (or on a resume) the latest checkpoint's text follows.
 		var notice string
 		if h.TranscriptPath != "" {
-			if out, err := checkpointHookRun(cm, h, opt); err == nil {
-				notice = out.Notice
-			} else if !errors.Is(err, os.ErrNotExist) {
+			out, err := checkpointHookRun(cm, h, opt)
+			var cpErr *checkpoint.Error
+			switch {
+			case errors.As(err, &cpErr):
+				cm.ui.warnf(msgCheckpointFailed, cpErr.Key, cpErr.Err)
+			case errors.Is(err, os.ErrNotExist): // a new session: no transcript yet
+			case err != nil:
 				return err
 			}
+			notice = out.Notice
 		}
 		var text []string
 		if notice != "" {

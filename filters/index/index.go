@@ -493,9 +493,9 @@ func (ix *Index) Add(ctx context.Context, rows []Row) error {
 			return err
 		}
 		// A row already there keeps its text (no trigger fires) and moves
-		// to the end of the order.
-		// A row already there that did not know its session's identity
-		// learns it (its tags stay: Search finds it by its path).
+		// to the end of the order; if it did not know its session's
+		// identity, it learns it (its tags stay: Search finds it by its
+		// path).
 		stmt, err := tx.PrepareContext(ctx, `INSERT INTO removed
 			(session, entry_id, pointer, blob, kind, tool, time, tags, text, store, seq, sid)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
