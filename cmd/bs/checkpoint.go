@@ -22,16 +22,16 @@ func checkpointCommand() *cli.Command {
 		Name:      "checkpoint",
 		Usage:     "pass the transcript through and write a structured checkpoint when the context is nearly full",
 		ArgsUsage: "[FILE...]",
-		Description: "A tap: the transcript passes through unchanged (and a notice may follow it). When the gauge reads at or above " +
+		Description: "A tap: the transcript passes through unchanged (with --notice, a notice may follow it). When the gauge reads at or above " +
 			"--threshold (or with --force, or --trigger compaction|session-end) the session's working state is " +
 			"written, with no model call, as a YAML checkpoint (seed 003: meta, working, decisions, resources, " +
 			"thread, open_items, learnings) to --dir/<session key>/cp_NNN.yaml, and _latest.json points at it. " +
-			"Files are written once and never changed; the last --keep are kept. From --notice-from (0.7) the " +
-			"agent is told of its context (seed 003 §6.3): one entry appended after the transcript, in the shape " +
-			"its runtime takes injected context in, holds the gauge, [Context: 75% | 150k/200k tokens], and at the " +
-			"threshold, once the checkpoint is saved, [Context: 81% | 162k/200k tokens | Checkpoint saved] and an " +
-			"advisory note; a notice the transcript's last one already says is not appended again (--no-notice: " +
-			"never). With -i the file is rewritten only to append a notice. 'bs checkpoint render' prints " +
+			"Files are written once and never changed; the last --keep are kept. With --notice, from --notice-from " +
+			"(0.7) the agent is told of its context (seed 003 §6.3): one entry appended after the transcript, in the " +
+			"shape its runtime takes injected context in, holds the gauge, [Context: 75% | 150k/200k tokens], and at " +
+			"the threshold, once the checkpoint is saved, [Context: 81% | 162k/200k tokens | Checkpoint saved] and " +
+			"an advisory note; a notice the transcript's last one already says is not appended again. With -i " +
+			"(and --notice) the file is rewritten only to append a notice. 'bs checkpoint render' prints " +
 			"the lean text to put back in the context after a compaction (at most 700 o200k tokens).",
 		Flags: append(append(checkpointFlags(), checkpointInPlaceFlags()...),
 			&cli.Float64Flag{Name: "threshold", Value: d.Threshold, Usage: "write when utilization is at or above this ratio"},
@@ -42,7 +42,7 @@ func checkpointCommand() *cli.Command {
 			&cli.IntFlag{Name: "context-window", Usage: "the window in tokens (default: from the transcript's model, else 200000)"},
 			tokenizerFlag(),
 			noticeFromFlag(),
-			&cli.BoolFlag{Name: "no-notice", Usage: "never append the agent's notice of its context to the transcript"},
+			&cli.BoolFlag{Name: "notice", Usage: "append the agent's notice of its context to the transcript (the OpenClaw hook does)"},
 			&cli.StringFlag{Name: "format", Value: "auto", Usage: "transcript dialect: auto, openclaw, claude-code, codex, brainsurgeon, generic"},
 			&cli.StringFlag{Name: "now", EnvVars: []string{"BS_NOW"}, Usage: "the current time (RFC 3339), for created_at"},
 			&cli.BoolFlag{Name: "strict", Usage: "exit 4 on a line that is not valid JSON (after passing everything through)"},
@@ -159,7 +159,7 @@ func runCheckpoint(c *cli.Context) error {
 	opt.Dir, opt.SessionKey = checkpointDir(c), c.String("session-key")
 	opt.Threshold, opt.Force, opt.Trigger, opt.Keep = c.Float64("threshold"), c.Bool("force"), c.String("trigger"), c.Int("keep")
 	opt.Learnings, opt.Now, opt.Format, opt.OnBadLine = c.StringSlice("learning"), cm.now, cm.format, cm.onBadLine
-	opt.NoticeFrom, opt.Inject = c.Float64("notice-from"), !c.Bool("no-notice")
+	opt.NoticeFrom, opt.Inject = c.Float64("notice-from"), c.Bool("notice")
 	opt.Gauge = gauge.Options{Window: c.Int("context-window"), Format: cm.format}
 	if opt.Gauge.Estimator, err = estimatorFlag(c); err != nil {
 		return err

@@ -3,7 +3,7 @@
 # session transcript it
 #
 #   - writes a checkpoint once the context is 80% full (--threshold);
-#   - from 70% tells the agent its gauge (seed 003 §6.3): bs checkpoint -i
+#   - from 70% tells the agent its gauge (seed 003 §6.3): bs checkpoint --notice -i
 #     appends a custom_message to the session, which OpenClaw, reading the
 #     transcript again on the next run, puts into the agent's context:
 #       [Context: 75% | 150k/200k tokens]
@@ -27,7 +27,7 @@ root=${1:-${OPENCLAW_STATE_DIR:-$HOME/.openclaw}/agents/*}
 status=0
 for f in $root/sessions/*.jsonl; do
 	[ -f "$f" ] || continue
-	if ! bs checkpoint -i --threshold "${BS_CHECKPOINT_THRESHOLD:-0.8}" "$f"; then
+	if ! bs checkpoint --notice -i --threshold "${BS_CHECKPOINT_THRESHOLD:-0.8}" "$f"; then
 		status=1
 		continue
 	fi
