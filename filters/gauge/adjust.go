@@ -532,9 +532,10 @@ func (m Mark) merged(removed, added int, est string) Adjustment {
 func (g *Ledger) Scale() float64 { return g.cal.Scale() }
 
 // Measuring reports whether the ledger still reads the estimates of the
-// lines it is given: once the calibration is done, a line's role will do
-// (LedgerLineOf with estimates false), unless the run changes the line.
-func (g *Ledger) Measuring() bool { return !g.cal.Frozen() }
+// lines it is given: once the calibration is done, or an earlier run's
+// _adjusted has given the worth of a token (which then stands), a line's
+// role will do (LedgerLineOf with estimates false).
+func (g *Ledger) Measuring() bool { return !g.cal.Frozen() && g.cal.seen == 0 && !g.sparse }
 
 // mark remembers a pi line, with the totals before it, within
 // KeptLookback bytes.
