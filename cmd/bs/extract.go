@@ -120,6 +120,7 @@ func runExtract(c *cli.Context) error {
 		if res != nil && res.from > 0 {
 			o.Format = res.format
 			o.LinesBefore = res.lines
+			o.Before = io.NewSectionReader(res.before, 0, res.from)
 			cm.log.Info("resuming", "file", name, "from_offset", res.from)
 		}
 		st, err := extract.Run(ctx, name, r, w, o)

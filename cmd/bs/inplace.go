@@ -138,7 +138,7 @@ func (ip inPlace) rewriteFile(ctx context.Context, path string, body func(src *o
 	res := resumableFrom(ctx)
 	if res != nil {
 		from, res.format = resumePoint(res, path, src, info)
-		res.from, res.final, res.ok, res.lines = from, 0, false, 0
+		res.from, res.final, res.ok, res.lines, res.before = from, 0, false, 0, src
 		if from > 0 {
 			res.lines = linesBefore(src, from)
 		}

@@ -33,6 +33,7 @@ type resumable struct {
 	key    string             // the filter and its options: a watermark is only valid for these
 	from   int64              // where the input the filter sees starts in the file
 	lines  int                // the lines before from, for line numbers
+	before io.ReaderAt        // the file, whose first from bytes the filter does not rewrite
 	format transcript.Dialect // the dialect, when the run starts past the header
 	final  int64              // set by the filter: its watermark, in its output
 	ok     bool               // set by the filter: final is valid

@@ -105,7 +105,15 @@ func (sp *splice) restoreLines(ctx context.Context, src File, size int64, ns [][
 		if err != nil {
 			return nil, nil, nil, nil, err
 		}
-		lines = mergeSpans(lines, acct, lines[0].start)
+		// Of the lines before, the ledger needs the last that says what
+		// a token is worth (an _adjusted) and the last roll marker, whose
+		// note may follow.
+		before, err := lastBefore(src, acct, lines[0].start, beforeNeedles)
+		if err != nil {
+			return nil, nil, nil, nil, err
+		}
+		lines = mergeSpans(lines, append(before, acct...), lines[0].start)
+		lines = mergeSpans(before, lines, 0)
 	}
 	// The candidate lines, in order, are a small transcript of their own.
 	var in bytes.Buffer
@@ -253,7 +261,43 @@ func copyRange(w io.Writer, src File, from, to int64) error {
 // accountNeedles are held by every line that can carry usage or reset the
 // accounting (gauge.NewSparseLedger): an assistant message's usage, a
 // Codex token count, a compaction, a bs roll note.
-var accountNeedles = [][]byte{[]byte(`usage"`), []byte(`token_count"`), []byte(`compact`), []byte(transcript.RolledField + `"`)}
+var accountNeedles = [][]byte{[]byte(`usage"`), []byte(`token_count"`), []byte(`compact`), []byte(transcript.RolledField + `"`), []byte(transcript.AdjustedField + `"`)}
+
+// beforeNeedles are what the lines before a restored entry that the ledger
+// needs hold: an _adjusted (the worth of a token), a roll marker.
+var beforeNeedles = [][]byte{[]byte(transcript.AdjustedField + `"`), []byte(transcript.EvictedField + `"`)}
+
+// lastBefore returns, among spans, the last before offset end that holds
+// each of needles, in order.
+func lastBefore(src File, spans []span, end int64, needles [][]byte) ([]span, error) {
+	last := make([]int, len(needles))
+	for i := range last {
+		last[i] = -1
+	}
+	var buf []byte
+	for i, s := range spans {
+		if s.start >= end {
+			break
+		}
+		buf = slices.Grow(buf[:0], int(s.end-s.start))[:s.end-s.start]
+		if _, err := src.ReadAt(buf, s.start); err != nil && err != io.EOF {
+			return nil, err
+		}
+		for k, n := range needles {
+			if bytes.Contains(buf, n) {
+				last[k] = i
+			}
+		}
+	}
+	slices.Sort(last)
+	var out []span
+	for i, k := range last {
+		if k >= 0 && (i == 0 || k != last[i-1]) {
+			out = append(out, spans[k])
+		}
+	}
+	return out, nil
+}
 
 // mergeSpans returns the spans of a and those of b from offset from on, in
 // order and each once.

@@ -603,13 +603,15 @@ func (p *pipeline) flush(ctx context.Context, batch []*job) error {
 		if err := p.copyTo(j.tu.promptEnd); err != nil {
 			return err
 		}
-		if _, err := p.w.Write(j.line); err != nil {
-			return err
-		}
+		// The spend records stand before the synthetic entry, so that the
+		// last line of a tree is never one (pi resumes from the last).
 		for _, r := range j.spent {
 			if _, err := p.w.Write(r); err != nil {
 				return err
 			}
+		}
+		if _, err := p.w.Write(j.line); err != nil {
+			return err
 		}
 		p.ledger.archived(j.tu.promptEnd, j.tu.end, j.tu.tokens-j.tu.promptTokens, j.added, collapsed{j.tu.entryFrom, j.tu.entryEnd - j.tu.entryFrom, 1 + len(j.spent)})
 		p.written = j.tu.end
@@ -732,9 +734,9 @@ func (wk *worker) do(ctx context.Context, j *job) {
 var spendMarks = [][]byte{[]byte(`usage"`), []byte(`token_count"`), []byte(`turn_context"`), []byte(transcript.SpentField + `"`)}
 
 // spend adds to j the spend records of the lines of an archived chunk
-// (after the user prompt) that carry what cost reports read: they follow
-// the synthetic entry. In a pi tree they hang off the prompt, beside it,
-// off the path.
+// (after the user prompt) that carry what cost reports read: they go
+// before the synthetic entry. In a pi tree they hang off the prompt,
+// beside the synthetic entry, off the path.
 func (wk *worker) spend(j *job, chunk []byte, off int64) {
 	tu := j.tu
 	afterPrompt(tu, chunk, off, func(line []byte, at int64) {

@@ -161,14 +161,18 @@ func TestEachTriggerAlone(t *testing.T) {
 				t.Errorf("saw %d turns, want 4", st.Turns)
 			}
 			// The prompt stays, byte for byte; the rest of the turn is one
-			// synthetic entry.
+			// synthetic entry, after the spend records of its answers.
 			lines := strings.SplitAfter(string(out), "\n")
 			found := false
 			for i, l := range lines {
 				if strings.Contains(l, `"_archived"`) {
 					found = true
-					if !strings.Contains(lines[i-1], c.want) {
-						t.Errorf("the line before the synthetic entry is not the prompt: %s", lines[i-1])
+					before := i - 1
+					for before > 0 && strings.Contains(lines[before], `"_spent":`) {
+						before--
+					}
+					if !strings.Contains(lines[before], c.want) {
+						t.Errorf("the line before the synthetic entry and its spend records is not the prompt: %s", lines[before])
 					}
 					if !strings.Contains(l, `"text":"[archived turn]\nsubagent_id: `+got[0].ID+`\n\n`) {
 						t.Errorf("synthetic entry text: %s", l)

@@ -33,6 +33,10 @@ type Options struct {
 	Log              *slog.Logger
 	Session          string // for log records; "" means the transcript's own id
 	LinesBefore      int    // lines of the file before r (a run that resumes past them): numbers count them
+	// Before, for a run that resumes past them, is those lines: the
+	// ledger calibrates on them as a run over the whole file would
+	// (gauge.Ledger.Prime), reading no more than it needs.
+	Before io.Reader
 
 	// OnBadLine is told about each invalid line; returning an error stops
 	// the run (--strict).
@@ -176,6 +180,11 @@ func runOn(ctx context.Context, name string, r io.Reader, w io.Writer, opt Optio
 	}
 	x.sink = transcript.NewSink(out, opt.Workers, commit)
 	x.stats.Final = -1
+	if opt.Before != nil {
+		if err := x.prime(name, opt.Before); err != nil {
+			return x.stats, err
+		}
+	}
 	err := x.loop(ctx)
 	if x.stats.Final < 0 {
 		x.stats.Final = x.stats.BytesOut
@@ -538,4 +547,25 @@ func (x *run) add(l gauge.LedgerLine) (gauge.Adjustment, bool) {
 		x.measuring.Store(false)
 	}
 	return adj, ok
+}
+
+// prime gives the ledger the lines before the ones the run reads, for its
+// calibration, until it has all it needs of them.
+func (x *run) prime(name string, before io.Reader) error {
+	src := transcript.NewSource(name, before, x.opt.Format, func(*transcript.BadLineError) error { return nil })
+	for x.ledger.Measuring() {
+		line, t, err := src.NextView()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		l := gauge.UnparsedLedgerLine(line.Body)
+		if t != nil {
+			l = gauge.LedgerLineOf(t, src.Dialect(), x.est, true)
+		}
+		x.ledger.Prime(l)
+	}
+	return nil
 }

@@ -16,12 +16,12 @@ import (
 // difference on the usage lines after its change, in the member
 // transcript.AdjustedField, and the gauge takes it off:
 //
-//	"_adjusted":{"removed":R,"added":A,"scale":S,"estimator":"chars/4"}
+//	"_adjusted":{"removed":R,"added":A,"scale":S,"measured":N,"estimator":"chars/4"}
 //
 // R and A are what bs took out of and put into the context the usage
 // covered since it was recorded, in tokens of the estimator named, and S
-// is what one such token is worth to the provider (Calibrator): the usage
-// is worth R-A tokens of S less. A filter adds its own change to what the
+// is what one such token is worth to the provider (Calibrator), measured
+// on N growths of the transcript: the usage is worth R-A tokens of S less. A filter adds its own change to what the
 // line carries, so the member sums every run since the usage was written;
 // a usage written by the runtime after a run covers the context as that
 // run left it, and carries nothing. restore --all takes the member away
@@ -31,6 +31,7 @@ import (
 type Adjustment struct {
 	Removed, Added int     // tokens of Estimator
 	Scale          float64 // provider tokens per estimated token; 0 when absent
+	Measured       int     // the growths Scale was measured on (Calibrator)
 	Estimator      string
 }
 
@@ -69,7 +70,8 @@ func readAdjustment(t *transcript.Tree, n int) Adjustment {
 	if s <= 0 || math.IsInf(s, 0) || math.IsNaN(s) {
 		return Adjustment{}
 	}
-	return Adjustment{Removed: intAt(t, t.Get(n, "removed")), Added: intAt(t, t.Get(n, "added")), Scale: s, Estimator: t.Str(t.Get(n, "estimator"))}
+	return Adjustment{Removed: intAt(t, t.Get(n, "removed")), Added: intAt(t, t.Get(n, "added")), Scale: s,
+		Measured: intAt(t, t.Get(n, "measured")), Estimator: t.Str(t.Get(n, "estimator"))}
 }
 
 // AppendJSON appends the member's value.
@@ -80,6 +82,8 @@ func (a Adjustment) AppendJSON(b []byte) []byte {
 	b = strconv.AppendInt(b, int64(a.Added), 10)
 	b = append(b, `,"scale":`...)
 	b = strconv.AppendFloat(b, a.Scale, 'f', -1, 64)
+	b = append(b, `,"measured":`...)
+	b = strconv.AppendInt(b, int64(a.Measured), 10)
 	b = append(b, `,"estimator":`...)
 	b = transcript.AppendQuote(b, a.Estimator)
 	return append(b, '}')
@@ -160,12 +164,27 @@ type Calibrator struct {
 	grown   int    // estimated tokens since it
 	scope   int    // lines still inside a roll note's scope
 
+	// The growth the last usage ended, still open to the other lines of
+	// its response (Claude Code writes one a block, each with the
+	// response's usage, which counted them all).
+	pending     Pair
+	havePending bool
+
 	ratios runningMedian // of the growths of at least calibrationPairMin
 
-	// seen is the scale of the last _adjusted read: an earlier run's,
-	// measured on the lines before it changed them.
-	seen   float64
-	sparse bool // measure nothing: the worth is what _adjusted says
+	// seen is the scale of the last _adjusted read, an earlier run's,
+	// measured on the lines before it changed them, on seenMeasured
+	// growths.
+	seen         float64
+	seenMeasured int
+	sparse       bool // measure nothing: the worth is what _adjusted says
+}
+
+// Pair is one growth of the context between two usages: what the
+// provider counted (Real) against the estimate of the lines that made it,
+// and the line of the usage that ended it.
+type Pair struct {
+	Est, Real, Line int
 }
 
 // NewCalibrator returns a calibrator for the estimator est.
@@ -174,56 +193,84 @@ func NewCalibrator(est Estimator) *Calibrator {
 }
 
 // Add takes the next line, classified with its own estimate even when it
-// carries usage (Classify). When it ends a pair it returns the pair's
-// estimate and real growth.
-func (c *Calibrator) Add(l Line) (est, real int, pair bool) {
+// carries usage (Classify), and its line number. When a growth is
+// complete (the response that ended it has no more lines) it returns it.
+func (c *Calibrator) Add(l Line, num int) (done Pair, ok bool) {
 	if l.Role == Compaction {
+		done, ok = c.Flush()
 		c.have, c.grown, c.scope = false, 0, l.Scope
-		return 0, 0, false
+		return done, ok
 	}
 	if c.scope > 0 {
 		c.scope-- // counted by a roll note: its usage predates the roll
-		return 0, 0, false
+		return Pair{}, false
 	}
 	switch l.Role {
 	case Content:
 		c.grown += l.Estimate
 	case Usage:
-		c.grown += l.Estimate
 		net := 0
 		if l.Adj.Present() {
-			c.seen = l.Adj.Scale
+			c.seen, c.seenMeasured = l.Adj.Scale, l.Adj.Measured
 			net = l.Adj.Removed - l.Adj.Added
 			if l.Adj.Estimator != c.est {
 				net = l.Adj.Net() // another estimator's: as the provider counts
 			}
 		}
-		est = c.grown
-		real = l.Tokens - c.last
-		pair = c.have && real > 0 && net == c.lastNet
-		if pair && est >= calibrationPairMin && !c.Frozen() {
-			c.ratios.add(float64(real) / float64(est))
+		if c.have && l.Tokens == c.last && net == c.lastNet && c.grown == 0 {
+			// Another line of the same response: its blocks are in the
+			// growth that response's count ended.
+			c.pending.Est += l.Estimate
+			return Pair{}, false
+		}
+		done, ok = c.Flush()
+		real := l.Tokens - c.last
+		if c.have && real > 0 && net == c.lastNet {
+			c.pending, c.havePending = Pair{Est: c.grown + l.Estimate, Real: real, Line: num}, true
 		}
 		c.have, c.last, c.lastNet, c.grown = true, l.Tokens, net, 0
 	}
-	return est, real, pair
+	return done, ok
+}
+
+// Flush completes the growth still open, if any (at the end of input).
+func (c *Calibrator) Flush() (Pair, bool) {
+	if !c.havePending {
+		return Pair{}, false
+	}
+	p := c.pending
+	c.havePending = false
+	if p.Est >= calibrationPairMin && !c.Frozen() {
+		c.ratios.add(float64(p.Real) / float64(p.Est))
+	}
+	return p, true
 }
 
 // Frozen reports whether the calibration has measured all it measures:
 // the estimates of the lines it is given no longer count.
 func (c *Calibrator) Frozen() bool { return c.ratios.n() >= calibrationPairs }
 
-// Scale is what one estimated token is worth so far: what the last
-// _adjusted read says, else the median of the growths measured, else 1.
-func (c *Calibrator) Scale() float64 {
-	if c.seen > 0 {
-		return c.seen
+// Scale is what one estimated token is worth so far, and on how many
+// growths it was measured: the median of the growths measured here, or
+// what the last _adjusted read says when an earlier run measured it on at
+// least as many (on the lines before it changed them); else 1, measured
+// on none.
+func (c *Calibrator) Scale() float64 { s, _ := c.Measure(); return s }
+
+// Measure is Scale with the number of growths behind it.
+func (c *Calibrator) Measure() (scale float64, measured int) {
+	own := c.ratios.n()
+	if c.sparse || own < calibrationMinPairs {
+		own = 0
 	}
-	if c.sparse || c.ratios.n() < calibrationMinPairs {
-		return 1
+	switch {
+	case c.seen > 0 && c.seenMeasured >= own:
+		return c.seen, c.seenMeasured
+	case own > 0:
+		s := min(max(c.ratios.median(), calibrationLow), calibrationHigh)
+		return math.Round(s*1000) / 1000, own
 	}
-	s := min(max(c.ratios.median(), calibrationLow), calibrationHigh)
-	return math.Round(s*1000) / 1000
+	return 1, 0
 }
 
 // runningMedian keeps the median of the numbers added: the lower half in a
@@ -359,6 +406,7 @@ type Mark struct {
 	// it on that line's Mark before the second pass.
 	KeptFrom bool
 	scale    float64     // a usage's calibration
+	measured int         // the growths it was measured on
 	adj      *Adjustment // a usage's _adjusted, if any
 }
 
@@ -431,19 +479,23 @@ func (g *Ledger) Observe(l LedgerLine) (m Mark, back int) {
 			g.thread = l.thread
 		}
 		if l.thread != g.thread {
-			g.cal.Add(Line{})
+			g.cal.Add(Line{}, 0)
 			g.mark(LedgerLine{Bytes: l.Bytes})
+			if g.scope > 0 {
+				g.scope-- // still a line of a roll note's scope, as the gauge counts them
+			}
 			return Mark{kind: markOut}, -1 // not in the context: nothing it gave up counts
 		}
 	}
-	g.cal.Add(l.Line)
+	g.cal.Add(l.Line, 0)
 	g.mark(l)
 	switch {
 	case l.RollEnd && !l.evicts:
 		// A note after the entries its roll kept (pi's): they count for
 		// it as for a usage.
 		g.scope = l.Scope
-		m = Mark{kind: markNote, scale: g.cal.Scale()}
+		m = Mark{kind: markNote}
+		m.scale, m.measured = g.cal.Measure()
 		if l.Adj.Present() {
 			a := l.Adj
 			m.adj = &a
@@ -461,7 +513,8 @@ func (g *Ledger) Observe(l LedgerLine) (m Mark, back int) {
 		g.scope--
 		return Mark{kind: markScoped}, -1
 	case l.Role == Usage:
-		m = Mark{kind: markUsage, scale: g.cal.Scale()}
+		m = Mark{kind: markUsage}
+		m.scale, m.measured = g.cal.Measure()
 		if l.Adj.Present() {
 			a := l.Adj
 			m.adj = &a
@@ -488,7 +541,7 @@ func (g *Ledger) Carry(m Mark, removed, added int) (Adjustment, bool) {
 		g.added += added
 		return Adjustment{}, false
 	case markNote:
-		r, a := g.removed-g.markRemoved, g.added-g.markAdded
+		r, a := max(g.removed-g.markRemoved, 0), max(g.added-g.markAdded, 0)
 		ok := g.haveMark && (r != 0 || a != 0)
 		g.removed, g.added, g.haveMark, g.haveKept = removed, added, false, false
 		if !ok {
@@ -504,6 +557,12 @@ func (g *Ledger) Carry(m Mark, removed, added int) (Adjustment, bool) {
 			r, a = g.removed-g.keptRemoved, g.added-g.keptAdded
 		}
 		g.removed, g.added, g.haveKept = r+removed, a+added, false
+		if g.haveMark {
+			// A reset between a roll's marker and its note (the copy of a
+			// compaction roll writes after the marker): the note counts
+			// what follows from it.
+			g.markRemoved, g.markAdded = 0, 0
+		}
 		return Adjustment{}, false
 	}
 	// A change inside a roll note's scope counts for the usages after
@@ -525,7 +584,7 @@ func (m Mark) merged(removed, added int, est string) Adjustment {
 		old = *m.adj
 	}
 	r, a := old.in(est, m.scale)
-	return Adjustment{Removed: r + removed, Added: a + added, Scale: m.scale, Estimator: est}
+	return Adjustment{Removed: r + removed, Added: a + added, Scale: m.scale, Measured: m.measured, Estimator: est}
 }
 
 // Scale is the calibration so far.
@@ -533,9 +592,23 @@ func (g *Ledger) Scale() float64 { return g.cal.Scale() }
 
 // Measuring reports whether the ledger still reads the estimates of the
 // lines it is given: once the calibration is done, or an earlier run's
-// _adjusted has given the worth of a token (which then stands), a line's
-// role will do (LedgerLineOf with estimates false).
-func (g *Ledger) Measuring() bool { return !g.cal.Frozen() && g.cal.seen == 0 && !g.sparse }
+// _adjusted has given a worth of a token measured on as many growths as
+// it would measure (which then stands), a line's role will do
+// (LedgerLineOf with estimates false).
+func (g *Ledger) Measuring() bool {
+	return !g.cal.Frozen() && !g.sparse && !(g.cal.seen > 0 && g.cal.seenMeasured >= calibrationPairs)
+}
+
+// Prime takes a line before the ones a run reads (a run that resumes past
+// the lines an earlier run left final): only the calibration reads it.
+func (g *Ledger) Prime(l LedgerLine) {
+	if l.thread != threadUnknown && g.thread == threadUnknown {
+		g.thread = l.thread
+	}
+	if l.thread == threadUnknown || l.thread == g.thread {
+		g.cal.Add(l.Line, 0)
+	}
+}
 
 // mark remembers a pi line, with the totals before it, within
 // KeptLookback bytes.

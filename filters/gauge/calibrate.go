@@ -32,6 +32,19 @@ func Calibrate(name string, r io.Reader, opt Options) (Calibration, error) {
 	src := transcript.NewSource(name, r, opt.Format, opt.OnBadLine)
 	cal := NewCalibrator(opt.Estimator)
 	sum := 0.0
+	take := func(p Pair, ok bool) {
+		if !ok || p.Est < 0 {
+			return
+		}
+		e := float64(p.Est-p.Real) / float64(p.Real)
+		c.Pairs++
+		sum += math.Abs(e)
+		c.RealTokens += p.Real
+		c.EstimateTokens += p.Est
+		if math.Abs(e) > math.Abs(c.WorstError) {
+			c.WorstError, c.WorstLine = e, p.Line
+		}
+	}
 	for {
 		line, t, err := src.Next()
 		if err == io.EOF {
@@ -40,23 +53,13 @@ func Calibrate(name string, r io.Reader, opt Options) (Calibration, error) {
 		if err != nil {
 			return c, err
 		}
-		if t == nil {
-			cal.Add(Line{})
-			continue
+		l := Line{}
+		if t != nil {
+			l = Classify(t, src.Dialect(), opt.Estimator)
 		}
-		est, real, pair := cal.Add(Classify(t, src.Dialect(), opt.Estimator))
-		if !pair {
-			continue
-		}
-		e := float64(est-real) / float64(real)
-		c.Pairs++
-		sum += math.Abs(e)
-		c.RealTokens += real
-		c.EstimateTokens += est
-		if math.Abs(e) > math.Abs(c.WorstError) {
-			c.WorstError, c.WorstLine = e, line.Num
-		}
+		take(cal.Add(l, line.Num))
 	}
+	take(cal.Flush())
 	if c.Pairs > 0 {
 		c.MeanAbsError = sum / float64(c.Pairs)
 		c.TotalError = float64(c.EstimateTokens-c.RealTokens) / float64(c.RealTokens)

@@ -114,9 +114,11 @@ type run struct {
 	// feed, and no line has been written since: the output ends without.
 	dropNewline bool
 
-	// keepSpent is set while the spend records after a roll marker or an
-	// archived turn that could not be put back stay with it.
-	keepSpent bool
+	// spent holds the spend records read since the last other line: they
+	// stand right before the roll marker or archived turn whose lines
+	// they stand for, and go when it is put back, or stay with it when it
+	// cannot be.
+	spent [][]byte
 
 	mu   sync.Mutex // guards errs and res.PointersRestored, written by jobs
 	errs []error
@@ -165,6 +167,9 @@ func Run(ctx context.Context, name string, r io.Reader, w io.Writer, opt Options
 			}
 			line, tree, err := src.Next()
 			if err == io.EOF {
+				for _, s := range x.spent {
+					sink.Write(s) // records no marker follows: they stay
+				}
 				return nil
 			}
 			if err != nil {
@@ -238,23 +243,30 @@ func (x *run) handle(ctx context.Context, sink *transcript.Sink, line transcript
 		}
 		dropNewline := x.dropNewline
 		x.dropNewline = false // a line follows the one roll ended, unless this is a note
-		if t != nil && t.Get(0, transcript.SpentField) >= 0 && !x.keepSpent {
-			// A spend record: the line it stands for came back with the
-			// roll marker or archived turn before it.
+		if t != nil && t.Get(0, transcript.SpentField) >= 0 {
+			x.spent = append(x.spent, bytes.Clone(line.Bytes()))
 			return nil
 		}
+		// The spend records before this line are for it if it is a roll
+		// marker or an archived turn that comes back; else they stay.
+		spent := x.spent
+		x.spent = nil
 		if t != nil && t.Get(0, transcript.ArchivedField) >= 0 {
-			ok, err := x.unarchive(ctx, sink, line, t, d)
-			if x.keepSpent = !ok; ok || err != nil {
+			if ok, err := x.unarchive(ctx, sink, line, t, d); ok || err != nil {
 				return err
 			}
 		}
+		if t != nil && t.Str(t.Path(0, transcript.RolledField, "by")) == transcript.RolledBy && t.Get(0, transcript.EvictedField) >= 0 {
+			if ok, err := x.unroll(ctx, sink, line, t, d); ok || err != nil {
+				return err
+			}
+		}
+		for _, s := range spent {
+			sink.Write(s)
+		}
 		if t != nil && t.Str(t.Path(0, transcript.RolledField, "by")) == transcript.RolledBy {
 			if t.Get(0, transcript.EvictedField) >= 0 {
-				ok, err := x.unroll(ctx, sink, line, t, d)
-				if x.keepSpent = !ok; ok || err != nil {
-					return err
-				}
+				// A marker that could not be put back: it stays.
 			} else if !x.unrollFailed {
 				// A note: not part of the original.
 				k := t.Get(t.Get(0, transcript.RolledField), transcript.RolledNewline)

@@ -466,9 +466,10 @@ func (n *note) notes(evicted string, tokensAfter, after int) [][]byte {
 
 // spendRecords are the spend records of the evicted lines that carry what
 // cost reports read (transcript.SpendRecord), in order, for the place
-// after the marker and its copies: in a pi tree they hang off the entry
-// before the range, off the path; a v1 file numbers them before its first
-// kept entry.
+// right before the marker: in a pi tree they hang off the entry before
+// the range, off the path; a v1 file numbers them before its first kept
+// entry; before a Claude Code or Codex note they are before its
+// compaction.
 func (n *note) spendRecords(sp *spool) ([][]byte, error) {
 	var out [][]byte
 	tree := n.d == transcript.OpenClaw && n.v3
@@ -477,7 +478,8 @@ func (n *note) spendRecords(sp *spool) ([][]byte, error) {
 		parent = n.lastID(n.p.from)
 	}
 	for i := n.p.from; i < n.p.to; i++ {
-		if l := n.lines[i]; !l.spends || kept(l) {
+		l := n.lines[i]
+		if !l.spends {
 			continue
 		}
 		_, t, err := n.read(sp, i)
@@ -485,6 +487,13 @@ func (n *note) spendRecords(sp *spool) ([][]byte, error) {
 			return nil, err
 		}
 		if t == nil {
+			continue
+		}
+		// A kept line stays where it is, so it needs no record, except a
+		// Codex turn_context: it names the model the token counts after
+		// it were spent on, and the records come before the kept lines,
+		// so they carry their own copy in order.
+		if kept(l) && !(n.d == transcript.Codex && t.Str(t.Path(0, "type")) == "turn_context") {
 			continue
 		}
 		id := ""

@@ -177,8 +177,9 @@ func Run(ctx context.Context, name string, r io.Reader, w io.Writer, opt Options
 	// provider, as the transcript's own usage says (gauge.Calibrator).
 	cal := gauge.NewCalibrator(opt.Estimator)
 	for _, l := range lines {
-		cal.Add(l.acct)
+		cal.Add(l.acct, l.num)
 	}
+	cal.Flush()
 	plan, ok := planEviction(lines, d, res, opt, needsNewline(sp), cal.Scale())
 	if !ok {
 		args := []any{"tokens", res.Tokens, "window", res.Window}
@@ -844,16 +845,17 @@ func write(ctx context.Context, w io.Writer, sp *spool, lines []line, d transcri
 		skip = len(linked)
 	}
 	evicted := fmt.Sprintf(`{"blobs":%s,"bytes":%d,"skip":%d}`, list, to-from, skip)
-	// The spend records follow the marker and its copies: restore --all
+	// The spend records stand right before the marker: restore --all
 	// drops them with the marker it puts back, and keeps them with a
 	// marker it cannot.
 	spent, err := n.spendRecords(sp)
 	if err != nil {
 		return st, errors.Join(err, copyAll(w, sp))
 	}
-	afterNote := len(p.keep) + len(spent) + len(lines) - p.to
+	afterNote := len(p.keep) + len(lines) - p.to
 	bw := &errWriter{w: w}
 	bw.copy(sp.section(0, from))
+	bw.write(spent...)
 	if d == transcript.OpenClaw {
 		bw.write(n.marker(evicted))
 		if linked != nil {
@@ -863,7 +865,6 @@ func write(ctx context.Context, w io.Writer, sp *spool, lines []line, d transcri
 				bw.copy(sp.section(lines[i].off, int64(lines[i].n)))
 			}
 		}
-		bw.write(spent...)
 		last, open := lines[len(lines)-1], needsNewline(sp)
 		switch {
 		case open && !last.parsed:
@@ -890,7 +891,6 @@ func write(ctx context.Context, w io.Writer, sp *spool, lines []line, d transcri
 		for _, i := range p.keep {
 			bw.copy(sp.section(lines[i].off, int64(lines[i].n)))
 		}
-		bw.write(spent...)
 		bw.copy(sp.section(to, sp.size-to))
 	}
 	st.Rolled = true

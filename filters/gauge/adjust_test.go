@@ -1,0 +1,84 @@
+package gauge
+
+import "testing"
+
+// The later lines of one response (Claude Code writes one a block, each
+// with the response's usage) belong to the growth that response's count
+// ended: their blocks are in it.
+func TestCalibratorResponseLines(t *testing.T) {
+	c := NewCalibrator(CharsPer4{})
+	c.Add(Line{Role: Usage, Tokens: 1000, Estimate: 100}, 1)
+	c.Add(Line{Role: Content, Estimate: 2000}, 2)
+	for i := range 3 {
+		if _, ok := c.Add(Line{Role: Usage, Tokens: 4000, Estimate: 500}, 3+i); ok {
+			t.Fatalf("line %d of the response ended a growth", i+1)
+		}
+	}
+	c.Add(Line{Role: Content, Estimate: 700}, 6)
+	p, ok := c.Add(Line{Role: Usage, Tokens: 5000, Estimate: 100}, 7)
+	if !ok || p.Est != 3500 || p.Real != 3000 || p.Line != 3 {
+		t.Fatalf("the response's growth: %+v (%v), want 3500 estimated against 3000, ended on line 3", p, ok)
+	}
+	if p, ok := c.Flush(); !ok || p.Est != 800 || p.Real != 1000 {
+		t.Fatalf("the last growth: %+v (%v), want 800 estimated against 1000", p, ok)
+	}
+}
+
+// A worth an earlier run wrote before it had measured anything does not
+// pin the worth once this run has measured more; one measured on more
+// growths than this run has stands.
+func TestCalibratorPrefersTheBetterMeasured(t *testing.T) {
+	run := func(seen Adjustment) float64 {
+		c := NewCalibrator(CharsPer4{})
+		c.Add(Line{Role: Usage, Tokens: 1000, Adj: seen}, 0)
+		tokens := 1000
+		for range calibrationMinPairs + 1 {
+			c.Add(Line{Role: Content, Estimate: 1000}, 0)
+			tokens += 1500
+			c.Add(Line{Role: Usage, Tokens: tokens, Adj: seen}, 0)
+		}
+		return c.Scale()
+	}
+	if s := run(Adjustment{Scale: 1, Estimator: "chars/4"}); s != 1.5 {
+		t.Errorf("after an unmeasured worth of 1: %v, want the 1.5 measured here", s)
+	}
+	if s := run(Adjustment{Scale: 1.2, Measured: 200, Estimator: "chars/4"}); s != 1.2 {
+		t.Errorf("after a worth measured on 200 growths: %v, want it (1.2)", s)
+	}
+}
+
+// A subagent's line inside a roll note's scope is still a line of the
+// scope, as the gauge counts them: the usage after the scope carries what
+// the run took out.
+func TestLedgerScopeCountsOtherThreads(t *testing.T) {
+	g := NewLedger(CharsPer4{})
+	main := func(l Line) LedgerLine { return LedgerLine{Line: l, thread: threadMain} }
+	g.Add(main(Line{Role: Content}))
+	g.Add(LedgerLine{Line: Line{Role: Compaction, Scope: 3, RollEnd: true, evicts: true}})
+	g.Add(LedgerLine{Line: Line{Role: Usage, Tokens: 10}, thread: threadSidechain})
+	g.Add(main(Line{Role: Content}))
+	l := main(Line{Role: Content})
+	l.Removed = 100
+	g.Add(l) // the scope's last line
+	adj, ok := g.Add(main(Line{Role: Usage, Tokens: 5000}))
+	if !ok || adj.Removed != 100 {
+		t.Fatalf("the usage after the scope carries %+v (%v), want 100 removed", adj, ok)
+	}
+}
+
+// A reset between a pi roll's marker and its note (the copy of the
+// compaction roll writes after the marker) starts what the note counts:
+// never what came before it, never a negative count.
+func TestLedgerResetBetweenMarkerAndNote(t *testing.T) {
+	g := NewLedger(CharsPer4{})
+	before := LedgerLine{Line: Line{Role: Content}, Removed: 100}
+	g.Add(before)
+	g.Add(LedgerLine{Line: Line{evicts: true}})
+	g.Add(LedgerLine{Line: Line{Role: Compaction}})
+	kept := LedgerLine{Line: Line{Role: Content}, Removed: 50}
+	g.Add(kept)
+	adj, ok := g.Add(LedgerLine{Line: Line{Role: Compaction, RollEnd: true}})
+	if !ok || adj.Removed != 50 || adj.Added != 0 {
+		t.Fatalf("the note carries %+v (%v), want the 50 taken out after the reset", adj, ok)
+	}
+}
