@@ -29,3 +29,21 @@ type Batcher interface {
 type Sealer interface {
 	Sealed(ctx context.Context, d Digest) (bool, error)
 }
+
+// Packer is a store that keeps blobs in packs (Local, Cloud, and a Cache
+// over a Cloud store): it can consolidate them and prune them by packs.
+type Packer interface {
+	Store
+	// Repack merges small packs and moves loose blobs into packs.
+	Repack(ctx context.Context, opt RepackOptions) (RepackResult, error)
+	// Prune deletes the blobs opt.Keep does not reference that are older
+	// than opt.Cutoff, by deleting and rewriting packs.
+	Prune(ctx context.Context, opt PruneOptions) (PruneResult, error)
+}
+
+var (
+	_ Packer  = (*Local)(nil)
+	_ Packer  = (*Cloud)(nil)
+	_ Packer  = (*Cache)(nil)
+	_ Batcher = (*Cache)(nil)
+)

@@ -10,16 +10,18 @@ import (
 
 var _ Batcher = (*Local)(nil)
 
-// pendingBlob is a blob written to a temp file, waiting for Commit.
+// pendingBlob is a loose blob written to a temp file, waiting for its
+// rename (writeLoose).
 type pendingBlob struct {
 	d         Digest
 	tmp, name string
 	shard     string
 }
 
-// PutPending implements [Batcher.PutPending]: the blob is compressed and
-// written to a temp file in its shard directory, mode 0400, without a sync.
-// Commit syncs and renames it.
+// PutPending implements [Batcher.PutPending]: unless a copy in place
+// serves (see newForm), the blob is compressed and added to the pack this
+// store is building, a temp file in packs/ (held in memory while the
+// batch is small enough to go loose).
 func (l *Local) PutPending(ctx context.Context, d Digest, data []byte) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -27,61 +29,49 @@ func (l *Local) PutPending(ctx context.Context, d Digest, data []byte) error {
 	if len(data) > maxBlobSize {
 		return fmt.Errorf("put blob %s: %d bytes exceeds the limit of %d", d, len(data), maxBlobSize)
 	}
-	l.mu.Lock()
-	_, dup := l.pendingSet[d]
-	l.mu.Unlock()
-	if dup {
+	if l.packs.isPending(d) {
 		return nil
 	}
-	shard, name := l.paths(d)
-	compressed, err := l.storedForm(ctx, d, data, shard, name)
+	stored, err := l.newForm(ctx, d, data)
 	if err != nil {
 		return fmt.Errorf("put blob %s: %w", d, err)
 	}
-	if compressed == nil {
+	if stored == nil {
 		return nil // stored already
 	}
-	if err := l.ensureShardUnsynced(d[0], shard); err != nil {
-		return fmt.Errorf("put blob %s: %w", d, err)
-	}
-	tmp, err := writeTemp(shard, compressed)
-	if err != nil {
-		return fmt.Errorf("put blob %s: %w", d, err)
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if _, dup := l.pendingSet[d]; dup {
-		os.Remove(tmp) // another goroutine got there first
-		return nil
-	}
-	if l.pendingSet == nil {
-		l.pendingSet = map[Digest]struct{}{}
-	}
-	l.pendingSet[d] = struct{}{}
-	l.pending = append(l.pending, pendingBlob{d: d, tmp: tmp, name: name, shard: shard})
-	return nil
+	return l.packs.add(d, stored, len(data))
 }
 
-// Commit implements [Batcher.Commit]: one sync makes every pending temp
-// file durable, the renames make them visible, a second sync makes the
-// renames durable, and only then are the blobs marked 0600 (see Put for
-// what that mode promises).
+// Commit implements [Batcher.Commit]: the packs are synced and renamed
+// into packs/, packs/ is synced, and then their index is written, synced
+// and renamed into index/, which is synced; a batch of at most looseMax
+// blobs is written loose instead (writeLoose).
 func (l *Local) Commit(ctx context.Context) error {
-	l.mu.Lock()
-	batch := l.pending
-	l.pending = nil
-	for _, p := range batch {
-		delete(l.pendingSet, p.d)
-	}
-	l.mu.Unlock()
-	if len(batch) == 0 {
-		return nil
-	}
+	return l.packs.commit(ctx)
+}
+
+// writeLoose writes a small batch as loose files: each to a temp file in
+// its shard, then one sync makes them all durable, the renames make them
+// visible, a second sync makes the renames durable, and only then are
+// they marked 0600 (see Put for what that mode promises).
+func (l *Local) writeLoose(ctx context.Context, blobs []looseBlob) error {
+	batch := make([]pendingBlob, 0, len(blobs))
 	fail := func(err error, from int) error {
 		for _, p := range batch[from:] {
 			os.Remove(p.tmp)
 		}
-		return fmt.Errorf("commit %d blobs: %w", len(batch), err)
+		return err
+	}
+	for _, b := range blobs {
+		shard, name := l.paths(b.d)
+		if err := l.ensureShardUnsynced(b.d[0], shard); err != nil {
+			return fail(fmt.Errorf("put blob %s: %w", b.d, err), 0)
+		}
+		tmp, err := writeTemp(shard, b.stored)
+		if err != nil {
+			return fail(fmt.Errorf("put blob %s: %w", b.d, err), 0)
+		}
+		batch = append(batch, pendingBlob{d: b.d, tmp: tmp, name: name, shard: shard})
 	}
 	if err := l.syncFiles(batch, func(p pendingBlob) string { return p.tmp }); err != nil {
 		return fail(err, 0)
@@ -92,11 +82,11 @@ func (l *Local) Commit(ctx context.Context) error {
 		}
 	}
 	if err := l.syncDirs(batch); err != nil {
-		return fail(err, len(batch))
+		return err
 	}
 	for _, p := range batch {
 		if err := os.Chmod(p.name, fileMode); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fail(err, len(batch))
+			return err
 		}
 	}
 	return nil
@@ -104,7 +94,7 @@ func (l *Local) Commit(ctx context.Context) error {
 
 // ensureShardUnsynced creates shard directory shard if needed, without
 // the fsyncs of ensureShard: a new store would otherwise pay 512 of them
-// before its first commit. Commit's first sync makes the directory durable
+// before its first commit. writeLoose's first sync makes the directory durable
 // before any blob is renamed into it.
 func (l *Local) ensureShardUnsynced(i byte, shard string) error {
 	if l.shardReady[i].Load() || l.shardMade[i].Load() {

@@ -16,6 +16,33 @@
 // Either can encrypt blobs at rest with age (see [OpenOptions]). Package
 // github.com/bstools/bs/blobstore/storetest holds a conformance suite that
 // every implementation is expected to pass.
+//
+// # Layout
+//
+// Local and Cloud share one layout (docs/store.md has it in full). A batch
+// of blobs ([Batcher]: PutPending, then Commit) is written as pack files,
+// packs/<id>.pack, each many blobs of at most 16 MiB together, and one
+// index file, index/<id>.idx, that maps each digest to (pack, offset,
+// length) and also records the blob's size and when it was written. Ids
+// are 16 random bytes in hex, so writers need no lock and never collide.
+// A blob's stored form is a zstd frame (with its checksum), or an age file
+// of one, the same in a pack as loose. A pack starts "bspack\x00\x01" and
+// ends with a trailer listing its blobs, so that it describes itself; an
+// index is a header, a 256-entry fanout table, its packs' ids, 56-byte
+// records sorted by digest, and a SHA-256 of all that. Packs and indexes
+// are immutable: written to a temp file, synced and renamed (one object
+// each on object storage), the pack before its index, and Commit returns
+// only when both are durable. Readers map the index files (a local copy of
+// each, for Cloud) and look a digest up by binary search; reading a blob is
+// one ranged read of its pack.
+//
+// A blob put alone (Put), or in a commit of at most four to a Local store,
+// is written loose, blobs/sha256/<2 hex>/<62 hex>: the first layout, which
+// stays readable.
+// Repack merges small packs and moves loose blobs into packs; Prune
+// deletes the packs that hold only unreferenced old blobs and rewrites
+// those whose unreferenced share is large. Neither takes a lock: a pack is
+// deleted only after every copy kept from it is durable elsewhere.
 package blobstore
 
 import (
@@ -42,9 +69,12 @@ var ErrCorrupt = errors.New("blob corrupt")
 type Store interface {
 	// Put stores data and returns its digest. When Put returns nil the blob
 	// is durable. Identical data is stored once: a second Put of the same
-	// bytes writes no data, but moves the blob's ModTime to the time of the
-	// Put, so that retention, which deletes only blobs older than the start
-	// of its sweep, never deletes a blob a writer has just relied on. Put
+	// bytes writes no data, but sees that retention, which deletes only
+	// blobs older than the start of its sweep, cannot delete the blob a
+	// writer has just relied on: it moves a loose blob's ModTime to the
+	// time of the Put, and relies on a packed copy only while it is younger
+	// than the grace period (Cloud.RefreshAfter, an hour), writing a fresh
+	// copy otherwise; retention keeps a packed copy twice that long. Put
 	// does not retain data after it returns.
 	Put(ctx context.Context, data []byte) (Digest, error)
 

@@ -177,3 +177,57 @@ func (c *Cache) evict() {
 	c.size = total
 	c.mu.Unlock()
 }
+
+// PutPending implements [Batcher.PutPending] on the remote store when it
+// batches (a Cloud store does); otherwise the blob is put at once.
+func (c *Cache) PutPending(ctx context.Context, d Digest, data []byte) error {
+	if b, ok := c.Store.(Batcher); ok {
+		return b.PutPending(ctx, d, data)
+	}
+	_, err := c.Store.Put(ctx, data)
+	return err
+}
+
+// Commit implements [Batcher.Commit] on the remote store.
+func (c *Cache) Commit(ctx context.Context) error {
+	if b, ok := c.Store.(Batcher); ok {
+		return b.Commit(ctx)
+	}
+	return nil
+}
+
+// Sealed implements [Sealer] on the remote store.
+func (c *Cache) Sealed(ctx context.Context, d Digest) (bool, error) {
+	if s, ok := c.Store.(Sealer); ok {
+		return s.Sealed(ctx, d)
+	}
+	return false, nil
+}
+
+// errNoPacks is the error of Repack and Prune on a Cache whose remote
+// store keeps no packs.
+var errNoPacks = errors.New("the store keeps no packs")
+
+// Repack implements [Packer.Repack] on the remote store.
+func (c *Cache) Repack(ctx context.Context, opt RepackOptions) (RepackResult, error) {
+	if p, ok := c.Store.(Packer); ok {
+		return p.Repack(ctx, opt)
+	}
+	return RepackResult{}, errNoPacks
+}
+
+// Prune implements [Packer.Prune] on the remote store, and drops the
+// cached copies of the blobs it removed.
+func (c *Cache) Prune(ctx context.Context, opt PruneOptions) (PruneResult, error) {
+	p, ok := c.Store.(Packer)
+	if !ok {
+		return PruneResult{}, errNoPacks
+	}
+	res, err := p.Prune(ctx, opt)
+	if !opt.DryRun {
+		for _, r := range res.Removed {
+			c.local.Delete(context.WithoutCancel(ctx), r.Digest) // best effort
+		}
+	}
+	return res, err
+}

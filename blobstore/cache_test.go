@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/bstools/bs/blobstore"
@@ -34,6 +35,37 @@ func TestCacheConformance(t *testing.T) {
 	// Corrupt damages the remote object; a Get that went to the cache
 	// first must still find it corrupt, so the cache must not have it.
 	storetest.Run(t, h)
+}
+
+// TestCacheOverFileAndS3 runs the suite on a Cache over a file:// store
+// and, when a server is configured, an S3 one, so that the pack tests
+// that need a second instance (each with a cache of its own) run too.
+func TestCacheOverFileAndS3(t *testing.T) {
+	for _, be := range []struct {
+		name string
+		spec func(*testing.T) string
+	}{{"File", fileSpec}, {"S3", s3Spec}} {
+		t.Run(be.name, func(t *testing.T) {
+			be.spec(t) // skip S3 early when it is not configured
+			ch := &cloudHarness{spec: be.spec}
+			h := ch.harness(be.name == "File", false)
+			h.Age, h.LeaveCrashedPut = nil, nil // they reach the bucket's files, not the cache
+			open := func(t *testing.T, spec string) blobstore.Store {
+				s, err := blobstore.Open(context.Background(), spec, blobstore.OpenOptions{CacheDir: t.TempDir(), IndexCache: t.TempDir()})
+				if err != nil {
+					t.Fatal(err)
+				}
+				ch.specs[s] = spec
+				if dir, ok := strings.CutPrefix(spec, "file://"); ok {
+					ch.dirs[s] = dir
+				}
+				return s
+			}
+			h.New = func(t *testing.T) blobstore.Store { return open(t, be.spec(t)) }
+			h.Reopen = func(t *testing.T, s blobstore.Store) blobstore.Store { return open(t, ch.specs[s]) }
+			storetest.Run(t, h)
+		})
+	}
 }
 
 // TestCacheReadThrough checks that a blob read once is served from the

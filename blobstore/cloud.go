@@ -70,6 +70,7 @@ type Cloud struct {
 	dec   *zstd.Decoder
 	crypt *crypter
 	retry retrier
+	packs *packs
 
 	refreshAfter time.Duration
 	closeBucket  bool
@@ -89,6 +90,9 @@ type CloudOptions struct {
 	RefreshAfter time.Duration
 	// CloseBucket makes Close close the bucket.
 	CloseBucket bool
+	// IndexCache is the directory index files are cached in (see
+	// DefaultIndexCache); "" keeps them in memory only.
+	IndexCache string
 }
 
 // NewCloud returns a store in bucket b.
@@ -109,6 +113,8 @@ func NewCloud(b *blob.Bucket, opt CloudOptions) (*Cloud, error) {
 	if c.refreshAfter <= 0 {
 		c.refreshAfter = DefaultRefreshAfter
 	}
+	c.packs = newPacks(&cloudPackStore{c: c, cache: opt.IndexCache}, dec, c.refreshAfter)
+	c.packs.crypt = crypt
 	return c, nil
 }
 
@@ -178,6 +184,11 @@ func (c *Cloud) Put(ctx context.Context, data []byte) (Digest, error) {
 		return Digest{}, fmt.Errorf("put blob: %d bytes exceeds the limit of %d", len(data), maxBlobSize)
 	}
 	d := Sum(data)
+	if ok, err := c.packs.reuse(ctx, d, data); err != nil {
+		return Digest{}, fmt.Errorf("put blob %s: %w", d, err)
+	} else if ok {
+		return d, nil
+	}
 	stored, err := c.crypt.seal(c.enc.EncodeAll(data, nil))
 	if err != nil {
 		return Digest{}, fmt.Errorf("put blob %s: %w", d, err)
@@ -254,11 +265,13 @@ func (c *Cloud) attributes(ctx context.Context, d Digest) (*blob.Attributes, err
 	return attrs, err
 }
 
-// Get implements [Store.Get].
+// Get implements [Store.Get]: a ranged GET of a packed copy, else the
+// loose object.
 func (c *Cloud) Get(ctx context.Context, d Digest) ([]byte, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
+	return c.packs.getBlob(ctx, c, d)
+}
+
+func (c *Cloud) getLoose(ctx context.Context, d Digest) ([]byte, error) {
 	stored, _, err := c.readObject(ctx, d)
 	if err != nil {
 		return nil, err
@@ -317,11 +330,43 @@ func (c *Cloud) objectErr(op string, d Digest, err error) error {
 	return c.wrap(op, d, err)
 }
 
+// Sealed reports whether blob d is stored age-encrypted: its newest
+// packed copy, as its index records, else its loose object, from its
+// first bytes (one ranged GET).
+func (c *Cloud) Sealed(ctx context.Context, d Digest) (bool, error) {
+	return c.packs.sealed(ctx, c, d)
+}
+
+func (c *Cloud) sealedLoose(ctx context.Context, d Digest) (bool, error) {
+	head := make([]byte, len(ageMagic))
+	n := 0
+	err := c.retry.do(ctx, func(ctx context.Context) error {
+		r, err := c.b.NewRangeReader(ctx, key(d), 0, int64(len(head)), nil)
+		if err != nil {
+			return err
+		}
+		defer r.Close()
+		n, err = io.ReadFull(r, head)
+		if err == io.ErrUnexpectedEOF {
+			err = nil
+		}
+		return err
+	})
+	if isNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, c.wrap("get", d, err)
+	}
+	return isEncrypted(head[:n]), nil
+}
+
 // Has implements [Store.Has].
 func (c *Cloud) Has(ctx context.Context, d Digest) (bool, error) {
-	if err := ctx.Err(); err != nil {
-		return false, err
-	}
+	return c.packs.has(ctx, c, d)
+}
+
+func (c *Cloud) hasLoose(ctx context.Context, d Digest) (bool, error) {
 	var ok bool
 	err := c.retry.do(ctx, func(ctx context.Context) error {
 		var err error
@@ -329,24 +374,36 @@ func (c *Cloud) Has(ctx context.Context, d Digest) (bool, error) {
 		return err
 	})
 	if err != nil {
-		return false, c.wrap("stat", d, err)
+		return false, c.objectErr("stat", d, err)
 	}
 	return ok, nil
 }
 
-// Stat implements [Store.Stat]. Size is the object's size.
+// Stat implements [Store.Stat]: the newest copy's; Size is the packed
+// copy's length or the loose object's size.
 func (c *Cloud) Stat(ctx context.Context, d Digest) (Info, error) {
-	info, _, err := c.StatData(ctx, d)
+	return c.packs.stat(ctx, c, d)
+}
+
+func (c *Cloud) statLoose(ctx context.Context, d Digest) (Info, error) {
+	info, _, err := c.statDataLoose(ctx, d)
 	return info, err
 }
 
-// StatData implements [DataSizer] from one request for the object's
-// attributes: the data size is in its metadata, -1 for an object
-// written without it.
+// StatData implements [DataSizer]: a packed copy's index records its
+// size; a loose object's attributes, one request, hold it in their
+// metadata (-1 for an object written without it).
 func (c *Cloud) StatData(ctx context.Context, d Digest) (Info, int64, error) {
 	if err := ctx.Err(); err != nil {
 		return Info{}, 0, err
 	}
+	if e, ok, err := c.packs.newest(ctx, d); err != nil || ok {
+		return Info{Size: int64(e.length), ModTime: e.modTime()}, e.dataSize(), err
+	}
+	return c.statDataLoose(ctx, d)
+}
+
+func (c *Cloud) statDataLoose(ctx context.Context, d Digest) (Info, int64, error) {
 	attrs, err := c.attributes(ctx, d)
 	if isNotFound(err) {
 		return Info{}, 0, notFound(d, err)
@@ -361,36 +418,67 @@ func (c *Cloud) StatData(ctx context.Context, d Digest) (Info, int64, error) {
 	return Info{Size: attrs.Size, ModTime: attrs.ModTime}, n, nil
 }
 
-// List implements [Store.List], a page of 1000 keys at a time; keys
-// that are not blob names are ignored.
+// List implements [Store.List]: the packed blobs, then the loose ones.
 func (c *Cloud) List(ctx context.Context, fn func(Digest) error) error {
-	if err := ctx.Err(); err != nil {
-		return err
+	return c.packs.list(ctx, c, fn)
+}
+
+// listLoose reports the loose objects, a page of 1000 keys at a time;
+// keys that are not blob names are ignored.
+func (c *Cloud) listLoose(ctx context.Context, fn func(Digest) error) error {
+	err := c.listKeys(ctx, cloudPrefix, func(o *blob.ListObject) error {
+		d, ok := parseKey(o.Key)
+		if !ok || o.IsDir {
+			return nil
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		return fn(d)
+	})
+	var le *listError
+	if errors.As(err, &le) {
+		return fmt.Errorf("list blobs: %w", le.err)
 	}
+	return err
+}
+
+// listError is an error of the service while listing, as opposed to
+// one of the function called for each key.
+type listError struct{ err error }
+
+func (e *listError) Error() string { return e.err.Error() }
+func (e *listError) Unwrap() error { return e.err }
+
+// listKeys calls fn for each object under prefix, a page of 1000 keys
+// at a time. An error of the service is a *listError.
+func (c *Cloud) listKeys(ctx context.Context, prefix string, fn func(*blob.ListObject) error) error {
 	token := blob.FirstPageToken
 	for {
 		var objs []*blob.ListObject
 		var next []byte
-		err := c.retry.do(ctx, func(ctx context.Context) error {
-			var err error
-			objs, next, err = c.b.ListPage(ctx, token, 1000, &blob.ListOptions{Prefix: cloudPrefix})
-			return err
-		})
+		var err error
+		for try := 0; try < 5; try++ {
+			err = c.retry.do(ctx, func(ctx context.Context) error {
+				var err error
+				objs, next, err = c.b.ListPage(ctx, token, 1000, &blob.ListOptions{Prefix: prefix})
+				return err
+			})
+			// fileblob reports NotFound when a file it is listing is
+			// renamed away meanwhile (another writer's temp file): the
+			// listing, not the bucket, is at fault, so list again.
+			if !isNotFound(err) {
+				break
+			}
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			return fmt.Errorf("list blobs: %w", c.cause(err))
+			return &listError{c.cause(err)}
 		}
 		for _, o := range objs {
-			d, ok := parseKey(o.Key)
-			if !ok || o.IsDir {
-				continue
-			}
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			if err := fn(d); err != nil {
+			if err := fn(o); err != nil {
 				return err
 			}
 		}
@@ -401,18 +489,21 @@ func (c *Cloud) List(ctx context.Context, fn func(Digest) error) error {
 	}
 }
 
-// Delete implements [Store.Delete].
+// Delete implements [Store.Delete]: the loose object goes, and every
+// pack holding the blob is rewritten without it.
 func (c *Cloud) Delete(ctx context.Context, d Digest) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
+	return c.packs.delete(ctx, d, c.deleteLoose)
+}
+
+func (c *Cloud) deleteLoose(ctx context.Context, d Digest) error {
 	// Many services report success for deleting a missing object; look
 	// first so a missing blob is ErrNotFound everywhere.
-	ok, err := c.Has(ctx, d)
-	if err != nil {
+	// An object whose attributes are damaged is there all the same.
+	ok, err := c.hasLoose(ctx, d)
+	if err != nil && !errors.Is(err, ErrCorrupt) {
 		return err
 	}
-	if !ok {
+	if !ok && err == nil {
 		return notFound(d, nil)
 	}
 	err = c.retry.do(ctx, func(ctx context.Context) error { return c.b.Delete(ctx, key(d)) })

@@ -146,12 +146,47 @@ func (ch *cloudHarness) harness(file, otherProcess bool) storetest.Harness {
 	h := storetest.Harness{New: ch.new, Corrupt: ch.corrupt}
 	if otherProcess {
 		h.PutFromOtherProcess = ch.putFromOtherProcess
+		h.Reopen = ch.reopen
+	}
+	h.AgePackFiles = func(t *testing.T, s blobstore.Store, by time.Duration) {
+		t.Skip("an object store's times cannot be moved")
 	}
 	if file {
 		h.Age = ch.age
 		h.LeaveCrashedPut = ch.leaveCrashedPut
+		h.AgePackFiles = ch.agePackFiles
 	}
+	packHooks(&h)
 	return h
+}
+
+// reopen opens the store s was opened from again, with an index cache of
+// its own, as another host would.
+func (ch *cloudHarness) reopen(t *testing.T, s blobstore.Store) blobstore.Store {
+	opt := ch.keys.options()
+	opt.IndexCache = t.TempDir()
+	o, err := blobstore.Open(context.Background(), ch.specs[s], opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { o.(interface{ Close() error }).Close() })
+	ch.specs[o] = ch.specs[s]
+	ch.dirs[o] = ch.dirs[s]
+	return o
+}
+
+// agePackFiles sets the fileblob pack files' times back.
+func (ch *cloudHarness) agePackFiles(t *testing.T, s blobstore.Store, by time.Duration) {
+	packs, _ := filepath.Glob(filepath.Join(ch.dirs[s], "packs", "*.pack"))
+	for _, p := range packs {
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, time.Time{}, fi.ModTime().Add(-by)); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 func memSpec(*testing.T) string { return "mem://" }
@@ -235,8 +270,16 @@ func TestLocalEncrypted(t *testing.T) {
 		dirs[s] = dir
 		return s
 	}
-	storetest.Run(t, storetest.Harness{
+	h := storetest.Harness{
 		New: newStore,
+		Reopen: func(t *testing.T, s blobstore.Store) blobstore.Store {
+			o, err := blobstore.Open(context.Background(), dirs[s], k.options())
+			if err != nil {
+				t.Fatal(err)
+			}
+			dirs[o] = dirs[s]
+			return o
+		},
 		Corrupt: func(t *testing.T, s blobstore.Store, d blobstore.Digest) {
 			forged := put(t, s, []byte("forged content"))
 			raw, err := os.ReadFile(blobPath(dirs[s], forged))
@@ -251,7 +294,9 @@ func TestLocalEncrypted(t *testing.T) {
 			return startHelper(t, dirs[s], k.recipient, blobs)
 		},
 		Age: lh.age,
-	})
+	}
+	packHooks(&h)
+	storetest.Run(t, h)
 }
 
 // TestEncryptedAtRest checks that what lands in the bucket or the

@@ -26,9 +26,15 @@ type BatchDeleter interface {
 
 var _ BatchDeleter = (*Local)(nil)
 
-// DeleteUnsynced implements [BatchDeleter.DeleteUnsynced]: the file is
-// removed and its shard directory noted for SyncDeletes.
+// DeleteUnsynced implements [BatchDeleter.DeleteUnsynced]: the loose file
+// is removed and its shard directory noted for SyncDeletes; a pack holding
+// the blob is rewritten without it at once, durably (see Delete).
 func (l *Local) DeleteUnsynced(ctx context.Context, d Digest) error {
+	return l.packs.delete(ctx, d, l.removeLoose)
+}
+
+// removeLoose removes blob d's loose file, durable after SyncDeletes.
+func (l *Local) removeLoose(ctx context.Context, d Digest) error {
 	shard, err := l.remove(ctx, d)
 	if err != nil {
 		return err

@@ -66,13 +66,19 @@ const encoderLevel = zstd.SpeedFastest
 
 // Local is a [Store] kept in a directory on the local file system.
 //
-// Its layout is <dir>/blobs/sha256/<first 2 hex digits>/<other 62 hex
-// digits>, one zstd-compressed file per blob, with the zstd frame checksum.
-// Directories the store creates get mode 0700 and blob files mode 0600,
-// whatever the umask; a blob file whose directory entry is not yet known to
-// be durable has mode 0400 instead (see Put). Temp files, whose names start
-// with ".tmp-", live next to the blobs. Several processes may use the same
-// directory at once.
+// A batch of blobs (PutPending, Commit) goes into pack files,
+// <dir>/packs/<id>.pack, described by an index file, <dir>/index/<id>.idx
+// (see docs/store.md and the package documentation). A blob put alone
+// (Put), or in a batch of at most a few (looseMax), is a loose file,
+// <dir>/blobs/sha256/<first 2 hex digits>/<other 62 hex digits>, as in
+// the store's first layout, which stays readable: one zstd-compressed
+// file per blob, with the zstd frame checksum. Directories the store
+// creates get mode 0700 and files mode 0600, whatever the umask; a loose
+// blob file whose directory entry is not yet known to be durable has mode
+// 0400 instead (see Put). Temp files, whose names start with ".tmp-",
+// live next to the blobs and in packs/. Several processes may use the
+// same directory at once, writers included: each writes packs of its
+// own, and none takes a lock.
 //
 // Blobs larger than 1 GiB are refused by Put.
 //
@@ -88,8 +94,12 @@ type Local struct {
 	dec *zstd.Decoder
 
 	// crypt encrypts what Put writes and decrypts what Get reads; nil
-	// stores plain zstd (see Open and crypt.go).
+	// stores plain zstd (see Open and crypt.go). Set with setCrypter.
 	crypt *crypter
+
+	// packs holds the packed blobs, in lp.
+	packs *packs
+	lp    *localPacks
 
 	// shardReady[i] records that this process has run ensureShard for
 	// shard directory %02x(i), so Put need not repeat that work.
@@ -98,10 +108,7 @@ type Local struct {
 	// it becomes durable with the next Commit (batch_local.go).
 	shardMade [256]atomic.Bool
 
-	// Blobs written by PutPending and not yet committed (batch_local.go).
-	mu         sync.Mutex
-	pending    []pendingBlob
-	pendingSet map[Digest]struct{}
+	mu sync.Mutex
 	// Shard directories DeleteUnsynced removed blobs from, to be synced
 	// by SyncDeletes (delete_local.go).
 	deleted map[string]struct{}
@@ -129,7 +136,20 @@ func OpenLocal(dir string) (*Local, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open blob store: %w", err)
 	}
-	return &Local{root: root, enc: enc, dec: dec}, nil
+	l := &Local{root: root, enc: enc, dec: dec, lp: newLocalPacks(dir)}
+	l.packs = newPacks(l.lp, dec, DefaultRefreshAfter)
+	l.packs.looseMax, l.packs.writeLoose = looseMax, l.writeLoose
+	return l, nil
+}
+
+// looseMax is the most blobs a commit writes loose rather than as a pack
+// (docs/store.md says why).
+const looseMax = 4
+
+// setCrypter makes the store encrypt to, and decrypt with, c's keys.
+func (l *Local) setCrypter(c *crypter) {
+	l.crypt = c
+	l.packs.crypt = c
 }
 
 // encoderWindow is the zstd window blobs are compressed with.
@@ -214,7 +234,7 @@ func (l *Local) Put(ctx context.Context, data []byte) (Digest, error) {
 	}
 	d := Sum(data)
 	shard, name := l.paths(d)
-	compressed, err := l.storedForm(ctx, d, data, shard, name)
+	compressed, err := l.newForm(ctx, d, data)
 	if err != nil {
 		return Digest{}, fmt.Errorf("put blob %s: %w", d, err)
 	}
@@ -233,6 +253,17 @@ func (l *Local) Put(ctx context.Context, data []byte) (Digest, error) {
 		return Digest{}, fmt.Errorf("put blob %s: %w", d, err)
 	}
 	return d, nil
+}
+
+// newForm returns what a Put of data (blob d) writes, or nil when a copy
+// already stored serves: a packed one younger than the grace period that
+// reads back as data (packs.reuse), or a loose file (storedForm).
+func (l *Local) newForm(ctx context.Context, d Digest, data []byte) ([]byte, error) {
+	if ok, err := l.packs.reuse(ctx, d, data); err != nil || ok {
+		return nil, err
+	}
+	shard, name := l.paths(d)
+	return l.storedForm(ctx, d, data, shard, name)
 }
 
 // storedForm returns what a Put of data (blob d, file name in shard)
@@ -381,11 +412,13 @@ func (l *Local) ensureShard(i byte, shard string) error {
 	return nil
 }
 
-// Get implements [Store.Get].
+// Get implements [Store.Get]: a packed copy, else the loose file.
 func (l *Local) Get(ctx context.Context, d Digest) ([]byte, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
+	return l.packs.getBlob(ctx, l, d)
+}
+
+// getLoose reads blob d's loose file.
+func (l *Local) getLoose(ctx context.Context, d Digest) ([]byte, error) {
 	buf := getBuf()
 	defer putBuf(buf)
 	stored, err := l.load(d, buf)
@@ -395,12 +428,14 @@ func (l *Local) Get(ctx context.Context, d Digest) ([]byte, error) {
 	return decodeStored(l.dec, l.crypt, d, stored)
 }
 
-// Sealed reports whether blob d's file is age-encrypted, from its first
+// Sealed reports whether blob d is stored age-encrypted: its newest
+// packed copy, as its index records, else its loose file, from its first
 // bytes. A blob not stored, or still pending, is not.
 func (l *Local) Sealed(ctx context.Context, d Digest) (bool, error) {
-	if err := ctx.Err(); err != nil {
-		return false, err
-	}
+	return l.packs.sealed(ctx, l, d)
+}
+
+func (l *Local) sealedLoose(ctx context.Context, d Digest) (bool, error) {
 	_, name := l.paths(d)
 	f, err := os.Open(name)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -499,9 +534,10 @@ func grow(b []byte, n int) []byte {
 
 // Has implements [Store.Has].
 func (l *Local) Has(ctx context.Context, d Digest) (bool, error) {
-	if err := ctx.Err(); err != nil {
-		return false, err
-	}
+	return l.packs.has(ctx, l, d)
+}
+
+func (l *Local) hasLoose(ctx context.Context, d Digest) (bool, error) {
 	_, name := l.paths(d)
 	fi, err := os.Lstat(name)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -514,11 +550,12 @@ func (l *Local) Has(ctx context.Context, d Digest) (bool, error) {
 	return fi.Mode().IsRegular(), nil
 }
 
-// Stat implements [Store.Stat].
+// Stat implements [Store.Stat]: the newest copy's, packed or loose.
 func (l *Local) Stat(ctx context.Context, d Digest) (Info, error) {
-	if err := ctx.Err(); err != nil {
-		return Info{}, err
-	}
+	return l.packs.stat(ctx, l, d)
+}
+
+func (l *Local) statLoose(ctx context.Context, d Digest) (Info, error) {
 	_, name := l.paths(d)
 	fi, err := os.Lstat(name)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -533,13 +570,16 @@ func (l *Local) Stat(ctx context.Context, d Digest) (Info, error) {
 	return Info{Size: fi.Size(), ModTime: fi.ModTime()}, nil
 }
 
-// List implements [Store.List]. It reports regular files whose shard and
-// file names are lowercase hex of the right lengths and ignores everything
-// else, notably temp files.
+// List implements [Store.List]: the blobs the indexes name in packs that
+// are there, then the loose ones not among them.
 func (l *Local) List(ctx context.Context, fn func(Digest) error) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
+	return l.packs.list(ctx, l, fn)
+}
+
+// listLoose reports the loose blobs: regular files whose shard and file
+// names are lowercase hex of the right lengths, ignoring everything else,
+// notably temp files.
+func (l *Local) listLoose(ctx context.Context, fn func(Digest) error) error {
 	shards, err := readDir(l.root)
 	if err != nil {
 		return fmt.Errorf("list blobs: %w", err)
@@ -576,9 +616,14 @@ func (l *Local) List(ctx context.Context, fn func(Digest) error) error {
 	return nil
 }
 
-// Delete implements [Store.Delete]. When it returns nil the removal is
-// durable.
+// Delete implements [Store.Delete]: the loose file goes, and every pack
+// holding the blob is rewritten without it. When it returns nil the
+// removal is durable.
 func (l *Local) Delete(ctx context.Context, d Digest) error {
+	return l.packs.delete(ctx, d, l.deleteLoose)
+}
+
+func (l *Local) deleteLoose(ctx context.Context, d Digest) error {
 	shard, err := l.remove(ctx, d)
 	if err != nil {
 		return err

@@ -40,7 +40,16 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
+	// Stores reached by URL cache their indexes under the user's cache
+	// directory unless told otherwise: keep the tests' out of it.
+	cache, err := os.MkdirTemp("", "bs-test-cache-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Setenv("XDG_CACHE_HOME", cache)
 	code := m.Run()
+	os.RemoveAll(cache)
 	if keysDir != "" {
 		os.RemoveAll(keysDir)
 	}
@@ -95,13 +104,56 @@ type localHarness struct {
 
 func TestLocal(t *testing.T) {
 	lh := &localHarness{dirs: make(map[blobstore.Store]string)}
-	storetest.Run(t, storetest.Harness{
+	h := storetest.Harness{
 		New:                 lh.new,
 		Corrupt:             lh.corrupt,
 		LeaveCrashedPut:     lh.leaveCrashedPut,
 		PutFromOtherProcess: lh.putFromOtherProcess,
 		Age:                 lh.age,
-	})
+		Reopen: func(t *testing.T, s blobstore.Store) blobstore.Store {
+			o, err := blobstore.OpenLocal(lh.dirs[s])
+			if err != nil {
+				t.Fatal(err)
+			}
+			lh.dirs[o] = lh.dirs[s]
+			return o
+		},
+	}
+	packHooks(&h)
+	storetest.Run(t, h)
+}
+
+// packHooks fills in the pack hooks of a harness that work through the
+// store itself (export_packs_test.go).
+func packHooks(h *storetest.Harness) {
+	ctx := context.Background()
+	h.AgePacked = func(t *testing.T, s blobstore.Store, by time.Duration) {
+		if err := blobstore.AgePacked(ctx, s, by); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.DamagePacked = func(t *testing.T, s blobstore.Store, d blobstore.Digest) {
+		if err := blobstore.DamagePacked(ctx, s, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.DropIndexes = func(t *testing.T, s blobstore.Store) {
+		if err := blobstore.DropIndexes(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.DropPacks = func(t *testing.T, s blobstore.Store) {
+		if err := blobstore.DropPacks(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if h.AgePackFiles == nil {
+		h.AgePackFiles = func(t *testing.T, s blobstore.Store, by time.Duration) {
+			if err := blobstore.AgePackFiles(s, by); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 }
 
 func (lh *localHarness) age(t *testing.T, s blobstore.Store, d blobstore.Digest, by time.Duration) {

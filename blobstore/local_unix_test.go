@@ -32,7 +32,7 @@ func TestLocalPermissions(t *testing.T) {
 			}
 			put(t, s, []byte("blob 0")) // dedup path
 			ctx := context.Background()
-			for i := 20; i < 25; i++ { // the batch path
+			for i := 20; i < 25; i++ { // the batch path: a pack and its index
 				data := fmt.Appendf(nil, "blob %d", i)
 				if err := s.PutPending(ctx, blobstore.Sum(data), data); err != nil {
 					t.Fatal(err)
@@ -43,7 +43,7 @@ func TestLocalPermissions(t *testing.T) {
 			}
 			syscall.Umask(old) // so the walk below is not affected
 
-			var blobs int
+			var files int
 			err = filepath.WalkDir(filepath.Join(base, "new"), func(path string, e fs.DirEntry, err error) error {
 				if err != nil {
 					return err
@@ -56,7 +56,7 @@ func TestLocalPermissions(t *testing.T) {
 				case e.IsDir() && fi.Mode().Perm() != 0o700:
 					t.Errorf("directory %s has mode %04o, want 0700", path, fi.Mode().Perm())
 				case fi.Mode().IsRegular():
-					blobs++
+					files++
 					if fi.Mode().Perm() != 0o600 {
 						t.Errorf("file %s has mode %04o, want 0600", path, fi.Mode().Perm())
 					}
@@ -66,8 +66,13 @@ func TestLocalPermissions(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if blobs != 25 {
-				t.Errorf("found %d files, want the 25 blobs", blobs)
+			if files != 22 {
+				t.Errorf("found %d files, want 22: 20 loose blobs, a pack and its index", files)
+			}
+			n := 0
+			s.List(ctx, func(blobstore.Digest) error { n++; return nil })
+			if n != 25 {
+				t.Errorf("List found %d blobs, want 25", n)
 			}
 		})
 	}

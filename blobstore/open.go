@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
@@ -38,6 +39,15 @@ type OpenOptions struct {
 	// AllowMem lets Open accept mem://, a store that dies with the
 	// process. Only tests set it.
 	AllowMem bool
+	// Grace is how young a packed copy must be for a Put of the same data
+	// to rely on it rather than write a fresh copy; retention keeps every
+	// packed copy at least twice as long. 0 means DefaultRefreshAfter.
+	// For a store reached by URL it is also the loose objects'
+	// CloudOptions.RefreshAfter.
+	Grace time.Duration
+	// IndexCache is where a store reached by URL keeps copies of its
+	// index files; "" means DefaultIndexCache of the store's URL.
+	IndexCache string
 	// MustExist makes Open fail, creating nothing, when a local
 	// directory holds no store (no blobs/sha256 in it) or a file URL's
 	// directory does not exist: for commands that only read.
@@ -103,8 +113,13 @@ func Open(ctx context.Context, spec string, opt OpenOptions) (Store, error) {
 		if err != nil {
 			return nil, err
 		}
-		if l.crypt, err = newCrypter(opt.Recipients, opt.IdentityFiles); err != nil {
+		c, err := newCrypter(opt.Recipients, opt.IdentityFiles)
+		if err != nil {
 			return nil, err
+		}
+		l.setCrypter(c)
+		if opt.Grace > 0 {
+			l.packs.grace = opt.Grace
 		}
 		return l, nil
 	}
@@ -159,7 +174,11 @@ func Open(ctx context.Context, spec string, opt OpenOptions) (Store, error) {
 	if prefix != "" {
 		b = blob.PrefixedBucket(b, prefix+"/")
 	}
-	c, err := NewCloud(b, CloudOptions{Name: name, Recipients: opt.Recipients, IdentityFiles: opt.IdentityFiles, CloseBucket: true})
+	indexCache := opt.IndexCache
+	if indexCache == "" && u.Scheme != "mem" {
+		indexCache = DefaultIndexCache(spec) // the endpoint included
+	}
+	c, err := NewCloud(b, CloudOptions{Name: name, Recipients: opt.Recipients, IdentityFiles: opt.IdentityFiles, CloseBucket: true, IndexCache: indexCache, RefreshAfter: opt.Grace})
 	if err != nil {
 		b.Close()
 		return nil, err

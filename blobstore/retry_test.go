@@ -82,6 +82,11 @@ func TestS3RetriesServerErrors(t *testing.T) {
 	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", t.TempDir()+"/none")
 	var puts atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet && r.URL.Query().Get("list-type") == "2" {
+			// The listing of index files a Put looks in first: none.
+			w.Write([]byte(`<?xml version="1.0" encoding="UTF-8"?><ListBucketResult><Name>bucket</Name><KeyCount>0</KeyCount><IsTruncated>false</IsTruncated></ListBucketResult>`))
+			return
+		}
 		if r.Method != http.MethodPut {
 			http.Error(w, "unexpected", http.StatusBadRequest)
 			return

@@ -52,6 +52,30 @@ type Harness struct {
 	// Age moves blob d's ModTime back by the given duration, as if it had
 	// been written that long ago.
 	Age func(t *testing.T, s blobstore.Store, d blobstore.Digest, by time.Duration)
+
+	// The pack tests (Packs/…) run on a store that is a blobstore.Batcher
+	// and a blobstore.Packer, with these hooks; a subtest whose hook is
+	// nil is skipped.
+
+	// Reopen returns another store over the same backing storage as s,
+	// as another process (or host) would open it: nothing of s's state
+	// shared, its index cache of its own.
+	Reopen func(t *testing.T, s blobstore.Store) blobstore.Store
+	// AgePacked moves the time of every packed copy in s back by the
+	// given duration.
+	AgePacked func(t *testing.T, s blobstore.Store, by time.Duration)
+	// DamagePacked flips one byte inside the stored form of every packed
+	// copy of d.
+	DamagePacked func(t *testing.T, s blobstore.Store, d blobstore.Digest)
+	// DropIndexes deletes every index file of s behind its back, leaving
+	// packs that no index names, as a writer killed between its pack and
+	// its index would; DropPacks deletes every pack, leaving indexes that
+	// name packs that are gone.
+	DropIndexes, DropPacks func(t *testing.T, s blobstore.Store)
+	// AgePackFiles moves back the time of every pack file of s, as the
+	// backend reports it (a repack indexes a pack no index names only
+	// once it is an hour old).
+	AgePackFiles func(t *testing.T, s blobstore.Store, by time.Duration)
 }
 
 // Run runs the conformance suite against the implementation described by h.
@@ -83,6 +107,7 @@ func Run(t *testing.T, h Harness) {
 		{"Canceled", testCanceled},
 		{"CanceledDuringList", testCanceledDuringList},
 		{"Batch", testBatch},
+		{"Packs", testPacks},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, h) })

@@ -152,17 +152,23 @@ const (
 
 // bs store, and the store flags of every command.
 const (
-	msgCacheSize    = "bad --cache-size %q: want a positive number of bytes, with K, M or G"
-	msgStoreArgs    = "bs store stats and bs store verify take no arguments; name the store with --store"
-	msgStoreCommand = "unknown store command %q: want stats or verify"
-	msgVerifyFailed = "%d corrupt and %d undecryptable blobs in %s"
-	hintNoIdentity  = "the blob is encrypted: give the age identity it was encrypted to with --identity FILE (or BS_IDENTITY)"
+	msgCacheSize     = "bad --cache-size %q: want a positive number of bytes, with K, M or G"
+	msgStoreArgs     = "the store commands but cat take no arguments (bs store %s); name the store with --store"
+	msgStoreCatArgs  = "bs store cat takes one argument, a blob's digest (sha256:…)"
+	msgStoreCommand  = "unknown store command %q: want stats, verify, list, cat or repack"
+	msgVerifyFailed  = "%d corrupt and %d undecryptable blobs in %s"
+	msgVerifyDamaged = "%d damaged index files or pack trailers in %s: the blobs only they name cannot be found (bs store repack indexes a pack from its trailer)"
+	msgRepackSmall   = "bad --small %q: want a positive number of bytes, with K, M or G"
+	msgRepackNoPacks = "the store at %s keeps no packs"
+	msgRepackDamaged = "%v: left where it is (bs store verify lists every damaged copy)"
+	hintNoIdentity   = "the blob is encrypted: give the age identity it was encrypted to with --identity FILE (or BS_IDENTITY)"
 )
 
 // bs prune-retention.
 const (
 	msgPruneNoSessions = "name the live transcripts with --sessions DIR|GLOB (repeatable): without them every blob would look unreferenced"
 	msgPruneFlags      = "want --older-than >= 0 and --keep >= 0"
+	msgPruneRewrite    = "bad --rewrite-above %v: want a share of a pack's bytes, above 0 and at most 1"
 	msgPruneNoMatch    = "--sessions %q is no directory and matches no file"
 	msgPruneSession    = "cannot read the transcript %s: %v; nothing was deleted"
 	msgPruneUnreadable = "%s:%d: the %s blob %s it references cannot be read (%v): what it holds may reference other blobs, so nothing was deleted"

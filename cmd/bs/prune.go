@@ -39,13 +39,18 @@ func pruneCommand() *cli.Command {
 			"it is an hour old. --dry-run lists what would go " +
 			"(one blob digest or file path and its bytes a line) and changes nothing. The last line reports counts " +
 			"and bytes freed; --json prints it as an object. Rows of the search index (--index) that name a deleted " +
-			"blob are removed too.",
+			"blob are removed too. Blobs in packs go by packs: a pack that holds nothing referenced or recent is " +
+			"deleted, and one whose share of unreferenced old bytes is above --rewrite-above is rewritten without " +
+			"them; the others keep their unreferenced blobs until that share grows (the report counts them). A " +
+			"packed blob stays at least 2h after it was last written, whatever --older-than: a writer re-uses a " +
+			"packed copy up to an hour old without writing it again.",
 		Flags: append([]cli.Flag{
 			&cli.StringSliceFlag{Name: "sessions", Usage: "the live transcripts: a `DIR` walked for *.jsonl, or a GLOB (repeatable; required)"},
 			&cli.DurationFlag{Name: "older-than", Value: 24 * time.Hour, Usage: "delete unreferenced blobs and holders last written longer ago than this (seed 000's retention)"},
 			&cli.IntFlag{Name: "keep", Value: checkpoint.Defaults().Keep, Usage: "keep the newest `N` checkpoints of each session key (0 keeps all)"},
 			&cli.StringFlag{Name: "checkpoint-dir", EnvVars: []string{"BS_CHECKPOINT_DIR"}, Usage: "the checkpoint directory (default: $XDG_STATE_HOME/bs/checkpoints)"},
 			&cli.StringFlag{Name: "holders", Usage: "also delete unreferenced holder files `DIR`/<id>.jsonl (named like a holder id, as bs archive --holders writes them)"},
+			&cli.Float64Flag{Name: "rewrite-above", Value: blobstore.DefaultRewriteAbove, Usage: "rewrite a pack once more than this share of its bytes is unreferenced and past the retention"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "list what would be deleted and change nothing"},
 			&cli.BoolFlag{Name: "json", Usage: "print the report as one JSON object (with --dry-run, the items too)"},
 			&cli.StringFlag{Name: "now", Usage: "the time to act at, RFC 3339 (default: the clock)", EnvVars: []string{"BS_NOW"}},
@@ -57,13 +62,14 @@ func pruneCommand() *cli.Command {
 
 // pruneReport is the report line, and --json's object.
 type pruneReport struct {
-	DryRun      bool             `json:"dry_run"`
-	Sessions    int              `json:"sessions"`
-	Blobs       pruneBlobs       `json:"blobs"`
-	Checkpoints pruneFiles       `json:"checkpoints"`
-	Holders     pruneFiles       `json:"holders"`
-	IndexRows   int              `json:"index_rows"` // search-index rows of deleted blobs, removed
-	Items       []retention.Item `json:"items,omitempty"`
+	DryRun      bool                 `json:"dry_run"`
+	Sessions    int                  `json:"sessions"`
+	Blobs       pruneBlobs           `json:"blobs"`
+	Checkpoints pruneFiles           `json:"checkpoints"`
+	Holders     pruneFiles           `json:"holders"`
+	Packs       *retention.PackSweep `json:"packs,omitempty"`
+	IndexRows   int                  `json:"index_rows"` // search-index rows of deleted blobs, removed
+	Items       []retention.Item     `json:"items,omitempty"`
 }
 
 type pruneBlobs struct {
@@ -102,6 +108,10 @@ func runPrune(c *cli.Context) error {
 	olderThan, keep := c.Duration("older-than"), c.Int("keep")
 	if olderThan < 0 || keep < 0 {
 		return usagef(msgPruneFlags)
+	}
+	rewrite := c.Float64("rewrite-above")
+	if rewrite <= 0 || rewrite > 1 {
+		return usagef(msgPruneRewrite, rewrite)
 	}
 	cm, err := parseLogLevel(c)
 	if err != nil {
@@ -173,13 +183,13 @@ func runPrune(c *cli.Context) error {
 	clear()
 
 	// Sweep.
-	opt := retention.SweepOptions{Cutoff: cutoff, DryRun: c.Bool("dry-run")}
+	opt := retention.SweepOptions{Cutoff: cutoff, DryRun: c.Bool("dry-run"), RewriteAbove: rewrite}
 	if tty {
 		opt.Progress = func(phase string, done, total int) {
 			if total < 0 {
 				fmt.Fprintf(stderr, "\rbs prune-retention: listing %d blobs", done)
 			} else {
-				fmt.Fprintf(stderr, "\rbs prune-retention: sweeping %d/%d unreferenced blobs", done, total)
+				fmt.Fprintf(stderr, "\rbs prune-retention: sweeping %d/%d", done, total)
 			}
 		}
 	}
@@ -201,7 +211,7 @@ func runPrune(c *cli.Context) error {
 
 	rep := pruneReport{DryRun: opt.DryRun, Sessions: len(files),
 		Blobs:       pruneBlobs{Listed: res.Listed, Referenced: res.Referenced, Recent: res.Recent, Deleted: len(res.Removed), Bytes: res.Bytes},
-		Checkpoints: filesOf(cps), Holders: filesOf(holders)}
+		Checkpoints: filesOf(cps), Holders: filesOf(holders), Packs: res.Packs}
 	all := append(append(append([]retention.Item{}, res.Removed...), cps...), holders...)
 	if !opt.DryRun {
 		for _, it := range all {
@@ -241,6 +251,18 @@ func writePruneReport(w io.Writer, r pruneReport) {
 	fmt.Fprintf(w, "%s: blobs %d (%d bytes), checkpoints %d (%d bytes), holders %d (%d bytes); kept: blobs %d referenced, %d recent (of %d); sessions read: %d\n",
 		verb, r.Blobs.Deleted, r.Blobs.Bytes, r.Checkpoints.Deleted, r.Checkpoints.Bytes, r.Holders.Deleted, r.Holders.Bytes,
 		r.Blobs.Referenced, r.Blobs.Recent, r.Blobs.Listed, r.Sessions)
+	// What happened to packs, when anything did.
+	if p := r.Packs; p != nil && p.Deleted+p.Rewritten+p.LeftBlobs+p.Damaged > 0 {
+		format := "packs: %d deleted, %d rewritten, %d bytes freed; %d unreferenced blobs (%d bytes) left in packs below --rewrite-above"
+		if r.DryRun {
+			format = "packs: %d to delete, %d to rewrite, %d bytes to free; %d unreferenced blobs (%d bytes) to leave in packs below --rewrite-above"
+		}
+		fmt.Fprintf(w, format, p.Deleted, p.Rewritten, p.Freed, p.LeftBlobs, p.LeftBytes)
+		if p.Damaged > 0 {
+			fmt.Fprintf(w, "; %d damaged copies left where they are (bs store verify)", p.Damaged)
+		}
+		fmt.Fprintln(w)
+	}
 }
 
 // markFile marks what one transcript references.

@@ -2,9 +2,10 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"flag"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/bstools/bs/blobstore"
 	"github.com/bstools/bs/filters/gauge"
 )
 
@@ -50,6 +52,8 @@ func TestScript(t *testing.T) {
 			env.Setenv("CORPUS", corpus())
 			sample, _ := filepath.Abs(filepath.Join("..", "..", "testdata", "sample"))
 			env.Setenv("SAMPLE", sample)
+			old, _ := filepath.Abs(filepath.Join("..", "..", "testdata", "oldstore"))
+			env.Setenv("OLDSTORE", old)
 			scripts, _ := filepath.Abs(filepath.Join("..", "..", "scripts"))
 			env.Setenv("SCRIPTS", scripts)
 			return setupS3(env)
@@ -73,24 +77,31 @@ func TestScript(t *testing.T) {
 			"deadport":  cmdDeadport,
 			"damage":    cmdDamage,
 			"tokens":    cmdTokens,
+			"cptree":    cmdCptree,
+			"agestore":  cmdAgestore,
 		},
 	})
 }
 
-// blobcount DIR N: the store at DIR holds exactly N blobs.
+// blobcount STORE N: the store (a directory or a URL) holds exactly N
+// blobs, packed or loose.
 func cmdBlobcount(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) != 2 {
-		ts.Fatalf("usage: blobcount DIR N")
+		ts.Fatalf("usage: blobcount STORE N")
 	}
 	want, err := strconv.Atoi(args[1])
 	ts.Check(err)
+	spec := args[0]
+	if !blobstore.IsURL(spec) {
+		spec = ts.MkAbs(spec)
+	}
+	ctx := context.Background()
 	n := 0
-	filepath.WalkDir(filepath.Join(ts.MkAbs(args[0]), "blobs", "sha256"), func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && len(d.Name()) == 62 {
-			n++
-		}
-		return nil
-	})
+	s, err := blobstore.Open(ctx, spec, blobstore.OpenOptions{MustExist: true, IndexCache: ts.MkAbs("blobcount-index-cache")})
+	if !errors.Is(err, blobstore.ErrNoStore) { // no store: no blobs, and none created
+		ts.Check(err)
+		ts.Check(s.List(ctx, func(blobstore.Digest) error { n++; return nil }))
+	}
 	if (n == want) == neg {
 		ts.Fatalf("store holds %d blobs, want %d", n, want)
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -96,13 +97,20 @@ func storeCommand() *cli.Command {
 	}
 	return &cli.Command{
 		Name:  "store",
-		Usage: "inspect the blob store: stats, verify",
-		Description: "bs store stats counts the blobs and the bytes they take, and the compression ratio over the blobs " +
-			"whose size the store records (the zstd header for a plain local blob, object metadata for a remote one; " +
-			"an encrypted local blob's size is not known without decrypting it). It reads no blob data: one stat per " +
-			"blob; a blob whose file or metadata is damaged is counted as unreadable and the others are still counted. bs store verify reads every blob back and re-hashes it, bypassing --cache, prints each corrupt " +
-			"blob (and each it cannot decrypt) on standard output and exits 1 if there was any; on a terminal it " +
-			"shows its progress on standard error.",
+		Usage: "inspect and consolidate the blob store: stats, verify, list, cat, repack",
+		Description: "bs store stats counts the blobs and the bytes they take, how they are laid out (packs, index " +
+			"files, loose blobs) and the compression ratio over the blobs whose size the store records (every packed " +
+			"blob; a plain loose blob's zstd header; a remote loose blob's metadata; an encrypted local loose blob's " +
+			"size is not known without decrypting it). It reads no blob data: the indexes, and one stat per loose " +
+			"blob; a loose blob whose file or metadata is damaged is counted as unreadable and the others are still " +
+			"counted. bs store verify reads every blob back and re-hashes it, bypassing --cache: every copy in every " +
+			"pack, pack by pack, every index file whole, and the loose blobs; it prints each corrupt copy (naming its " +
+			"pack), each it cannot decrypt and each damaged index or pack trailer on standard output and exits 1 if " +
+			"there was any; on a terminal it shows its progress on standard error. bs store list prints every " +
+			"blob's digest (with --long, where each copy is: its pack and offset, or loose). bs store cat DIGEST " +
+			"writes a blob's bytes to standard output. bs store repack merges small packs into packs of up to 16 MiB " +
+			"and moves loose blobs into packs, with one index in place of the old ones; it takes no lock, so filters " +
+			"may write to the store meanwhile. See docs/store.md for the layout.",
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return usagef(msgStoreCommand, c.Args().First())
@@ -112,28 +120,58 @@ func storeCommand() *cli.Command {
 		Subcommands: withUsageErrors(
 			&cli.Command{
 				Name:   "stats",
-				Usage:  "blob count, bytes stored, compression ratio",
-				Flags:  flags(&cli.BoolFlag{Name: "json", Usage: "print a JSON object: store, blobs, stored_bytes, data_bytes, sized_blobs, unreadable, compression_ratio"}),
+				Usage:  "blob count, bytes stored, layout, compression ratio",
+				Flags:  flags(&cli.BoolFlag{Name: "json", Usage: "print a JSON object: store, blobs, stored_bytes, data_bytes, sized_blobs, unreadable, packed_blobs, loose_blobs, packs, pack_bytes, indexes, extra_copies, compression_ratio"}),
 				Action: runStoreStats,
 			},
 			&cli.Command{
 				Name:   "verify",
 				Usage:  "re-hash every blob and report the corrupt ones",
-				Flags:  flags(&cli.BoolFlag{Name: "json", Usage: "print a JSON object per problem blob and one summary object"}),
+				Flags:  flags(&cli.BoolFlag{Name: "json", Usage: "print a JSON object per problem and one summary object"}),
 				Action: runStoreVerify,
+			},
+			&cli.Command{
+				Name:  "list",
+				Usage: "print the digest of every blob",
+				Flags: flags(
+					&cli.BoolFlag{Name: "long", Aliases: []string{"l"}, Usage: "also print where each copy is: pack ID and offset, or loose; its stored and data bytes"},
+					&cli.BoolFlag{Name: "json", Usage: "print a JSON object per blob: blob, copies"},
+				),
+				Action: runStoreList,
+			},
+			&cli.Command{
+				Name:      "cat",
+				Usage:     "write a blob's bytes to standard output",
+				ArgsUsage: "sha256:DIGEST",
+				Flags:     flags(),
+				Action:    runStoreCat,
+			},
+			&cli.Command{
+				Name:  "repack",
+				Usage: "merge small packs and pack loose blobs",
+				Flags: flags(
+					&cli.StringFlag{Name: "small", Value: "8M", Usage: "merge the packs smaller than `SIZE` (suffixes K, M, G)"},
+					&cli.BoolFlag{Name: "dry-run", Usage: "say what would be done and change nothing"},
+					&cli.BoolFlag{Name: "json", Usage: "print the report as one JSON object"},
+				),
+				Action: runStoreRepack,
 			},
 		),
 	}
 }
 
-// parseStore gives a store subcommand its ui, logger and store options.
-func parseStore(c *cli.Context) (*common, error) {
+// parseStore gives a store subcommand its ui, logger and store options;
+// args is how many arguments it takes.
+func parseStore(c *cli.Context, args int) (*common, error) {
 	cm, err := parseLogLevel(c)
 	if err != nil {
 		return nil, err
 	}
-	if c.NArg() > 0 {
-		return nil, usagef(msgStoreArgs)
+	if c.NArg() != args {
+		if args == 0 {
+			return nil, usagef(msgStoreArgs, c.Command.Name)
+		}
+		return nil, usagef(msgStoreCatArgs)
 	}
 	if c.Int("jobs") < 1 {
 		return nil, usagef(msgJobs)
@@ -164,7 +202,7 @@ func openExisting(cm *common, noStore string) (blobstore.Store, error) {
 }
 
 func runStoreStats(c *cli.Context) error {
-	cm, err := parseStore(c)
+	cm, err := parseStore(c, 0)
 	if err != nil {
 		return err
 	}
@@ -200,6 +238,8 @@ func runStoreStats(c *cli.Context) error {
 	if sum.Unreadable > 0 {
 		fmt.Fprintf(w, "unreadable   %d blobs\n", sum.Unreadable)
 	}
+	fmt.Fprintf(w, "packed       %d blobs in %d packs (%d bytes), %d index files, %d extra copies\n", sum.Packed, sum.Packs, sum.PackBytes, sum.Indexes, sum.Copies)
+	fmt.Fprintf(w, "loose        %d blobs\n", sum.Loose)
 	warnUnreadable(cm, sum)
 	return nil
 }
@@ -214,7 +254,7 @@ func warnUnreadable(cm *common, sum blobstore.Summary) {
 func round2(f float64) float64 { return float64(int64(f*100+0.5)) / 100 }
 
 func runStoreVerify(c *cli.Context) error {
-	cm, err := parseStore(c)
+	cm, err := parseStore(c, 0)
 	if err != nil {
 		return err
 	}
@@ -227,17 +267,32 @@ func runStoreVerify(c *cli.Context) error {
 	asJSON := c.Bool("json")
 	opt := blobstore.VerifyOptions{Workers: c.Int("jobs")}
 	opt.OnProblem = func(p blobstore.Problem) {
+		kind := "corrupt"
+		switch {
+		case p.Digest == blobstore.Digest{}:
+			kind = "damaged"
+		case !isCorrupt(p.Err):
+			kind = "undecryptable"
+		}
 		if asJSON {
-			kind := "corrupt"
-			if !isCorrupt(p.Err) {
-				kind = "undecryptable"
+			m := map[string]string{"problem": kind, "error": p.Err.Error()}
+			for k, v := range map[string]string{"blob": digestOrEmpty(p.Digest), "pack": p.Pack, "index": p.Index} {
+				if v != "" {
+					m[k] = v
+				}
 			}
-			b, _ := json.Marshal(map[string]string{"blob": p.Digest.String(), "problem": kind, "error": p.Err.Error()})
+			b, _ := json.Marshal(m)
 			fmt.Fprintf(w, "%s\n", b)
+			return
+		}
+		if p.Pack != "" && kind != "damaged" {
+			fmt.Fprintf(w, "%v (in pack %s)\n", p.Err, p.Pack)
 		} else {
 			fmt.Fprintln(w, p.Err)
 		}
 	}
+	// On a terminal, progress: the count only ever grows (Verify reports
+	// it in order), and the line is cleared at the end.
 	tty := isTerminal(c.App.ErrWriter)
 	if tty {
 		opt.Progress = func(done, total int64) {
@@ -246,7 +301,7 @@ func runStoreVerify(c *cli.Context) error {
 	}
 	res, err := blobstore.Verify(c.Context, s, opt)
 	if tty {
-		fmt.Fprintln(c.App.ErrWriter)
+		fmt.Fprint(c.App.ErrWriter, "\r\033[K")
 	}
 	if err != nil {
 		return err
@@ -255,16 +310,160 @@ func runStoreVerify(c *cli.Context) error {
 		b, _ := json.Marshal(res)
 		fmt.Fprintf(w, "%s\n", b)
 	} else {
-		fmt.Fprintf(w, "checked %d blobs: %d corrupt, %d undecryptable\n", res.Checked, res.Corrupt, res.Undecryptable)
+		fmt.Fprintf(w, "checked %d blobs: %d corrupt, %d undecryptable", res.Checked, res.Corrupt, res.Undecryptable)
+		if res.Damaged > 0 {
+			fmt.Fprintf(w, ", %d damaged index files or pack trailers", res.Damaged)
+		}
+		fmt.Fprintln(w)
+	}
+	if res.Damaged > 0 {
+		cm.ui.errorf("store verify", msgVerifyDamaged, res.Damaged, cm.storeDir)
 	}
 	if res.Corrupt > 0 || res.Undecryptable > 0 {
 		cm.ui.errorf("store verify", msgVerifyFailed, res.Corrupt, res.Undecryptable, cm.storeDir)
+	}
+	if res.Corrupt > 0 || res.Undecryptable > 0 || res.Damaged > 0 {
 		if res.Undecryptable > 0 {
 			cm.ui.hintf(hintNoIdentity)
 		}
 		return &reported{code: exitFailure}
 	}
 	return nil
+}
+
+// digestOrEmpty is d's string, or "" for the zero digest (a problem of
+// an index or a pack trailer, not of a blob).
+func digestOrEmpty(d blobstore.Digest) string {
+	if d == (blobstore.Digest{}) {
+		return ""
+	}
+	return d.String()
+}
+
+func runStoreList(c *cli.Context) error {
+	cm, err := parseStore(c, 0)
+	if err != nil {
+		return err
+	}
+	cm.storeOpt.CacheDir = ""
+	s, err := openExisting(cm, msgNoStore)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriterSize(c.App.Writer, 64<<10)
+	defer w.Flush()
+	long, asJSON := c.Bool("long"), c.Bool("json")
+	return s.List(c.Context, func(d blobstore.Digest) error {
+		if !long && !asJSON {
+			_, err := fmt.Fprintln(w, d)
+			return err
+		}
+		copies, err := blobstore.Locate(c.Context, s, d)
+		if errors.Is(err, blobstore.ErrNotFound) {
+			return nil // deleted since it was listed
+		}
+		if err != nil && !isCorrupt(err) {
+			return err
+		}
+		if asJSON {
+			b, _ := json.Marshal(struct {
+				Blob   string           `json:"blob"`
+				Copies []blobstore.Copy `json:"copies"`
+			}{d.String(), copies})
+			_, err = fmt.Fprintf(w, "%s\n", b)
+			return err
+		}
+		for _, cp := range copies {
+			where := "loose"
+			if cp.Pack != "" {
+				where = fmt.Sprintf("pack %s @%d", cp.Pack, cp.Offset)
+			}
+			size := "?"
+			if cp.Size >= 0 {
+				size = strconv.FormatInt(cp.Size, 10)
+			}
+			if _, err := fmt.Fprintf(w, "%s %d %s %s\n", d, cp.Stored, size, where); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func runStoreCat(c *cli.Context) error {
+	cm, err := parseStore(c, 1)
+	if err != nil {
+		return err
+	}
+	d, err := blobstore.ParseDigest(c.Args().First())
+	if err != nil {
+		return usagef("%v", err)
+	}
+	s, err := openExisting(cm, msgNoStore)
+	if err != nil {
+		return err
+	}
+	data, err := s.Get(c.Context, d)
+	if err != nil {
+		return err
+	}
+	_, err = c.App.Writer.Write(data)
+	return err
+}
+
+func runStoreRepack(c *cli.Context) error {
+	cm, err := parseStore(c, 0)
+	if err != nil {
+		return err
+	}
+	small, err := parseByteSize(c.String("small"))
+	if err != nil || small <= 0 {
+		return usagef(msgRepackSmall, c.String("small"))
+	}
+	cm.storeOpt.CacheDir = ""
+	s, err := openExisting(cm, msgNoStore)
+	if err != nil {
+		return err
+	}
+	pk, ok := s.(blobstore.Packer)
+	if !ok {
+		return fmt.Errorf(msgRepackNoPacks, cm.storeDir)
+	}
+	opt := blobstore.RepackOptions{Small: small, DryRun: c.Bool("dry-run")}
+	stderr := c.App.ErrWriter
+	tty := isTerminal(stderr)
+	if tty {
+		opt.Progress = func(done, total int64) {
+			fmt.Fprintf(stderr, "\rbs: store repack: copied %d/%d MB", done>>20, total>>20)
+		}
+	}
+	res, err := pk.Repack(c.Context, opt)
+	if tty {
+		fmt.Fprint(stderr, "\r\033[K")
+	}
+	for _, p := range res.Damaged {
+		cm.ui.warnf(msgRepackDamaged, p.Err)
+	}
+	if err != nil {
+		return err
+	}
+	w := c.App.Writer
+	if c.Bool("json") {
+		b, _ := json.Marshal(struct {
+			DryRun bool `json:"dry_run"`
+			blobstore.RepackResult
+			Damaged int `json:"damaged"`
+		}{opt.DryRun, res, len(res.Damaged)})
+		_, err = fmt.Fprintf(w, "%s\n", b)
+		return err
+	}
+	verb := "repacked"
+	if opt.DryRun {
+		verb = "would repack"
+	}
+	_, err = fmt.Fprintf(w, "%s: %d small packs merged, %d loose blobs packed, %d packs indexed from their trailers; packs %d -> %d, index files %d -> 1, bytes %d -> %d\n",
+		verb, res.Merged, res.Loose, res.Reindexed, res.PacksBefore, res.PacksAfter, res.IndexBefore, res.BytesBefore, res.BytesAfter)
+	return err
 }
 
 func isCorrupt(err error) bool { return errors.Is(err, blobstore.ErrCorrupt) }

@@ -2,10 +2,15 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"io/fs"
 	"net"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 	"gocloud.dev/blob"
@@ -59,26 +64,68 @@ func cmdDeadport(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Setenv(args[0], addr)
 }
 
-// damage STORE DIGEST: overwrites blob DIGEST in the store (a directory
-// or a URL) with bytes that are not a blob, behind the store's back.
+// damage STORE DIGEST: damages every copy of blob DIGEST in the store (a
+// directory or a URL) behind the store's back: a loose one is overwritten
+// with bytes that are not a blob; in a pack, one byte in the middle of the
+// blob's stored form is flipped, leaving the other blobs of the pack as
+// they were.
 func cmdDamage(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) != 2 {
 		ts.Fatalf("usage: damage STORE sha256:HEX")
 	}
 	d, err := blobstore.ParseDigest(args[1])
 	ts.Check(err)
+	ctx := context.Background()
+	copies := locate(ts, args[0], d)
 	h := d.Hex()
-	key := "blobs/sha256/" + h[:2] + "/" + h[2:]
-	junk := []byte("this is not what was stored")
-	if !blobstore.IsURL(args[0]) {
-		ts.Check(os.WriteFile(ts.MkAbs(args[0])+"/"+key, junk, 0o600))
+	for _, c := range copies {
+		key := "blobs/sha256/" + h[:2] + "/" + h[2:]
+		if c.Pack != "" {
+			key = "packs/" + c.Pack + ".pack"
+		}
+		damageObject(ts, ctx, args[0], key, func(b []byte) []byte {
+			if c.Pack == "" {
+				return []byte("this is not what was stored")
+			}
+			b[c.Offset+c.Stored/2] ^= 0x55
+			return b
+		})
+	}
+}
+
+// locate is where the copies of d are in the store spec.
+func locate(ts *testscript.TestScript, spec string, d blobstore.Digest) []blobstore.Copy {
+	ctx := context.Background()
+	if !blobstore.IsURL(spec) {
+		spec = ts.MkAbs(spec)
+	}
+	s, err := blobstore.Open(ctx, spec, blobstore.OpenOptions{MustExist: true, IndexCache: ts.MkAbs("damage-index-cache")})
+	ts.Check(err)
+	copies, err := blobstore.Locate(ctx, s, d)
+	if err != nil {
+		ts.Fatalf("locate %s: %v", d, err)
+	}
+	return copies
+}
+
+// damageObject rewrites the file or object key of store spec with what
+// change makes of its bytes, reaching it through gocloud directly, as
+// another tool would.
+func damageObject(ts *testscript.TestScript, ctx context.Context, spec, key string, change func([]byte) []byte) {
+	if !blobstore.IsURL(spec) {
+		p := filepath.Join(ts.MkAbs(spec), filepath.FromSlash(key))
+		b, err := os.ReadFile(p)
+		ts.Check(err)
+		ts.Check(os.WriteFile(p, change(b), 0o600))
 		return
 	}
-	// Reach the object through gocloud directly, as another tool would.
-	u, err := url.Parse(args[0])
+	u, err := url.Parse(spec)
 	ts.Check(err)
 	if u.Scheme == "file" {
-		ts.Check(os.WriteFile(u.Path+"/"+key, junk, 0o600))
+		p := filepath.Join(u.Path, filepath.FromSlash(key))
+		b, err := os.ReadFile(p)
+		ts.Check(err)
+		ts.Check(os.WriteFile(p, change(b), 0o600))
 		return
 	}
 	q := u.Query()
@@ -87,17 +134,77 @@ func cmdDamage(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	prefix := strings.Trim(u.Path, "/")
 	u.Path, u.RawQuery = "", q.Encode()
-	ctx := context.Background()
 	b, err := blob.OpenBucket(ctx, u.String())
 	ts.Check(err)
 	defer b.Close()
 	if prefix != "" {
 		key = prefix + "/" + key
 	}
-	ok, err := b.Exists(ctx, key)
-	ts.Check(err)
-	if !ok {
-		ts.Fatalf("no object %s in %s", key, args[0])
+	data, err := b.ReadAll(ctx, key)
+	if err != nil {
+		ts.Fatalf("no object %s in %s: %v", key, spec, err)
 	}
-	ts.Check(b.WriteAll(ctx, key, junk, nil))
+	ts.Check(b.WriteAll(ctx, key, change(data), nil))
+}
+
+// cptree SRC DST: copies the directory tree SRC to DST, as a store keeps
+// it: directories 0700, files 0600.
+func cmdCptree(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: cptree SRC DST")
+	}
+	src, dst := ts.MkAbs(args[0]), ts.MkAbs(args[1])
+	ts.Check(filepath.WalkDir(src, func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		to := filepath.Join(dst, rel)
+		if e.IsDir() {
+			return os.MkdirAll(to, 0o700)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(to, b, 0o600)
+	}))
+}
+
+// agestore DIR DURATION: makes every blob of the local store in DIR look
+// written DURATION earlier: loose files' times, and the time of every
+// record of every index file, as docs/store.md lays them out (the index's
+// checksum recomputed).
+func cmdAgestore(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: agestore DIR DURATION")
+	}
+	dir := ts.MkAbs(args[0])
+	by, err := time.ParseDuration(args[1])
+	ts.Check(err)
+	ts.Check(filepath.WalkDir(filepath.Join(dir, "blobs"), func(p string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() {
+			return err
+		}
+		fi, err := e.Info()
+		if err != nil {
+			return err
+		}
+		return os.Chtimes(p, time.Time{}, fi.ModTime().Add(-by))
+	}))
+	idx, _ := filepath.Glob(filepath.Join(dir, "index", "*.idx"))
+	for _, p := range idx {
+		b, err := os.ReadFile(p)
+		ts.Check(err)
+		packs := int(binary.LittleEndian.Uint32(b[8:]))
+		n := int(binary.LittleEndian.Uint32(b[12:]))
+		recs := 16 + 1024 + 16*packs
+		for i := 0; i < n; i++ {
+			t := b[recs+56*i+48:]
+			binary.LittleEndian.PutUint64(t, uint64(int64(binary.LittleEndian.Uint64(t))-by.Nanoseconds()))
+		}
+		sum := sha256.Sum256(b[:len(b)-32])
+		copy(b[len(b)-32:], sum[:])
+		ts.Check(os.WriteFile(p, b, 0o600))
+	}
 }

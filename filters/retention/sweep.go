@@ -31,6 +31,10 @@ type SweepOptions struct {
 	Cutoff  time.Time
 	DryRun  bool // list what would go, delete nothing
 	Workers int  // concurrent Stat and Delete calls (default 16)
+	// RewriteAbove: in a store that keeps packs, a pack whose share of
+	// unreferenced old bytes is above it is rewritten without them (0:
+	// blobstore.DefaultRewriteAbove); one holding nothing else goes.
+	RewriteAbove float64
 	// Progress, if set, is told how far each phase got: "list" counts
 	// the blobs listed (total unknown, -1), "sweep" the unmarked blobs
 	// looked at out of total.
@@ -44,6 +48,22 @@ type SweepResult struct {
 	Recent     int    // unmarked, but written at or after the cutoff: kept
 	Removed    []Item // deleted (or, under DryRun, to be), sorted by name
 	Bytes      int64  // their stored size
+	// Packs is what the sweep did to the packs of a store that keeps them.
+	Packs *PackSweep
+}
+
+// PackSweep is what a sweep did to the packs of a store that keeps them.
+type PackSweep struct {
+	Deleted   int   `json:"deleted"`   // packs that held nothing referenced or recent
+	Rewritten int   `json:"rewritten"` // packs rewritten without their unreferenced blobs
+	Freed     int64 `json:"freed"`     // bytes of packs and loose files deleted, less those written
+	// LeftBlobs and LeftBytes are the unreferenced old blobs left in packs
+	// whose unreferenced share is below the threshold.
+	LeftBlobs int   `json:"left_blobs"`
+	LeftBytes int64 `json:"left_bytes"`
+	// Damaged counts copies that did not read back intact: their packs
+	// were left as they are (bs store verify names them).
+	Damaged int `json:"damaged"`
 }
 
 // Sweep deletes the blobs of store that marks does not reference and that
@@ -53,7 +73,16 @@ type SweepResult struct {
 // blobstore.BatchDeleter deletes without a sync per blob and syncs once at
 // the end. Failures to delete one blob do not stop the others; they are
 // returned, joined, at the end.
+//
+// A store that keeps packs (a blobstore.Packer) is pruned by packs
+// instead (see blobstore.PruneOptions): a pack holding nothing referenced
+// or recent is deleted, one whose unreferenced share is above
+// opt.RewriteAbove is rewritten without those blobs, and a packed copy is
+// kept at least twice the store's grace period, whatever the cutoff.
 func Sweep(ctx context.Context, store blobstore.Store, marks *Marks, opt SweepOptions) (SweepResult, error) {
+	if pk, ok := store.(blobstore.Packer); ok {
+		return sweepPacks(ctx, pk, marks, opt)
+	}
 	var res SweepResult
 	workers := opt.Workers
 	if workers < 1 {
@@ -150,6 +179,18 @@ func Sweep(ctx context.Context, store blobstore.Store, marks *Marks, opt SweepOp
 		errs = append([]error{err}, errs...)
 	}
 	return res, errors.Join(errs...)
+}
+
+// sweepPacks is Sweep over a store that keeps packs.
+func sweepPacks(ctx context.Context, store blobstore.Packer, marks *Marks, opt SweepOptions) (SweepResult, error) {
+	pr, err := store.Prune(ctx, blobstore.PruneOptions{Keep: marks.Blob, Cutoff: opt.Cutoff, RewriteAbove: opt.RewriteAbove, DryRun: opt.DryRun, Progress: opt.Progress})
+	res := SweepResult{Listed: pr.Listed, Referenced: pr.Referenced, Recent: pr.Recent, Bytes: pr.Bytes,
+		Packs: &PackSweep{Deleted: pr.PacksDeleted, Rewritten: pr.PacksRewritten, Freed: pr.Freed,
+			LeftBlobs: pr.LeftDead, LeftBytes: pr.LeftDeadBytes, Damaged: len(pr.Damaged)}}
+	for _, r := range pr.Removed {
+		res.Removed = append(res.Removed, Item{Name: r.Digest.String(), Bytes: r.Bytes})
+	}
+	return res, err
 }
 
 // Holders deletes the holder files (<id>.jsonl, as bs archive --holders
