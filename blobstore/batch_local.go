@@ -32,13 +32,16 @@ func (l *Local) PutPending(ctx context.Context, d Digest, data []byte) error {
 	if l.packs.isPending(d) {
 		return nil
 	}
-	stored, err := l.newForm(ctx, d, data)
+	buf := getBuf()
+	defer putBuf(buf)
+	stored, err := l.newForm(ctx, d, data, (*buf)[:0])
 	if err != nil {
 		return fmt.Errorf("put blob %s: %w", d, err)
 	}
 	if stored == nil {
 		return nil // stored already
 	}
+	*buf = stored // add copies it; the buffer goes back to the pool
 	return l.packs.add(d, stored, len(data))
 }
 
@@ -55,6 +58,7 @@ func (l *Local) Commit(ctx context.Context) error {
 // visible, a second sync makes the renames durable, and only then are
 // they marked 0600 (see Put for what that mode promises).
 func (l *Local) writeLoose(ctx context.Context, blobs []looseBlob) error {
+	l.looseSeen.Store(looseSome)
 	batch := make([]pendingBlob, 0, len(blobs))
 	fail := func(err error, from int) error {
 		for _, p := range batch[from:] {

@@ -100,6 +100,9 @@ type Local struct {
 	// packs holds the packed blobs, in lp.
 	packs *packs
 	lp    *localPacks
+	// looseSeen is whether the store holds loose blobs, once looked at
+	// (mayHaveLoose).
+	looseSeen atomic.Int32
 
 	// shardReady[i] records that this process has run ensureShard for
 	// shard directory %02x(i), so Put need not repeat that work.
@@ -234,7 +237,7 @@ func (l *Local) Put(ctx context.Context, data []byte) (Digest, error) {
 	}
 	d := Sum(data)
 	shard, name := l.paths(d)
-	compressed, err := l.newForm(ctx, d, data)
+	compressed, err := l.newForm(ctx, d, data, nil)
 	if err != nil {
 		return Digest{}, fmt.Errorf("put blob %s: %w", d, err)
 	}
@@ -246,6 +249,7 @@ func (l *Local) Put(ctx context.Context, data []byte) (Digest, error) {
 	if err := ctx.Err(); err != nil {
 		return Digest{}, err
 	}
+	l.looseSeen.Store(looseSome)
 	if err := l.ensureShard(d[0], shard); err != nil {
 		return Digest{}, fmt.Errorf("put blob %s: %w", d, err)
 	}
@@ -255,34 +259,67 @@ func (l *Local) Put(ctx context.Context, data []byte) (Digest, error) {
 	return d, nil
 }
 
-// newForm returns what a Put of data (blob d) writes, or nil when a copy
-// already stored serves: a packed one younger than the grace period that
-// reads back as data (packs.reuse), or a loose file (storedForm).
-func (l *Local) newForm(ctx context.Context, d Digest, data []byte) ([]byte, error) {
+// newForm returns what a Put of data (blob d) writes, appended to dst:
+// its compressed and, for an encrypting store, sealed form; or nil when a
+// copy already stored serves: a packed one younger than the grace period
+// that reads back as data (packs.reuse), or a loose file (looseServes).
+func (l *Local) newForm(ctx context.Context, d Digest, data, dst []byte) ([]byte, error) {
 	if ok, err := l.packs.reuse(ctx, d, data); err != nil || ok {
 		return nil, err
 	}
-	shard, name := l.paths(d)
-	return l.storedForm(ctx, d, data, shard, name)
+	if l.mayHaveLoose() {
+		shard, name := l.paths(d)
+		if keep, err := l.looseServes(ctx, d, data, shard, name); err != nil || keep {
+			return nil, err
+		}
+	}
+	return l.crypt.seal(l.enc.EncodeAll(data, dst))
 }
 
-// storedForm returns what a Put of data (blob d, file name in shard)
-// writes: its compressed and, for an encrypting store, sealed form; or nil
-// when the blob file already in place serves (see keepExisting).
-func (l *Local) storedForm(ctx context.Context, d Digest, data []byte, shard, name string) ([]byte, error) {
+// mayHaveLoose reports whether the store may hold loose blobs: a store
+// made since packs has none until a small commit or a Put writes one, and
+// then looking for each value's file would cost a failed stat per value
+// (a fifth of bs extract's system time). It looks once per process; a
+// loose blob another process writes later is at worst stored again, in a
+// pack.
+func (l *Local) mayHaveLoose() bool {
+	switch l.looseSeen.Load() {
+	case looseNone:
+		return false
+	case looseSome:
+		return true
+	}
+	entries, err := readDir(l.root)
+	some := err != nil || len(entries) > 0
+	if some {
+		l.looseSeen.Store(looseSome)
+	} else {
+		l.looseSeen.CompareAndSwap(looseUnknown, looseNone)
+	}
+	return some || l.looseSeen.Load() == looseSome
+}
+
+// The states of Local.looseSeen.
+const (
+	looseUnknown = iota
+	looseNone
+	looseSome
+)
+
+// looseServes reports whether the loose file of blob d (name, in shard)
+// serves a Put of data, so that nothing need be written (see
+// keepExisting).
+func (l *Local) looseServes(ctx context.Context, d Digest, data []byte, shard, name string) (bool, error) {
 	fi, err := os.Lstat(name)
 	switch {
 	case err == nil && fi.Mode().IsRegular():
-		keep, err := l.keepExisting(ctx, d, data, shard, name, fi)
-		if err != nil || keep {
-			return nil, err
-		}
+		return l.keepExisting(ctx, d, data, shard, name, fi)
 	case err == nil:
-		return nil, fmt.Errorf("%s is not a regular file", name)
+		return false, fmt.Errorf("%s is not a regular file", name)
 	case !errors.Is(err, fs.ErrNotExist):
-		return nil, err
+		return false, err
 	}
-	return l.crypt.seal(l.enc.EncodeAll(data, nil))
+	return false, nil
 }
 
 // keepExisting decides what a Put does with the blob file it found in

@@ -2,6 +2,7 @@ package blobstore
 
 import (
 	"bufio"
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -45,11 +46,22 @@ type packBackend interface {
 	listPacks(ctx context.Context, fn func(packFile) error) error
 	deletePack(ctx context.Context, id packID) error
 	deleteIndex(ctx context.Context, id packID) error
+	// publishBatch makes a commit's packs, then its index, durable and
+	// visible under their ids: every file's content durable before any
+	// name is visible, the names durable before it returns. It closes the
+	// files, and removes those it does not publish.
+	publishBatch(ctx context.Context, packs []tempFile, index tempFile) error
 	// syncNames makes durable every name created, renamed or removed so
 	// far, by this process or another.
 	syncNames(ctx context.Context) error
 	// where names the backend in messages.
 	where() string
+}
+
+// tempFile is a complete pack or index in a temp file, and its id.
+type tempFile struct {
+	id packID
+	f  *os.File
 }
 
 // packFile describes a pack as the backend lists it.
@@ -342,7 +354,7 @@ func (p *packs) isPending(d Digest) bool {
 
 // add appends blob d's stored form (size bytes of data) to the pack being
 // built, visible at the next commit. A blob already pending is not added
-// again.
+// again. stored is copied: the caller may reuse it.
 func (p *packs) add(d Digest, stored []byte, size int) error {
 	e := entry{d: d, length: uint32(len(stored)), size: uint32(size), sealed: isEncrypted(stored), time: time.Now().UnixNano()}
 	p.mu.Lock()
@@ -356,7 +368,7 @@ func (p *packs) add(d Digest, stored []byte, size int) error {
 		p.cur = b
 	}
 	if b.f == nil && len(b.entries) < p.looseMax && b.memSize+len(stored) <= looseMem {
-		b.mem = append(b.mem, stored)
+		b.mem = append(b.mem, bytes.Clone(stored))
 		b.memSize += len(stored)
 		b.entries = append(b.entries, e)
 		p.pending[d] = struct{}{}
@@ -473,7 +485,8 @@ func (p *packs) commit(ctx context.Context) (err error) {
 		return nil
 	}
 	var all []entry
-	for _, b := range batch {
+	temps := make([]tempFile, len(batch))
+	for i, b := range batch {
 		if err := p.spill(b); err != nil {
 			return err
 		}
@@ -481,18 +494,23 @@ func (p *packs) commit(ctx context.Context) (err error) {
 			return err
 		}
 		all = append(all, b.entries...)
+		temps[i] = tempFile{b.id, b.f}
 	}
-	for i, b := range batch {
-		if err := p.be.publishPack(ctx, b.id, b.f); err != nil {
-			batch = batch[i+1:]
-			return err
-		}
-	}
-	batch = nil // published: nothing left to discard
-	if err := p.be.syncPacks(ctx); err != nil {
+	idx, err := p.be.createTemp()
+	if err != nil {
 		return err
 	}
-	f, err := p.writeIndex(ctx, encodeIndex(all))
+	if _, err := idx.Write(encodeIndex(all)); err != nil {
+		idx.Close()
+		os.Remove(idx.Name())
+		return err
+	}
+	id := newPackID()
+	batch = nil // publishBatch removes what it does not publish
+	if err := p.be.publishBatch(ctx, temps, tempFile{id, idx}); err != nil {
+		return err
+	}
+	f, err := p.be.loadIndex(ctx, id)
 	if err != nil {
 		return err
 	}

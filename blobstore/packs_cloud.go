@@ -198,6 +198,18 @@ func (cp *cloudPackStore) publishPack(ctx context.Context, id packID, f *os.File
 	return nil
 }
 
+// publishBatch uploads the packs, all at once, then the index, and keeps
+// the index in the cache.
+func (cp *cloudPackStore) publishBatch(ctx context.Context, packs []tempFile, index tempFile) error {
+	err := parallel(len(packs), func(i int) error { return cp.publishPack(ctx, packs[i].id, packs[i].f) })
+	if err != nil {
+		index.f.Close()
+		os.Remove(index.f.Name())
+		return err
+	}
+	return cp.publishIndex(ctx, index.id, index.f)
+}
+
 func (cp *cloudPackStore) syncPacks(ctx context.Context) error { return nil }
 func (cp *cloudPackStore) syncNames(ctx context.Context) error { return nil }
 
@@ -324,10 +336,13 @@ func (c *Cloud) PutPending(ctx context.Context, d Digest, data []byte) error {
 		}
 		return nil
 	}
-	stored, err := c.crypt.seal(c.enc.EncodeAll(data, nil))
+	buf := getBuf()
+	defer putBuf(buf)
+	stored, err := c.crypt.seal(c.enc.EncodeAll(data, (*buf)[:0]))
 	if err != nil {
 		return fmt.Errorf("put blob %s: %w", d, err)
 	}
+	*buf = stored // add copies it; the buffer goes back to the pool
 	return c.packs.add(d, stored, len(data))
 }
 

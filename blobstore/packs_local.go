@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -152,6 +153,53 @@ func (lp *localPacks) publishIndex(ctx context.Context, id packID, f *os.File) e
 		return err
 	}
 	return syncDir(lp.idir)
+}
+
+// publishBatch syncs the packs and the index, all at once, then renames
+// them into place and syncs packs/ and index/, both at once: two rounds
+// of syncs. The order of the renames does not matter: a writer that
+// relies on a blob it found through the index syncs both directories
+// before it releases a line naming the blob (see packs.relied), and a
+// crash before then can only leave an index naming a pack still under its
+// temp name, whose blobs read as missing, never as wrong, and which no
+// released line names.
+func (lp *localPacks) publishBatch(ctx context.Context, packs []tempFile, index tempFile) error {
+	all := append(slices.Clone(packs), index)
+	err := parallel(len(all), func(i int) error { return all[i].f.Sync() })
+	for _, t := range all {
+		if cerr := t.f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	for _, t := range packs {
+		if err == nil {
+			if err = os.Rename(t.f.Name(), lp.packPath(t.id)); err == nil {
+				continue
+			}
+		}
+		os.Remove(t.f.Name())
+	}
+	if err == nil {
+		err = os.Rename(index.f.Name(), lp.indexPath(index.id))
+	}
+	if err != nil {
+		os.Remove(index.f.Name())
+		return err
+	}
+	dirs := []string{lp.dir, lp.idir}
+	return parallel(len(dirs), func(i int) error { return syncDir(dirs[i]) })
+}
+
+// parallel runs fn(0) … fn(n-1) at once and returns the first error:
+// syncs of different files overlap on the device.
+func parallel(n int, fn func(int) error) error {
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { errs[i] = fn(i) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 func (lp *localPacks) readPack(ctx context.Context, id packID, off int64, n int, buf []byte) ([]byte, error) {
