@@ -42,10 +42,12 @@ func AgePacked(ctx context.Context, s Store, by time.Duration) error {
 			es = append(es, e)
 		}
 		g, err := p.writeIndex(ctx, encodeIndex(es))
+		if err == nil {
+			err = p.adopt(ctx, g, f.id)
+		}
 		if err != nil {
 			return err
 		}
-		p.addIndex(g, f.id)
 		if err := p.be.deleteIndex(ctx, f.id); err != nil {
 			return err
 		}

@@ -473,6 +473,9 @@ func (l *Local) Sealed(ctx context.Context, d Digest) (bool, error) {
 }
 
 func (l *Local) sealedLoose(ctx context.Context, d Digest) (bool, error) {
+	if !l.mayHaveLoose() {
+		return false, nil
+	}
 	_, name := l.paths(d)
 	f, err := os.Open(name)
 	if errors.Is(err, fs.ErrNotExist) {

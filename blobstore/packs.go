@@ -500,7 +500,8 @@ func (p *packs) commit(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	if _, err := idx.Write(encodeIndex(all)); err != nil {
+	content := encodeIndex(all)
+	if _, err := idx.Write(content); err != nil {
 		idx.Close()
 		os.Remove(idx.Name())
 		return err
@@ -510,7 +511,9 @@ func (p *packs) commit(ctx context.Context) (err error) {
 	if err := p.be.publishBatch(ctx, temps, tempFile{id, idx}); err != nil {
 		return err
 	}
-	f, err := p.be.loadIndex(ctx, id)
+	// Read from memory: another writer's compaction may already have
+	// merged the file into one of its own and deleted it.
+	f, err := parseIndex(id, content, nil)
 	if err != nil {
 		return err
 	}
@@ -536,14 +539,30 @@ func (p *packs) writeIndex(ctx context.Context, content []byte) (*idxFile, error
 }
 
 // publishIndex publishes a complete index temp file under a new id and
-// loads it.
+// loads it; nil (and no error) when it is gone already, merged by another
+// writer's compaction (see adopt).
 func (p *packs) publishIndex(ctx context.Context, tmp *os.File) (*idxFile, error) {
 	id := newPackID()
 	if err := p.be.publishIndex(ctx, id, tmp); err != nil {
 		os.Remove(tmp.Name())
 		return nil, err
 	}
-	return p.be.loadIndex(ctx, id)
+	f, err := p.be.loadIndex(ctx, id)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return f, err
+}
+
+// adopt makes index f, just written by this store, part of the snapshot
+// in place of the indexes drop; an f gone already (nil) means listing
+// them all again.
+func (p *packs) adopt(ctx context.Context, f *idxFile, drop ...packID) error {
+	if f == nil {
+		return p.refresh(ctx)
+	}
+	p.addIndex(f, drop...)
+	return nil
 }
 
 // Index files accumulate: every commit of more than looseMax blobs writes
@@ -585,7 +604,9 @@ func (p *packs) compact(ctx context.Context) error {
 	for i, g := range small {
 		ids[i] = g.id
 	}
-	p.addIndex(f, ids...)
+	if err := p.adopt(ctx, f, ids...); err != nil {
+		return err
+	}
 	var errs []error
 	for _, id := range ids {
 		if err := p.be.deleteIndex(ctx, id); err != nil && !errors.Is(err, fs.ErrNotExist) {

@@ -233,10 +233,12 @@ func (p *packs) drop(ctx context.Context, ds []Digest) ([]Digest, error) {
 	}
 	if len(sink.entries) > 0 {
 		f, err := p.writeIndex(ctx, encodeIndex(sink.entries))
+		if err == nil {
+			err = p.adopt(ctx, f)
+		}
 		if err != nil {
 			return nil, err
 		}
-		p.addIndex(f)
 	}
 	for _, id := range ids {
 		if err := p.be.deletePack(ctx, id); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -532,7 +534,9 @@ func (p *packs) commitPlan(ctx context.Context, pl *plan, fresh []entry) error {
 	for i, g := range pl.s.files {
 		old[i] = g.id
 	}
-	p.addIndex(f, old...)
+	if err := p.adopt(ctx, f, old...); err != nil {
+		return err
+	}
 	for _, id := range old {
 		if err := p.be.deleteIndex(ctx, id); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err

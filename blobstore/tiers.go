@@ -114,13 +114,16 @@ func (p *packs) stat(ctx context.Context, lt looseTier, d Digest) (Info, error) 
 	}
 }
 
-// sealed tells whether the newest copy of d is encrypted.
+// sealed tells whether the newest copy of d is encrypted, from the
+// indexes alone for a packed one (bs extract asks for every value it
+// moves, so no pack is looked at).
 func (p *packs) sealed(ctx context.Context, lt looseTier, d Digest) (bool, error) {
 	if err := ctx.Err(); err != nil {
 		return false, err
 	}
-	if e, ok, err := p.newest(ctx, d); err != nil || ok {
-		return e.sealed, err
+	es, err := p.copies(ctx, d)
+	if err != nil || len(es) > 0 {
+		return len(es) > 0 && es[0].sealed, err
 	}
 	return lt.sealedLoose(ctx, d)
 }
