@@ -16,7 +16,6 @@ import (
 
 	"github.com/bstools/bs/blobstore"
 	"github.com/bstools/bs/filters/archive"
-	"github.com/bstools/bs/filters/extract"
 	"github.com/bstools/bs/filters/index"
 	"github.com/bstools/bs/filters/roll"
 	"github.com/bstools/bs/filters/transcript"
@@ -337,9 +336,8 @@ func findHolder(ctx context.Context, store blobstore.Store, m archive.Marker, id
 
 // archived queues an index row for each entry of an archived turn.
 func (w *indexWriter) archived(session rowSession) func(archive.Indexed) {
-	moved := w.moved(session)
 	return func(e archive.Indexed) {
-		moved(extract.Moved{EntryID: e.EntryID, Blob: e.Blob, Kind: "entry", Tool: e.Tool, Time: e.Time}, e.Text)
+		w.addRaw(session.row(index.Row{EntryID: e.EntryID, Blob: e.Blob, Kind: "entry", Tool: e.Tool, Time: e.Time}), e.Text)
 	}
 }
 

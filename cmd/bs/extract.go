@@ -114,7 +114,7 @@ func runExtract(c *cli.Context) error {
 		if ix != nil {
 			var session rowSession
 			session, r = cm.indexSession(name, r)
-			o.OnMoved = ix.moved(session)
+			o.OnMoved = ix.moved(session, opt.Store)
 		}
 		res := resumableFrom(ctx)
 		if res != nil && res.from > 0 {

@@ -39,8 +39,9 @@ type indexWriter struct {
 	path  string // the index file
 	store string // the store every row's blob is in (index.Row.Store)
 	// chunks is the directory of the store, when it is a local one that
-	// does not encrypt: ingestion can then read a rolled entry's text
-	// from the chunk that holds it (queued), so the roll need not write
+	// does not encrypt: ingestion can then read a row's text from the
+	// blob that holds it (queued), a rolled entry's from its chunk and a
+	// moved value's from the value itself, so the filter need not write
 	// it all a second time. "" otherwise.
 	chunks string
 	f      *os.File
@@ -60,16 +61,19 @@ func openIndexWriter(c *cli.Context, cm *common) *indexWriter {
 	return w
 }
 
-// queued is a row as the queue holds it. A row of bs roll's whose chunk
-// is in a local store that does not encrypt leaves its text out: From
-// names the store's directory, and the entry's line is bytes [At, At+Len)
-// of the row's blob. Ingestion reads the text there, as bs index does
-// (roll.EntryText). Carrying it would double what a large roll writes.
+// queued is a row as the queue holds it. A row whose blob is in a local
+// store that does not encrypt leaves its text out, and From names the
+// store's directory: for bs roll's, the entry's line is bytes [At,
+// At+Len) of the row's blob (roll.EntryText reads its text); for a value
+// extract or trim moved (Value), the blob is the value, whose text
+// removedText reads, as bs index does. Carrying the text would double
+// what a large extract or roll writes.
 type queued struct {
 	index.Row
-	From string `json:",omitempty"`
-	At   int64  `json:",omitempty"`
-	Len  int    `json:",omitempty"`
+	From  string `json:",omitempty"`
+	At    int64  `json:",omitempty"`
+	Len   int    `json:",omitempty"`
+	Value bool   `json:",omitempty"`
 }
 
 // rowStore is the store a row names, so that a search hit's restore
@@ -98,7 +102,7 @@ func newIndexWriter(path string, u ui) *indexWriter {
 		w.fail(err)
 		return w
 	}
-	f, err := os.CreateTemp(dir, ".queue-*")
+	f, err := os.CreateTemp(dir, "."+queuePrefix+"*")
 	if err != nil {
 		w.fail(err)
 		return w
@@ -111,17 +115,21 @@ func newIndexWriter(path string, u ui) *indexWriter {
 // pendingDir holds row files not yet in the index at path.
 func pendingDir(path string) string { return path + ".pending" }
 
+// queuePrefix starts the name of the row files this bs writes.
+const queuePrefix = "blobrows-"
+
 // pendingFiles are the complete row files waiting for the index at path
 // (close gives a file this name once it is whole), oldest first: rows go
 // into the index in the order the filters made them, so that a later
 // roll's row of a whole entry comes after the rows of values extracted
 // from it before (index.Hit.Packed). Files named rows-* are from before
-// rows could leave their text in the store (queued): a bs of that time
-// (a long-running bs mcp) ingests only those, and cannot lose the text of
-// the others.
+// rows could leave their text in the store, queue-* from before a moved
+// value's row could (queued): a bs of either time (a long-running bs
+// mcp) ingests only the files it knows, and cannot lose the text of the
+// others.
 func pendingFiles(path string) []string {
 	var files []string
-	for _, pattern := range []string{"queue-*.jsonl", "rows-*.jsonl"} {
+	for _, pattern := range []string{queuePrefix + "*.jsonl", "queue-*.jsonl", "rows-*.jsonl"} {
 		f, _ := filepath.Glob(filepath.Join(pendingDir(path), pattern))
 		files = append(files, f...)
 	}
@@ -145,10 +153,40 @@ func (w *indexWriter) add(r index.Row) {
 	}
 }
 
-func (w *indexWriter) moved(session rowSession) func(extract.Moved, []byte) {
+// moved queues the row of each value extract or trim moves to store,
+// naming the blob that holds its text rather than carrying it where
+// ingestion can read it back (see queued): a local store that does not
+// encrypt, and a blob not already stored encrypted by an earlier run.
+func (w *indexWriter) moved(session rowSession, store blobstore.Store) func(extract.Moved, []byte) {
+	sealer, _ := store.(blobstore.Sealer)
 	return func(m extract.Moved, rawText []byte) {
-		w.addRaw(session.row(index.Row{EntryID: m.EntryID, Pointer: m.Pointer, Blob: m.Blob, Kind: m.Kind, Tool: m.Tool, Time: m.Time}), rawText)
+		if w == nil || w.enc == nil {
+			return
+		}
+		r := session.row(index.Row{EntryID: m.EntryID, Pointer: m.Pointer, Blob: m.Blob, Kind: m.Kind, Tool: m.Tool, Time: m.Time})
+		if w.chunks == "" || sealed(sealer, m.Blob) {
+			w.addRaw(r, rawText)
+			return
+		}
+		r.Store = w.store
+		if err := w.enc.Encode(queued{Row: r, From: w.chunks, Value: true}); err != nil {
+			w.abandon(err)
+		}
 	}
+}
+
+// sealed reports whether blob (its digest's string) is stored encrypted,
+// which only an identity reads; an error says so too, to be safe.
+func sealed(s blobstore.Sealer, blob string) bool {
+	if s == nil {
+		return false
+	}
+	d, err := blobstore.ParseDigest(blob)
+	if err != nil {
+		return true
+	}
+	ok, err := s.Sealed(context.Background(), d)
+	return ok || err != nil
 }
 
 // addRaw queues r with its text spliced in as the raw JSON string it was
@@ -439,6 +477,7 @@ type chunkTexts struct {
 	blob   string
 	data   []byte
 	failed map[string]bool // the chunks that could not be read, warned about
+	p      transcript.Parser
 }
 
 // text is the row's text. When its chunk cannot be read (deleted, damaged,
@@ -464,6 +503,9 @@ func (c *chunkTexts) text(q queued) (string, error) {
 			c.failed[q.Blob] = true
 			c.u.warnf(msgIndexChunk, q.Blob, q.From, err)
 		}
+	}
+	if q.Value {
+		return removedText(&c.p, c.data), nil
 	}
 	end := q.At + int64(q.Len)
 	if q.At < 0 || q.Len < 0 || end > int64(len(c.data)) {
@@ -713,15 +755,28 @@ func valueAt(e *transcript.Entry, ptr string) transcript.Value {
 	return transcript.Value{}
 }
 
-// removedText decodes a removed value for the index: a string's text, a
-// block's text or thinking, nothing for an image.
+// removedText decodes a removed value for the index: a string's text; a
+// block's text or thinking; the texts of an array of blocks (what bs trim
+// moves), one a line; nothing for an image.
 func removedText(p *transcript.Parser, raw []byte) string {
 	t, err := p.Parse(raw)
 	if err != nil {
 		return ""
 	}
-	if t.Nodes[0].Kind == '"' {
+	switch t.Nodes[0].Kind {
+	case '"':
 		return t.Str(0)
+	case '[':
+		var texts []string
+		t.Children(0, func(b, _ int) {
+			switch t.Str(t.Get(b, "type")) {
+			case "text", "input_text", "output_text":
+				if x := t.Get(b, "text"); x >= 0 && t.Nodes[x].Kind == '"' {
+					texts = append(texts, t.Str(x))
+				}
+			}
+		})
+		return strings.Join(texts, "\n")
 	}
 	for _, k := range []string{"thinking", "text"} {
 		if s := t.Str(t.Get(0, k)); s != "" {

@@ -97,7 +97,7 @@ func runTrim(c *cli.Context) error {
 		if ix != nil {
 			var session rowSession
 			session, r = cm.indexSession(name, r)
-			moved := ix.moved(session)
+			moved := ix.moved(session, opt.Store)
 			o.OnMoved = func(m trim.Moved, text []byte) {
 				moved(extract.Moved{Line: m.Line, EntryID: m.EntryID, Pointer: m.Pointer, Kind: "tool_result", Bytes: m.Bytes, Blob: m.Blob, Tool: m.Tool}, text)
 			}
