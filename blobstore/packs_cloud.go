@@ -29,6 +29,7 @@ type cloudPackStore struct {
 	// cache holds index files by name, and the temp files packs and
 	// indexes are built in; "" keeps indexes in memory (mem://).
 	cache string
+	ahead readahead
 }
 
 // DefaultIndexCache is where a store reached by URL keeps its index files
@@ -229,15 +230,33 @@ func (cp *cloudPackStore) publishIndex(ctx context.Context, id packID, f *os.Fil
 	return nil
 }
 
+// readPack reads through cp.ahead (see readahead), else with a ranged
+// GET of exactly the bytes asked for.
 func (cp *cloudPackStore) readPack(ctx context.Context, id packID, off int64, n int, buf []byte) ([]byte, error) {
+	window := func(ctx context.Context, off int64, n int) ([]byte, error) {
+		return cp.rangeRead(ctx, id, off, n, nil, false)
+	}
+	if out, ok, err := cp.ahead.read(ctx, id, off, n, buf, window); ok || err != nil {
+		return out, err
+	}
+	return cp.rangeRead(ctx, id, off, n, buf, true)
+}
+
+// rangeRead reads n bytes of pack id at off into buf, with one ranged
+// GET; all n of them when exact is set, else as many as the pack has.
+func (cp *cloudPackStore) rangeRead(ctx context.Context, id packID, off int64, n int, buf []byte, exact bool) ([]byte, error) {
 	buf = grow(buf, n)
+	got := 0
 	err := cp.c.retry.do(ctx, func(ctx context.Context) error {
 		r, err := cp.c.b.NewRangeReader(ctx, packKey(id), off, int64(n), nil)
 		if err != nil {
 			return err
 		}
 		defer r.Close()
-		_, err = io.ReadFull(r, buf)
+		got, err = io.ReadFull(r, buf)
+		if !exact && err == io.ErrUnexpectedEOF {
+			err = nil
+		}
 		return err
 	})
 	if isNotFound(err) {
@@ -246,7 +265,7 @@ func (cp *cloudPackStore) readPack(ctx context.Context, id packID, off int64, n 
 	if err != nil {
 		return nil, cp.c.cause(err)
 	}
-	return buf, nil
+	return buf[:got], nil
 }
 
 func (cp *cloudPackStore) statPack(ctx context.Context, id packID) (packFile, error) {
