@@ -2,13 +2,16 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/bstools/bs/blobstore"
 	"github.com/bstools/bs/blobstore/storetest"
 )
 
@@ -72,4 +75,62 @@ func BenchmarkExtractStore(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkRestoreID1M measures bs restore --id, in process (so without
+// the process's own start), on a local store of 1,000,000 blobs in packs,
+// written as extract writes them (PutPending, a commit every 20,000
+// blobs); then the same store after bs store repack. The target is at
+// most 20 ms a run beyond the process start: opening the store, mapping
+// its indexes, finding the blob and reading it. Building the store takes
+// about 20 s.
+func BenchmarkRestoreID1M(b *testing.B) {
+	const total, commitEvery = 1_000_000, 20_000
+	dir := filepath.Join(b.TempDir(), "store")
+	ctx := context.Background()
+	value := func(i int) []byte {
+		return fmt.Appendf(nil, `"tool output %d: total %d bytes in %d files, exit status %d"`, i, i*7919%100003, i%97, i%3)
+	}
+	s, err := blobstore.OpenLocal(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range total {
+		v := value(i)
+		if err := s.PutPending(ctx, blobstore.Sum(v), v); err != nil {
+			b.Fatal(err)
+		}
+		if i%commitEvery == commitEvery-1 {
+			if err := s.Commit(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	target := value(total / 2)
+	d := blobstore.Sum(target)
+	session := fmt.Appendf(nil, `{"type":"session","version":3,"id":"s","timestamp":"2026-03-08T12:00:00.000Z","cwd":"/tmp"}
+{"type":"message","id":"e1","parentId":null,"timestamp":"2026-03-08T12:00:01.000Z","message":{"role":"toolResult","toolCallId":"c1","toolName":"bash","content":[{"type":"text","text":"[[extracted-e1]]"}],"isError":false},"_extracted":{"/message/content/0/text":{"blob":"%s","bytes":%d}}}
+`, d, len(target))
+	restore := func(b *testing.B) {
+		sum, err := blobstore.Summarize(ctx, s, 2)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Logf("%d blobs in %d packs, %d index files", sum.Blobs, sum.Packs, sum.Indexes)
+		for b.Loop() {
+			var out, errb bytes.Buffer
+			code := run([]string{"bs", "restore", "--id", "e1", "--keys", "/message/content/0/text", "--store", dir, "--result", os.DevNull}, bytes.NewReader(session), &out, &errb)
+			if code != 0 {
+				b.Fatalf("exit %d: %s", code, errb.String())
+			}
+			if !bytes.Contains(out.Bytes(), target) {
+				b.Fatalf("restore gave back:\n%s\nwant the value %s", out.Bytes(), target)
+			}
+		}
+	}
+	b.Run("Packs", restore)
+	if _, err := s.Repack(ctx, blobstore.RepackOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("Repacked", restore)
 }
