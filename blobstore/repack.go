@@ -166,6 +166,64 @@ func (p *packs) copyOut(ctx context.Context, sink *packSink, id packID, es []ent
 	return bad, nil
 }
 
+// rescue looks, for blob d whose copy in pack bad does not read back, for
+// an intact copy elsewhere that will stay: in a pack the plan keeps, in
+// one it rewrites (then carried into sink), or loose. When there is one,
+// the damaged copy holds nothing worth keeping its pack for.
+func (p *packs) rescue(ctx context.Context, lt looseSweeper, pl *plan, sink *packSink, d Digest, bad packID) (bool, error) {
+	plain := getBuf()
+	defer putBuf(plain)
+	for _, e := range pl.s.lookup(d) {
+		if _, there := pl.present[e.pack]; !there || e.pack == bad {
+			continue
+		}
+		var buf []byte
+		stored, err := p.read(ctx, e, &buf)
+		if err == nil {
+			_, err = p.check(d, stored, plain)
+		}
+		if err != nil {
+			continue
+		}
+		if u := pl.use[e.pack]; u != nil && (u.rewrite || u.delete) && !u.damaged {
+			if err := sink.add(ctx, e, stored); err != nil {
+				return false, err
+			}
+		}
+		return true, nil
+	}
+	stored, _, err := lt.loadLoose(ctx, d)
+	if err == nil {
+		_, err = p.check(d, stored, plain)
+	}
+	return err == nil, nil
+}
+
+// salvage copies the copies es of pack id that read back intact into
+// sink (copyOut), and for each that does not, looks for an intact copy
+// elsewhere (rescue). The damaged copies none stands in for keep their
+// pack: it is marked damaged, and they are returned.
+func (p *packs) salvage(ctx context.Context, lt looseSweeper, pl *plan, sink *packSink, id packID, es []entry) ([]Problem, error) {
+	bad, err := p.copyOut(ctx, sink, id, es)
+	if err != nil {
+		return nil, err
+	}
+	var left []Problem
+	for _, pr := range bad {
+		ok, err := p.rescue(ctx, lt, pl, sink, pr.Digest, id)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			left = append(left, pr)
+		}
+	}
+	if len(left) > 0 {
+		pl.use[id].damaged = true
+	}
+	return left, nil
+}
+
 // check verifies a stored form against its digest and returns the size
 // of its data; a sealed one this store cannot open passes, of unknown
 // size (-1): it cannot be checked, and is copied as it is.
@@ -635,14 +693,11 @@ func (p *packs) repack(ctx context.Context, lt looseSweeper, opt RepackOptions) 
 	sink := &packSink{p: p}
 	defer sink.abort()
 	for _, id := range sortedIDs(carry) {
-		bad, err := p.copyOut(ctx, sink, id, carry[id])
+		bad, err := p.salvage(ctx, lt, pl, sink, id, carry[id])
 		if err != nil {
 			return res, err
 		}
-		if len(bad) > 0 {
-			pl.use[id].damaged = true
-			res.Damaged = append(res.Damaged, bad...)
-		}
+		res.Damaged = append(res.Damaged, bad...)
 		for _, e := range carry[id] {
 			progress(int64(e.length))
 		}
@@ -876,14 +931,11 @@ func (p *packs) sweep(ctx context.Context, lt looseSweeper, pl *plan, carry map[
 	sink := &packSink{p: p}
 	defer sink.abort()
 	for _, id := range sortedIDs(carry) {
-		bad, err := p.copyOut(ctx, sink, id, carry[id])
+		bad, err := p.salvage(ctx, lt, pl, sink, id, carry[id])
 		if err != nil {
 			return err
 		}
-		if len(bad) > 0 {
-			pl.use[id].damaged = true
-			res.Damaged = append(res.Damaged, bad...)
-		}
+		res.Damaged = append(res.Damaged, bad...)
 		done++
 		progress("sweep", done, total)
 	}
