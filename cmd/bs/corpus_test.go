@@ -2,10 +2,17 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"filippo.io/age"
+
+	"github.com/bstools/bs/blobstore"
+	"github.com/bstools/bs/blobstore/storetest"
 )
 
 // shrinkTargets are the corpus files that must come out of a default
@@ -95,5 +102,80 @@ func TestCorpusRoundTrip(t *testing.T) {
 		if !seen[name] {
 			t.Errorf("shrink target %s is not in the corpus", name)
 		}
+	}
+}
+
+// TestCorpusPackStores: every corpus file round-trips byte for byte
+// through extract, trim, archive and a forced roll into a store of packs,
+// local and on the S3 server (when one is configured), each with and
+// without encryption; and the stores hold their blobs in packs.
+func TestCorpusPackStores(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join(corpus(), "*", "*.jsonl"))
+	if len(files) == 0 {
+		t.Skip("corpus not present")
+	}
+	id, err := age.GenerateX25519Identity()
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := filepath.Join(t.TempDir(), "key.txt")
+	if err := os.WriteFile(key, []byte(id.String()+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	encrypt := []string{"--encrypt-to", id.Recipient().String(), "--identity", key}
+	type store struct {
+		name string
+		spec string
+		opts []string
+	}
+	stores := []store{{"Local", t.TempDir(), nil}, {"LocalEncrypted", t.TempDir(), encrypt}}
+	if srv, ok, err := storetest.S3FromEnv(); err != nil {
+		t.Fatal(err)
+	} else if ok {
+		stores = append(stores, store{"S3", srv.URL("bs-corpus"), nil}, store{"S3Encrypted", srv.URL("bs-corpus"), encrypt})
+	}
+	filters := [][]string{
+		{"extract", "--keep-recent", "0", "--min-length", "100"},
+		{"trim", "--context-window", "100", "--soft-max", "40", "--soft-head", "15", "--soft-tail", "15", "--keep-last-assistants", "1", "--hard-clear-ratio", "0.6", "--min-prunable-chars", "10"},
+		{"archive", "--keep-recent", "0", "--token-threshold", "1", "--tool-call-threshold", "1"},
+		{"roll", "--context-window", "1000", "--trigger", "0.01", "--target", "0.01"},
+	}
+	t.Setenv("XDG_STATE_HOME", t.TempDir()) // the search-index queue
+	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // a remote store's indexes
+	for _, st := range stores {
+		t.Run(st.name, func(t *testing.T) {
+			common := append([]string{"--store", st.spec}, st.opts...)
+			for _, f := range files {
+				in, err := os.ReadFile(f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, fl := range filters {
+					out, stderr, code := bs(t, in, append(append(slices.Clone(fl), "--no-index", "--log-level", "error"), common...)...)
+					if code != 0 {
+						t.Fatalf("%s %s: exit %d: %s", fl[0], filepath.Base(f), code, stderr)
+					}
+					back, stderr, code := bs(t, out, append([]string{"restore", "--all"}, common...)...)
+					if code != 0 {
+						t.Fatalf("%s %s | restore --all: exit %d: %s", fl[0], filepath.Base(f), code, stderr)
+					}
+					if !bytes.Equal(back, in) {
+						t.Fatalf("%s %s | restore --all differs from the input (%d vs %d bytes)", fl[0], filepath.Base(f), len(back), len(in))
+					}
+				}
+			}
+			stats, stderr, code := bs(t, nil, append([]string{"store", "stats", "--json"}, common...)...)
+			if code != 0 {
+				t.Fatalf("store stats: exit %d: %s", code, stderr)
+			}
+			var sum blobstore.Summary
+			if err := json.Unmarshal(stats, &sum); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%d blobs: %d packed in %d packs, %d index files; %d loose", sum.Blobs, sum.Packed, sum.Packs, sum.Indexes, sum.Loose)
+			if sum.Packed == 0 || sum.Packs == 0 || sum.Packed < sum.Loose {
+				t.Fatalf("store stats %+v: want most blobs in packs", sum)
+			}
+		})
 	}
 }
