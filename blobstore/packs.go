@@ -28,6 +28,9 @@ type packBackend interface {
 	loadIndex(ctx context.Context, id packID) (*idxFile, error)
 	// createTemp makes a private temp file to build a pack or index in.
 	createTemp() (*os.File, error)
+	// cleanTemps removes temp files an hour or more old: a crashed
+	// writer's (a live writer renames its own within moments).
+	cleanTemps()
 	// publishPack makes f, a complete pack file, pack id. It closes f.
 	// Its name need not be durable until syncPacks.
 	publishPack(ctx context.Context, id packID, f *os.File) error

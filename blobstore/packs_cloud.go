@@ -173,10 +173,16 @@ func (cp *cloudPackStore) createTemp() (*os.File, error) {
 		if err := mkdirAllPrivate(dir); err != nil {
 			dir = ""
 		} else {
-			removeStaleTemps(dir, time.Now().Add(-staleTempAge))
+			cp.cleanTemps()
 		}
 	}
 	return createPrivateTemp(dir)
+}
+
+func (cp *cloudPackStore) cleanTemps() {
+	if cp.cache != "" {
+		removeStaleTemps(cp.cache, time.Now().Add(-staleTempAge))
+	}
 }
 
 // upload sends the whole of temp file f as object key.
@@ -370,3 +376,7 @@ func (c *Cloud) PutPending(ctx context.Context, d Digest, data []byte) error {
 func (c *Cloud) Commit(ctx context.Context) error {
 	return c.packs.commit(ctx)
 }
+
+// cleanLooseTemps leaves the bucket's temp files to its driver (gocloud's
+// fileblob names its own, and an object store has none).
+func (c *Cloud) cleanLooseTemps() {}

@@ -100,10 +100,12 @@ func (lp *localPacks) ensureDirs() error {
 		lp.madeDirs.Store(true)
 	}
 	if !lp.swept.Swap(true) {
-		removeStaleTemps(lp.dir, time.Now().Add(-staleTempAge))
+		lp.cleanTemps()
 	}
 	return nil
 }
+
+func (lp *localPacks) cleanTemps() { removeStaleTemps(lp.dir, time.Now().Add(-staleTempAge)) }
 
 func (lp *localPacks) createTemp() (*os.File, error) {
 	if err := lp.ensureDirs(); err != nil {
@@ -334,3 +336,18 @@ func (l *Local) loadLoose(ctx context.Context, d Digest) ([]byte, Info, error) {
 }
 
 func (l *Local) syncLoose(ctx context.Context) error { return l.SyncDeletes(ctx) }
+
+// cleanLooseTemps removes the temp files crashed writers of loose blobs
+// left in the shards an hour or more ago.
+func (l *Local) cleanLooseTemps() {
+	shards, err := readDir(l.root)
+	if err != nil {
+		return
+	}
+	cutoff := time.Now().Add(-staleTempAge)
+	for _, sh := range shards {
+		if sh.IsDir() && isShardName(sh.Name()) {
+			removeStaleTemps(filepath.Join(l.root, sh.Name()), cutoff)
+		}
+	}
+}

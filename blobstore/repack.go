@@ -395,6 +395,8 @@ type looseSweeper interface {
 	// removeLoose deletes blob d's loose copy, durable after syncLoose.
 	removeLoose(ctx context.Context, d Digest) error
 	syncLoose(ctx context.Context) error
+	// cleanLooseTemps removes crashed writers' temp files an hour old.
+	cleanLooseTemps()
 }
 
 // plan is what a maintenance pass found: the packs, how much of each is
@@ -427,6 +429,9 @@ type packUse struct {
 // loose Info (nil if none), and returns whether the blob is dead; dead
 // copies count in packUse.dead.
 func (p *packs) survey(ctx context.Context, lt looseSweeper, judge func(d Digest, copies []entry, loose *Info) bool) (*plan, error) {
+	// What crashed writers left an hour ago or more goes first.
+	p.be.cleanTemps()
+	lt.cleanLooseTemps()
 	if err := p.refresh(ctx); err != nil {
 		return nil, err
 	}

@@ -172,30 +172,30 @@ func cmdCptree(ts *testscript.TestScript, neg bool, args []string) {
 }
 
 // agestore DIR DURATION: makes every blob of the local store in DIR look
-// written DURATION earlier: loose files' times, and the time of every
-// record of every index file, as docs/store.md lays them out (the index's
-// checksum recomputed).
+// written DURATION earlier (ageStore).
 func cmdAgestore(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) != 2 {
 		ts.Fatalf("usage: agestore DIR DURATION")
 	}
-	dir := ts.MkAbs(args[0])
 	by, err := time.ParseDuration(args[1])
 	ts.Check(err)
-	ts.Check(filepath.WalkDir(filepath.Join(dir, "blobs"), func(p string, e fs.DirEntry, err error) error {
-		if err != nil || e.IsDir() {
-			return err
-		}
-		fi, err := e.Info()
-		if err != nil {
-			return err
-		}
-		return os.Chtimes(p, time.Time{}, fi.ModTime().Add(-by))
-	}))
+	ts.Check(ageStore(ts.MkAbs(args[0]), by))
+}
+
+// ageStore makes every blob of the local store in dir look written by
+// earlier: loose files' times, and the time of every record of every
+// index file, as docs/store.md lays them out (the index's checksum
+// recomputed).
+func ageStore(dir string, by time.Duration) error {
+	if err := ageFiles(filepath.Join(dir, "blobs"), by); err != nil {
+		return err
+	}
 	idx, _ := filepath.Glob(filepath.Join(dir, "index", "*.idx"))
 	for _, p := range idx {
 		b, err := os.ReadFile(p)
-		ts.Check(err)
+		if err != nil {
+			return err
+		}
 		packs := int(binary.LittleEndian.Uint32(b[8:]))
 		n := int(binary.LittleEndian.Uint32(b[12:]))
 		recs := 16 + 1024 + 16*packs
@@ -205,6 +205,9 @@ func cmdAgestore(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		sum := sha256.Sum256(b[:len(b)-32])
 		copy(b[len(b)-32:], sum[:])
-		ts.Check(os.WriteFile(p, b, 0o600))
+		if err := os.WriteFile(p, b, 0o600); err != nil {
+			return err
+		}
 	}
+	return nil
 }
