@@ -6,8 +6,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
@@ -18,36 +16,52 @@ import (
 
 // BenchmarkPrune100k is prune-retention over a local store of 100,000
 // blobs: 50,000 referenced by 100 transcripts (some through roll chunks),
-// 25,000 unreferenced and recent, 25,000 unreferenced and past the
-// retention, which the sweep deletes. The target is under 5 s.
+// 25,000 unreferenced and past the retention, which the sweep deletes,
+// and 25,000 unreferenced and recent. The old ones share packs with the
+// referenced ones, a third of each pack, so the sweep rewrites those
+// packs. The target is under 5 s. The store's grace period is a
+// nanosecond, so that blobs written a moment before the cutoff count as
+// old.
 func BenchmarkPrune100k(b *testing.B) {
 	const total, sessions = 100_000, 100
 	ctx := context.Background()
-	old := time.Now().Add(-72 * time.Hour)
 	for b.Loop() {
 		b.StopTimer()
 		dir := b.TempDir()
-		store, err := blobstore.OpenLocal(dir)
+		s, err := blobstore.Open(ctx, dir, blobstore.OpenOptions{Grace: time.Nanosecond})
 		if err != nil {
 			b.Fatal(err)
 		}
-		var digests []blobstore.Digest
-		for i := range total {
-			data := fmt.Appendf(nil, `"stored value %d with some more bytes to compress"`, i)
-			d := blobstore.Sum(data)
-			if err := store.PutPending(ctx, d, data); err != nil {
+		store := s.(*blobstore.Local)
+		digests := make([]blobstore.Digest, total)
+		// Even blobs are referenced; of the odd ones, every other is old
+		// (written first, with the referenced ones), the rest recent
+		// (written after the cutoff).
+		put := func(recent bool) {
+			for i := range total {
+				if (i%4 == 3) != recent {
+					continue
+				}
+				data := fmt.Appendf(nil, `"stored value %d with some more bytes to compress"`, i)
+				digests[i] = blobstore.Sum(data)
+				if err := store.PutPending(ctx, digests[i], data); err != nil {
+					b.Fatal(err)
+				}
+				if i%10000 == 9999 {
+					if err := store.Commit(ctx); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			if err := store.Commit(ctx); err != nil {
 				b.Fatal(err)
 			}
-			digests = append(digests, d)
 		}
-		if err := store.Commit(ctx); err != nil {
-			b.Fatal(err)
-		}
-		// Even blobs are referenced; of the odd ones, every other is old.
-		for i := 1; i < total; i += 4 {
-			h := digests[i].Hex()
-			os.Chtimes(filepath.Join(dir, "blobs", "sha256", h[:2], h[2:]), old, old)
-		}
+		put(false)
+		time.Sleep(10 * time.Millisecond)
+		cutoff := time.Now()
+		time.Sleep(10 * time.Millisecond)
+		put(true)
 		var transcripts [][]byte
 		per := total / 2 / sessions
 		for s := range sessions {
@@ -81,7 +95,7 @@ func BenchmarkPrune100k(b *testing.B) {
 			}
 		}
 		marked := time.Now()
-		res, err := retention.Sweep(ctx, store, marks, retention.SweepOptions{Cutoff: start.Add(-24 * time.Hour)})
+		res, err := retention.Sweep(ctx, store, marks, retention.SweepOptions{Cutoff: cutoff})
 		if err != nil {
 			b.Fatal(err)
 		}
