@@ -217,13 +217,15 @@ func decode(dec *zstd.Decoder, crypt *crypter, d Digest, stored, dst []byte) ([]
 	return data, nil
 }
 
-// Put implements [Store.Put].
+// Put implements [Store.Put]: one blob, written loose.
 //
-// The blob is written to a temp file in its shard directory, fsynced, and
-// renamed onto its final name; the shard directory is then fsynced so the
-// new name survives a crash, and only then is the file's mode changed from
-// 0400 to 0600. Concurrent Puts of the same data, in this process or
-// another, all succeed and leave one good file.
+// A packed copy younger than the grace period that reads back as data
+// serves (packs.reuse). Otherwise the blob is written to a temp file in its
+// shard directory, fsynced, and renamed onto its final name; the shard
+// directory is then fsynced so the new name survives a crash, and only
+// then is the file's mode changed from 0400 to 0600. Concurrent Puts of
+// the same data, in this process or another, all succeed and leave one
+// good file.
 //
 // If the blob's file already exists and reads back as data (see vouch),
 // Put keeps it; if its mode is not yet 0600 its writer may not have
