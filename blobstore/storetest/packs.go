@@ -93,6 +93,14 @@ func checkAll(t *testing.T, s blobstore.Store, blobs [][]byte) {
 	}
 }
 
+// checkHolds fails t unless s returns every one of blobs intact and
+// lists them, each once, and nothing else.
+func checkHolds(t *testing.T, s blobstore.Store, blobs [][]byte) {
+	t.Helper()
+	checkAll(t, s, blobs)
+	checkList(t, s, digestsOf(blobs))
+}
+
 func digestsOf(blobs [][]byte) []blobstore.Digest {
 	var ds []blobstore.Digest
 	for _, b := range blobs {
@@ -139,8 +147,7 @@ func testPackBatch(t *testing.T, h Harness) {
 	if err := b.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
-	checkAll(t, s, blobs)
-	checkList(t, s, digestsOf(blobs))
+	checkHolds(t, s, blobs)
 	sum := summary(t, s)
 	if sum.Packed != 40 || sum.Loose != 0 || sum.Packs != 1 || sum.Indexes != 1 || sum.SizedBlobs != 40 {
 		t.Fatalf("after one commit of 40 blobs: %+v; want 40 packed, in 1 pack, 1 index, all sized", sum)
@@ -252,8 +259,7 @@ func testPackConcurrentWriters(t *testing.T, h Harness) {
 		}
 	}
 	reader := h.Reopen(t, s)
-	checkAll(t, reader, all)
-	checkList(t, reader, digestsOf(all))
+	checkHolds(t, reader, all)
 }
 
 // testPackDelete: deleting a packed blob leaves the others of its pack.
@@ -272,12 +278,10 @@ func testPackDelete(t *testing.T, h Harness) {
 	checkNotFound(t, "Get after Delete", ds[4], err)
 	checkNotFound(t, "second Delete", ds[4], s.Delete(ctx, ds[4]))
 	rest := append(slices.Clone(blobs[:4]), blobs[5:]...)
-	checkAll(t, s, rest)
-	checkList(t, s, digestsOf(rest))
+	checkHolds(t, s, rest)
 	if h.Reopen != nil {
 		other := h.Reopen(t, s)
-		checkAll(t, other, rest)
-		checkList(t, other, digestsOf(rest))
+		checkHolds(t, other, rest)
 	}
 	// Deleting must not poison the digest.
 	commit(t, s, blobs[4:5])
@@ -355,8 +359,7 @@ func testRepack(t *testing.T, h Harness) {
 	if after.Packs != 1 || after.Indexes != 1 || after.Loose != 0 || after.Packed != int64(len(digestsOf(all))) || after.Copies != 0 {
 		t.Fatalf("after repack: %+v; want everything in 1 pack and 1 index", after)
 	}
-	checkAll(t, s, all)
-	checkList(t, s, digestsOf(all))
+	checkHolds(t, s, all)
 	if other != nil {
 		checkAll(t, other, all) // its indexes name deleted packs
 	}
@@ -419,8 +422,7 @@ func testRepackWhileWriting(t *testing.T, h Harness) {
 	}
 	all = append(all, more...)
 	reader := h.Reopen(t, s)
-	checkAll(t, reader, all)
-	checkList(t, reader, digestsOf(all))
+	checkHolds(t, reader, all)
 }
 
 // testPrune: unreferenced blobs older than the cutoff go: packs that hold
@@ -482,8 +484,7 @@ func testPrune(t *testing.T, h Harness) {
 		}
 	}
 	stay := append(append(slices.Clone(keep), recent...), mostlyLive[0])
-	checkAll(t, s, stay)
-	checkList(t, s, digestsOf(stay))
+	checkHolds(t, s, stay)
 	if h.Reopen != nil {
 		other := h.Reopen(t, s)
 		checkAll(t, other, stay)
@@ -564,8 +565,7 @@ func testCrashBeforeIndex(t *testing.T, h Harness) {
 	if res.Reindexed != 1 {
 		t.Fatalf("Repack = %+v; want the pack indexed from its trailer", res)
 	}
-	checkAll(t, fresh, blobs)
-	checkList(t, fresh, digestsOf(blobs))
+	checkHolds(t, fresh, blobs)
 }
 
 // testMissingPack: an index naming a pack that is gone (deleted behind
