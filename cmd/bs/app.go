@@ -52,9 +52,15 @@ func (e *reported) Error() string { return fmt.Sprintf("exit %d", e.code) }
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	app := newApp(stdin, stdout, stderr)
+	out := &output{w: stdout}
+	app := newApp(stdin, out, stderr)
 	app.Metadata = map[string]any{argsKey: args}
 	err := app.RunContext(ctx, args)
+	if out.err != nil {
+		// Output that could not be written is the failure, whatever the
+		// command made of it (or whether it looked).
+		err = out.err
+	}
 	return exitCode(ctx, ui{stderr}, currentCommand(args), err)
 }
 
@@ -74,11 +80,15 @@ func exitCode(ctx context.Context, u ui, cmd string, err error) int {
 	}
 	var (
 		rep   *reported
+		write *writeError
 		usage *usageError
 		bad   *transcript.BadLineError
 		rule  *rules.CompileError
 	)
 	switch {
+	case errors.As(err, &write):
+		u.errorf(cmd, "%v", write)
+		return exitFailure
 	case errors.As(err, &rep):
 		return rep.code
 	case ctx.Err() != nil && errors.Is(err, context.Canceled):
@@ -160,9 +170,18 @@ func currentCommand(args []string) string {
 		return ""
 	}
 	for _, c := range newApp(nil, nil, nil).Commands {
-		if c.Name == args[i] {
-			return c.Name
+		if c.Name != args[i] {
+			continue
 		}
+		// A subcommand is named with its command: "store verify".
+		if i+1 < len(args) {
+			for _, sub := range c.Subcommands {
+				if sub.Name == args[i+1] {
+					return c.Name + " " + sub.Name
+				}
+			}
+		}
+		return c.Name
 	}
 	return ""
 }

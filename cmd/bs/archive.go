@@ -259,7 +259,7 @@ func runArchiveShow(c *cli.Context) error {
 		}
 		f, err := os.Open(filepath.Join(dir, id+".jsonl"))
 		if errors.Is(err, fs.ErrNotExist) {
-			cm.ui.errorf("archive", msgArchiveNotFound, id, dir)
+			cm.ui.errorf("archive show", msgArchiveNotFound, id, dir)
 			return &reported{code: exitFailure}
 		}
 		if err != nil {
@@ -297,7 +297,7 @@ func runArchiveShow(c *cli.Context) error {
 		if len(cm.files) > 0 {
 			where = strings.Join(cm.files, ", ")
 		}
-		cm.ui.errorf("archive", msgArchiveNotFound, id, where)
+		cm.ui.errorf("archive show", msgArchiveNotFound, id, where)
 		cm.ui.hintf(hintArchiveList)
 		return &reported{code: exitFailure}
 	}

@@ -70,7 +70,7 @@ func writable(fdinfo string) bool {
 // names that file as the transcript that holds the placeholders, which
 // the input named on the command line does not.
 func outputPath(w io.Writer) string {
-	f, ok := w.(*os.File)
+	f, ok := w.(interface{ Fd() uintptr })
 	if !ok {
 		return ""
 	}
