@@ -31,6 +31,7 @@ const (
 	exitUsage       = 2
 	exitBadRule     = 3
 	exitBadInput    = 4
+	exitAbove       = 5 // bs gauge --fail-above: the context is above the ratio
 	exitInterrupted = 130
 )
 
@@ -109,7 +110,15 @@ func exitCode(ctx context.Context, u ui, cmd string, err error) int {
 		u.hintf(hintStrict)
 		return exitBadInput
 	}
-	u.errorf(cmd, "%v", err)
+	var files fileErrors
+	if errors.As(err, &files) {
+		// Each file's failure on a line of its own.
+		for _, e := range files {
+			u.errorf(cmd, "%v", e)
+		}
+	} else {
+		u.errorf(cmd, "%v", err)
+	}
 	if errors.Is(err, blobstore.ErrNoIdentity) {
 		u.hintf(hintNoIdentity)
 	}
@@ -224,7 +233,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			"(OpenClaw/pi, Claude Code, Codex, BrainSurgeon flat and generic chat JSONL). " +
 			"Each reads JSONL on standard input or from files and writes JSONL on standard output. " +
 			"Values it removes go to a zstd-compressed, content-addressed blob store and can be put back byte for byte.\n\n" +
-			"EXIT STATUS: 0 ok, 1 failure, 2 usage error, 3 bad jq rule, 4 bad input under --strict, 130 interrupted.\n\n" +
+			"EXIT STATUS: 0 ok, 1 failure, 2 usage error, 3 bad jq rule, 4 bad input under --strict, 5 above bs gauge --fail-above, 130 interrupted.\n\n" +
 			"'bs --version' (or -v) names the build.",
 		Reader:    stdin,
 		Writer:    stdout,
@@ -386,6 +395,7 @@ type common struct {
 	files    []string
 	stdin    io.Reader
 	stdout   io.Writer
+	badLines badLines
 }
 
 func parseCommon(c *cli.Context) (*common, error) {
@@ -419,6 +429,9 @@ func parseCommon(c *cli.Context) (*common, error) {
 	}
 	if cm.inPlace && len(cm.files) == 0 {
 		return nil, usagef(msgInPlaceStdin)
+	}
+	if cm.inPlace && slices.Contains(cm.files, "-") {
+		return nil, usagef(msgInPlaceDash)
 	}
 	if cm.ip, err = parseInPlace(c); err != nil {
 		return nil, err
@@ -475,11 +488,22 @@ func (cm *common) openStore() (blobstore.Store, error) {
 // onBadLine warns about a line that is not valid JSON, or stops the run
 // under --strict.
 func (cm *common) onBadLine(e *transcript.BadLineError) error {
-	if cm.strict {
-		return e
+	return cm.onBadLineSaying(msgBadLine)(e)
+}
+
+// onBadLineSaying is onBadLine with another warning, of the same
+// arguments: the file, the line and what is wrong with it. Each file
+// names its first few bad lines; the rest are counted (cm.checked).
+func (cm *common) onBadLineSaying(warning string) func(*transcript.BadLineError) error {
+	return func(e *transcript.BadLineError) error {
+		if cm.strict {
+			return e
+		}
+		if cm.badLines.warn(e) {
+			cm.ui.warnf(warning, e.Name, e.Line, e.Err)
+		}
+		return nil
 	}
-	cm.ui.warnf(msgBadLine, e.Name, e.Line, e.Err)
-	return nil
 }
 
 // sessionName names a transcript for log records: "agent/session" for an
@@ -495,39 +519,25 @@ func sessionName(path string) string {
 type filterFunc func(ctx context.Context, name string, r io.Reader, w io.Writer) error
 
 // each runs f over standard input, over each named file into standard
-// output, or over each named file in place.
+// output ("-" is standard input), or over each named file in place. A file
+// that cannot be read is an error of its own, and the run goes on to the
+// next.
 func (cm *common) each(ctx context.Context, f filterFunc) error {
-	if len(cm.files) == 0 {
-		return f(ctx, "-", cm.stdin, cm.stdout)
+	if !cm.inPlace {
+		return cm.eachInput(func(name string, r io.Reader) error { return f(ctx, name, r, cm.stdout) })
 	}
-	var errs []error
-	for _, path := range cm.files {
-		var err error
-		if cm.inPlace {
-			err = cm.ip.rewrite(ctx, path, func(r io.Reader, w io.Writer) error { return f(ctx, path, r, w) })
-			var skip *skipped
-			if errors.As(err, &skip) {
-				cm.log.Info("left unchanged", "file", path, "reason", skip.reason)
-				err = nil
-			}
-		} else {
-			err = func() error {
-				fh, err := os.Open(path)
-				if err != nil {
-					return err
-				}
-				defer fh.Close()
-				return f(ctx, path, fh, cm.stdout)
-			}()
+	return eachFile(cm.files, func(path string) error {
+		err := cm.ip.rewrite(ctx, path, func(r io.Reader, w io.Writer) error {
+			// A resumed run reads only what follows the lines it keeps.
+			res := resumableFrom(ctx)
+			whole := res == nil || res.from == 0
+			return cm.checked(path, r, whole, func(r io.Reader) error { return f(ctx, path, r, w) })
+		})
+		var skip *skipped
+		if errors.As(err, &skip) {
+			cm.log.Info("left unchanged", "file", path, "reason", skip.reason)
+			err = nil
 		}
-		if err != nil {
-			var bad *transcript.BadLineError
-			var rule *rules.CompileError
-			if errors.As(err, &bad) || errors.As(err, &rule) || errors.Is(err, context.Canceled) {
-				return err
-			}
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
+		return err
+	})
 }

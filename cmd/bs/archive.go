@@ -178,21 +178,7 @@ func eachMarker(c *cli.Context, cm *common, fn func(name string, line int, m arc
 			}
 		}
 	}
-	if len(cm.files) == 0 {
-		return scan("-", cm.stdin)
-	}
-	for _, path := range cm.files {
-		f, err := os.Open(path)
-		if err != nil {
-			return err
-		}
-		err = scan(path, f)
-		f.Close()
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return cm.eachInput(scan)
 }
 
 func runArchiveList(c *cli.Context) error {

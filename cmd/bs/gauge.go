@@ -25,7 +25,7 @@ func gaugeCommand() *cli.Command {
 			&cli.IntFlag{Name: "context-window", Usage: "the window in tokens (default: from the transcript's model, else 200000)"},
 			&cli.BoolFlag{Name: "json", Usage: "print a JSON object: tokens, window, ratio, source, usage_tokens, estimated_tokens, model (and first the file, when several are named)"},
 			&cli.BoolFlag{Name: "tee", Usage: "pass the transcript to standard output and print the gauge on standard error"},
-			&cli.Float64Flag{Name: "fail-above", Usage: "exit 1 when the ratio is above `RATIO` (e.g. 0.8)"},
+			&cli.Float64Flag{Name: "fail-above", Usage: "exit 5 when the ratio is above `RATIO` (e.g. 0.8); 1 stays a failure to read"},
 			&cli.BoolFlag{Name: "calibrate", Usage: "compare the estimator with the usage deltas between assistant turns and print its error"},
 			tokenizerFlag(),
 		}, readFlags()...),
@@ -114,26 +114,11 @@ func runGauge(c *cli.Context) error {
 		}
 		return nil
 	}
-	if len(cm.files) == 0 {
-		err = measure("-", cm.stdin)
-	} else {
-		for _, path := range cm.files {
-			f, ferr := os.Open(path)
-			if ferr != nil {
-				return ferr
-			}
-			err = measure(path, f)
-			f.Close()
-			if err != nil {
-				break
-			}
-		}
-	}
-	if err != nil {
+	if err := cm.eachInput(measure); err != nil {
 		return err
 	}
 	if over {
-		return &reported{code: exitFailure}
+		return &reported{code: exitAbove}
 	}
 	return nil
 }

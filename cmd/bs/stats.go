@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"io"
 	"os"
 
 	"github.com/urfave/cli/v2"
@@ -66,13 +67,7 @@ func runStats(c *cli.Context) error {
 	if cm.inPlace {
 		return usagef(msgStatsInPlace)
 	}
-	opt := stats.Options{Format: cm.format, OnBadLine: func(e *transcript.BadLineError) error {
-		if cm.strict {
-			return e
-		}
-		cm.ui.warnf(msgStatsBadLine, e.Name, e.Line, e.Err)
-		return nil
-	}}
+	opt := stats.Options{Format: cm.format, OnBadLine: cm.onBadLineSaying(msgStatsBadLine)}
 	if opt.Estimator, err = estimatorFlag(c); err != nil {
 		return err
 	}
@@ -100,43 +95,21 @@ func runStats(c *cli.Context) error {
 
 	text := stats.TextOptions{Chart: c.Bool("chart") || isTerminal(cm.stdout)}
 	text.Color = text.Chart && os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb"
-	files := cm.files
-	if len(files) == 0 {
-		files = []string{"-"}
-	}
 	enc := json.NewEncoder(cm.stdout)
 	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	for i, path := range files {
-		rep, err := statsOf(c, cm, path, opt)
+	first := true
+	return cm.eachInput(func(path string, r io.Reader) error {
+		rep, err := stats.Run(c.Context, path, r, opt)
 		if err != nil {
 			return err
 		}
 		if c.Bool("json") {
-			if err := enc.Encode(rep); err != nil {
-				return err
-			}
-			continue
+			return enc.Encode(rep)
 		}
-		if i > 0 {
+		if !first {
 			cm.stdout.Write([]byte("\n"))
 		}
-		if err := stats.WriteText(cm.stdout, rep, text); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// statsOf reads one transcript, "-" being standard input.
-func statsOf(c *cli.Context, cm *common, path string, opt stats.Options) (*stats.Report, error) {
-	if path == "-" {
-		return stats.Run(c.Context, path, cm.stdin, opt)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return stats.Run(c.Context, path, f, opt)
+		first = false
+		return stats.WriteText(cm.stdout, rep, text)
+	})
 }

@@ -131,7 +131,7 @@ func TestUICommandsAreTheCLI(t *testing.T) {
 
 	// Stats are bs stats --json.
 	rep, err := cmds.Stats(ctx, session)
-	if err != nil || !bytes.Contains(rep, []byte(`"file": "`+session)) {
+	if err != nil || !bytes.Contains(rep, []byte(`"file":"`+session)) {
 		t.Errorf("stats: %.80s, %v", rep, err)
 	}
 }

@@ -786,7 +786,9 @@ func MeasureFile(f *os.File, opt Options) (Result, error) {
 	var chain claudeWalk
 	var reset ChainNode // the line the walk stopped at, for Claude Code
 	passedRoll := false // a roll's note off the path was walked over
+	badLine := false    // a line before the last is not valid JSON
 	err = backwardLines(f, info.Size(), func(line []byte) bool {
+		last := walked == 0
 		walked += int64(len(line)) + 1
 		if len(bytes.TrimSpace(line)) == 0 {
 			if walked > 1 { // not the empty piece after a final newline
@@ -796,6 +798,13 @@ func MeasureFile(f *os.File, opt Options) (Result, error) {
 		}
 		t, err := p.Parse(line)
 		if err != nil {
+			if !last {
+				// Read forwards, so that each bad line is reported with
+				// its number as in a stream. (A last line cut short is
+				// an agent still writing it: no reason to read it all.)
+				badLine = true
+				return false
+			}
 			lines = append(lines, Line{}) // counts for nothing but a line, as in Measure
 			return true
 		}
@@ -820,6 +829,9 @@ func MeasureFile(f *os.File, opt Options) (Result, error) {
 	})
 	if err != nil {
 		return Result{}, err
+	}
+	if badLine {
+		return measureFrom(f, 0, opt)
 	}
 	opt.Format = d // for the readings forwards below
 	// The chain from the last message does not run back to the usage read

@@ -1,0 +1,254 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"sync"
+
+	"github.com/bstools/bs/filters/rules"
+	"github.com/bstools/bs/filters/transcript"
+)
+
+// maxBadLineWarnings is how many lines that are not valid JSON are named
+// one by one in each file; the rest are counted in one last warning.
+const maxBadLineWarnings = 5
+
+// openInput opens a transcript named on the command line. Its errors
+// name the file and the cause ("x.jsonl: no such file or directory",
+// "dir: is a directory"), the same for every command.
+func openInput(path string) (*os.File, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			return nil, fmt.Errorf("%s: %w", path, pe.Err)
+		}
+		return nil, err
+	}
+	if info, err := f.Stat(); err == nil && info.IsDir() {
+		f.Close()
+		return nil, fmt.Errorf(msgIsDirectory, path)
+	}
+	return f, nil
+}
+
+// fileErrors are the failures of several files: each is shown on a line
+// of its own (exitCode).
+type fileErrors []error
+
+func (e fileErrors) Error() string   { return errors.Join(e...).Error() }
+func (e fileErrors) Unwrap() []error { return e }
+
+// stopsRun is whether a file's error ends the run rather than the file:
+// --strict's bad line, a bad rule, an interruption, output that cannot be
+// written.
+func stopsRun(err error) bool {
+	var bad *transcript.BadLineError
+	var rule *rules.CompileError
+	var write *writeError
+	return errors.As(err, &bad) || errors.As(err, &rule) || errors.As(err, &write) || errors.Is(err, context.Canceled)
+}
+
+// eachInput runs f over standard input, or over each named file ("-" is
+// standard input), for a command that only reads them. A file that
+// cannot be opened or read is an error of its own and the run goes on to
+// the next, as cm.each does.
+func (cm *common) eachInput(f func(name string, r io.Reader) error) error {
+	files := cm.files
+	if len(files) == 0 {
+		files = []string{"-"}
+	}
+	return eachFile(files, func(path string) error { return cm.readInput(path, f) })
+}
+
+// eachFile runs f for each file, on to the next after a failure unless it
+// stops the run, and returns the failures.
+func eachFile(files []string, f func(path string) error) error {
+	var errs fileErrors
+	for _, path := range files {
+		if err := f(path); err != nil {
+			if stopsRun(err) {
+				return err
+			}
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	return nil
+}
+
+// readInput runs f over one input, "-" being standard input, and checks
+// what it held (cm.checked).
+func (cm *common) readInput(path string, f func(name string, r io.Reader) error) error {
+	var r io.Reader = cm.stdin
+	if path != "-" {
+		fh, err := openInput(path)
+		if err != nil {
+			return err
+		}
+		defer fh.Close()
+		r = fh
+	}
+	return cm.checked(path, r, true, func(r io.Reader) error { return f(path, r) })
+}
+
+// checked runs f over the transcript r, named name, and then says what
+// the warnings of its bad lines left out, and whether it held no valid
+// JSON line at all, which makes it no transcript: an error (when r is the
+// whole of it).
+func (cm *common) checked(name string, r io.Reader, whole bool, f func(io.Reader) error) error {
+	fc := cm.badLines.start(name)
+	var lc *lineCounter
+	if !isRegularAtStart(r) {
+		// A regular file is counted again only if it has bad lines (a
+		// filter may read it twice, or seek in it: it stays an *os.File).
+		lc = &lineCounter{r: r}
+		r = lc
+	}
+	err := f(r)
+	bad, warned := cm.badLines.end(fc)
+	if bad > warned {
+		cm.ui.warnf(msgMoreBadLines, name, bad-warned)
+	}
+	if err != nil || bad == 0 || !whole {
+		return err
+	}
+	var lines int
+	if lc != nil {
+		lines = lc.total()
+	} else {
+		lines = countFileLines(r.(*os.File))
+	}
+	if bad >= lines {
+		return fmt.Errorf(msgNotTranscript, name, lines)
+	}
+	return nil
+}
+
+// isRegularAtStart is whether r is a regular file read from its start:
+// one the filters may seek in.
+func isRegularAtStart(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	info, err := f.Stat()
+	if err != nil || !info.Mode().IsRegular() {
+		return false
+	}
+	off, err := f.Seek(0, io.SeekCurrent)
+	return err == nil && off == 0
+}
+
+// countFileLines counts the lines of f that hold more than white space.
+func countFileLines(f *os.File) int {
+	lc := &lineCounter{r: io.NewSectionReader(f, 0, 1<<62)}
+	io.Copy(io.Discard, lc)
+	return lc.total()
+}
+
+// lineCounter counts the lines that hold more than white space, as the
+// transcript reader does (a blank line is no entry, nor a bad one).
+type lineCounter struct {
+	r       io.Reader
+	lines   int
+	content bool // the line being read has more than white space
+}
+
+func (c *lineCounter) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	b := p[:n]
+	for len(b) > 0 {
+		i := bytes.IndexByte(b, '\n')
+		seg := b
+		if i >= 0 {
+			seg = b[:i]
+		}
+		if !c.content {
+			for _, ch := range seg {
+				if !transcript.IsSpace(ch) {
+					c.content = true
+					break
+				}
+			}
+		}
+		if i < 0 {
+			break
+		}
+		if c.content {
+			c.lines++
+		}
+		c.content = false
+		b = b[i+1:]
+	}
+	return n, err
+}
+
+// total is the count, with an unfinished last line.
+func (c *lineCounter) total() int {
+	if c.content {
+		return c.lines + 1
+	}
+	return c.lines
+}
+
+// badLines counts, per input, the lines that are not valid JSON, and
+// says which of them to warn about.
+type badLines struct {
+	mu    sync.Mutex
+	files map[string]*fileBad
+}
+
+type fileBad struct {
+	bad, warned int
+	last        int // the last bad line counted: a filter that reads twice reports a line twice
+}
+
+func (b *badLines) start(name string) *fileBad {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.files == nil {
+		b.files = map[string]*fileBad{}
+	}
+	fb := &fileBad{}
+	b.files[name] = fb
+	return fb
+}
+
+func (b *badLines) end(fb *fileBad) (bad, warned int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for name, f := range b.files {
+		if f == fb {
+			delete(b.files, name)
+		}
+	}
+	return fb.bad, fb.warned
+}
+
+// warn counts e's line and says whether to show it.
+func (b *badLines) warn(e *transcript.BadLineError) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	fb := b.files[e.Name]
+	if fb == nil {
+		return true // an input read outside cm.checked
+	}
+	if e.Line <= fb.last {
+		return false
+	}
+	fb.last = e.Line
+	fb.bad++
+	if fb.warned >= maxBadLineWarnings {
+		return false
+	}
+	fb.warned++
+	return true
+}
