@@ -246,8 +246,8 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		// learning or a glob may hold commas. Lists that are documented
 		// as comma-separated (BS_ENCRYPT_TO) are split where they are read.
 		DisableSliceFlagSeparator: true,
-		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
-			return &usageError{msg: err.Error()}
+		OnUsageError: func(c *cli.Context, err error, _ bool) error {
+			return flagError(c, c.App.Flags, err)
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
@@ -283,8 +283,8 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 // a transcript belongs.
 func withUsageErrors(cmds ...*cli.Command) []*cli.Command {
 	for _, c := range cmds {
-		c.OnUsageError = func(_ *cli.Context, err error, _ bool) error {
-			return &usageError{msg: err.Error()}
+		c.OnUsageError = func(ctx *cli.Context, err error, _ bool) error {
+			return flagError(ctx, c.Flags, err)
 		}
 		before := c.Before
 		if before == nil {
@@ -445,7 +445,7 @@ func newLogger(c *cli.Context) (*slog.Logger, error) {
 	if err := level.UnmarshalText([]byte(c.String("log-level"))); err != nil {
 		return nil, usagef(msgBadLogLevel, c.String("log-level"))
 	}
-	return slog.New(slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: level})), nil
+	return slog.New(newVoiceHandler(c.App.ErrWriter, level)), nil
 }
 
 // parseLogLevel gives a command that reads no transcript its ui and logger.

@@ -109,10 +109,13 @@ func (cm *common) checked(name string, r io.Reader, whole bool, f func(io.Reader
 	if !isRegularAtStart(r) {
 		// A regular file is counted again only if it has bad lines (a
 		// filter may read it twice, or seek in it: it stays an *os.File).
-		lc = &lineCounter{r: r}
+		lc = &lineCounter{r: r, sniff: cm.format != transcript.Unknown}
 		r = lc
 	}
 	err := f(r)
+	if err == nil && cm.format != transcript.Unknown {
+		cm.checkFormat(name, r, lc)
+	}
 	bad, warned := cm.badLines.end(fc)
 	if bad > warned {
 		cm.ui.warnf(msgMoreBadLines, name, bad-warned)
@@ -130,6 +133,25 @@ func (cm *common) checked(name string, r io.Reader, whole bool, f func(io.Reader
 		return fmt.Errorf(msgNotTranscript, name, lines)
 	}
 	return nil
+}
+
+// sniffBytes is how much of a transcript's head checkFormat reads.
+const sniffBytes = 1 << 20
+
+// checkFormat warns when a forced --format is not what the transcript's
+// first lines say it is: a filter would find none of its entries.
+func (cm *common) checkFormat(name string, r io.Reader, lc *lineCounter) {
+	var head []byte
+	if lc != nil {
+		head = lc.head
+	} else {
+		head = make([]byte, sniffBytes)
+		n, _ := r.(*os.File).ReadAt(head, 0)
+		head = head[:n]
+	}
+	if d := transcript.DetectIn(head); d != transcript.Unknown && d != cm.format {
+		cm.ui.warnf(msgFormatNoMatch, name, cm.format, d)
+	}
 }
 
 // isRegularAtStart is whether r is a regular file read from its start:
@@ -159,12 +181,17 @@ func countFileLines(f *os.File) int {
 type lineCounter struct {
 	r       io.Reader
 	lines   int
-	content bool // the line being read has more than white space
+	content bool   // the line being read has more than white space
+	sniff   bool   // keep the head
+	head    []byte // the first sniffBytes, for checkFormat
 }
 
 func (c *lineCounter) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	b := p[:n]
+	if c.sniff && len(c.head) < sniffBytes {
+		c.head = append(c.head, b[:min(len(b), sniffBytes-len(c.head))]...)
+	}
 	for len(b) > 0 {
 		i := bytes.IndexByte(b, '\n')
 		seg := b

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 
 	"github.com/urfave/cli/v2"
@@ -74,6 +75,9 @@ func runRoll(c *cli.Context) error {
 		}
 		if st.Rolled {
 			cm.log.Info("rolled", "file", name, "messages", st.Messages, "lines", st.Lines, "evicted_tokens", st.EvictedTokens, "tokens_before", st.TokensBefore, "tokens_after", st.TokensAfter, "window", st.Window)
+		} else if err == nil && st.Window > 0 && float64(st.TokensBefore) < o.Trigger*float64(st.Window) {
+			cm.log.Info("under the trigger: passed through unchanged", "file", name, "tokens", st.TokensBefore, "window", st.Window,
+				"ratio", fmt.Sprintf("%.2f", float64(st.TokensBefore)/float64(st.Window)), "trigger", o.Trigger)
 		}
 		return err
 	})

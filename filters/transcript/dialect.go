@@ -1,6 +1,7 @@
 package transcript
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 )
@@ -91,3 +92,24 @@ var brainSurgeonTypes = map[string]bool{
 // DetectLines is how many leading lines detection looks at before it
 // settles for Generic.
 const DetectLines = 64
+
+// DetectIn is the dialect the first lines of head say (Classify, over at
+// most DetectLines of its lines), or Unknown when none says. head may end
+// in the middle of a line: that piece is not read.
+func DetectIn(head []byte) Dialect {
+	var p Parser
+	for n := 0; n < DetectLines && len(head) > 0; n++ {
+		i := bytes.IndexByte(head, '\n')
+		if i < 0 {
+			break
+		}
+		line := head[:i]
+		head = head[i+1:]
+		if t, err := p.Parse(line); err == nil {
+			if d := Classify(t); d != Unknown {
+				return d
+			}
+		}
+	}
+	return Unknown
+}

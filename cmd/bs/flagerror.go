@@ -1,0 +1,95 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+)
+
+// flagError is the usage error of a flag urfave/cli refused. An unknown
+// flag is named as the user typed it, with the nearest of flags when one
+// is near: "unknown flag --formt (did you mean --format?)".
+func flagError(c *cli.Context, flags []cli.Flag, err error) error {
+	msg := err.Error()
+	name, ok := strings.CutPrefix(msg, "flag provided but not defined: -")
+	if !ok {
+		return &usageError{msg: msg}
+	}
+	typed := "--" + name // as the usage lines write it, unless the line says otherwise
+	if len(name) == 1 {
+		typed = "-" + name
+	}
+	if c != nil {
+		line, _ := c.App.Metadata[argsKey].([]string)
+		for _, a := range line {
+			if n, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "="); strings.HasPrefix(a, "-") && n == name {
+				typed, _, _ = strings.Cut(a, "=")
+				break
+			}
+		}
+	}
+	msg = fmt.Sprintf(msgUnknownFlag, typed)
+	if near := nearestFlag(name, flags); near != "" {
+		msg += fmt.Sprintf(msgDidYouMean, near)
+	}
+	return &usageError{msg: msg}
+}
+
+// nearestFlag is the flag of flags whose name is nearest to name, as it is
+// written (--format, -i), or "" when none is near: within a third of its
+// length in edits (at least one), or name is the start of one.
+func nearestFlag(name string, flags []cli.Flag) string {
+	if len(name) < 2 {
+		return "" // one letter is near every other
+	}
+	best, bestD := "", -1
+	for _, f := range flags {
+		for _, n := range f.Names() {
+			if n == "help" || n == "h" {
+				continue
+			}
+			d := editDistance(name, n)
+			if strings.HasPrefix(n, name) && len(name) >= 2 {
+				d = min(d, 1)
+			}
+			if d > max(1, len(n)/3) || bestD >= 0 && d >= bestD {
+				continue
+			}
+			best, bestD = n, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	if len(best) == 1 {
+		return "-" + best
+	}
+	return "--" + best
+}
+
+// editDistance is the number of edits (insertions, deletions,
+// substitutions and swaps of two neighbours) from a to b.
+func editDistance(a, b string) int {
+	d := make([][]int, len(a)+1)
+	for i := range d {
+		d[i] = make([]int, len(b)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(a)][len(b)]
+}

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"context"
+
+	"io"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// voiceHandler gives bs's logs one voice with its messages: a record at
+// warn or above is a warning as the ui says one ("bs: warning: what
+// happened (key=value, …)"), since a person reads it at the default
+// level; records below it, which only --log-level info or debug shows,
+// are slog's text lines, for grep and log collectors.
+type voiceHandler struct {
+	text  slog.Handler // the records below warn
+	w     io.Writer
+	mu    *sync.Mutex
+	attrs []slog.Attr
+}
+
+func newVoiceHandler(w io.Writer, level slog.Level) *voiceHandler {
+	return &voiceHandler{text: slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}), w: w, mu: &sync.Mutex{}}
+}
+
+func (h *voiceHandler) Enabled(ctx context.Context, l slog.Level) bool {
+	return h.text.Enabled(ctx, l)
+}
+
+func (h *voiceHandler) Handle(ctx context.Context, r slog.Record) error {
+	if r.Level < slog.LevelWarn {
+		return h.text.Handle(ctx, r)
+	}
+	var fields []string
+	add := func(a slog.Attr) bool {
+		v := a.Value.Resolve().String()
+		if v == "" {
+			return true // nothing to say
+		}
+		if strings.ContainsAny(v, " \t\n\"=,") {
+			v = strconv.Quote(v)
+		}
+		fields = append(fields, a.Key+"="+v)
+		return true
+	}
+	for _, a := range h.attrs {
+		add(a)
+	}
+	r.Attrs(add)
+	line := r.Message
+	if len(fields) > 0 {
+		line += " (" + strings.Join(fields, ", ") + ")"
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	ui{h.w}.warnf("%s", line)
+	return nil
+}
+
+func (h *voiceHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	c := *h
+	c.text = h.text.WithAttrs(attrs)
+	c.attrs = append(append([]slog.Attr{}, h.attrs...), attrs...)
+	return &c
+}
+
+func (h *voiceHandler) WithGroup(name string) slog.Handler {
+	c := *h
+	c.text = h.text.WithGroup(name)
+	return &c
+}
