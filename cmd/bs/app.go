@@ -283,6 +283,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 // a transcript belongs.
 func withUsageErrors(cmds ...*cli.Command) []*cli.Command {
 	for _, c := range cmds {
+		tidyCommand(c)
 		c.OnUsageError = func(ctx *cli.Context, err error, _ bool) error {
 			return flagError(ctx, c.Flags, err)
 		}

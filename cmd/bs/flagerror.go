@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -92,4 +93,53 @@ func editDistance(a, b string) int {
 		}
 	}
 	return d[len(a)][len(b)]
+}
+
+// usageDefault is a default a flag's usage states in words: "(default:
+// from the transcript's model, else 200000)".
+var usageDefault = regexp.MustCompile(`\s*\(default:? ([^()]*(\([^()]*\)[^()]*)*)\)`)
+
+// tidyFlags gives each flag one true default in --help and the man pages:
+// a default stated in the usage becomes the flag's default text (urfave
+// would add its zero value after it), and a switch that is off by default
+// says nothing of it ("(default: false)" only repeats what a switch is).
+func tidyFlags(flags []cli.Flag) {
+	for _, f := range flags {
+		switch f := f.(type) {
+		case *cli.BoolFlag:
+			f.DisableDefaultText = !f.Value
+			continue
+		case *cli.StringFlag:
+			f.Usage, f.DefaultText = moveDefault(f.Usage, f.DefaultText)
+		case *cli.IntFlag:
+			f.Usage, f.DefaultText = moveDefault(f.Usage, f.DefaultText)
+		case *cli.Float64Flag:
+			f.Usage, f.DefaultText = moveDefault(f.Usage, f.DefaultText)
+		case *cli.DurationFlag:
+			f.Usage, f.DefaultText = moveDefault(f.Usage, f.DefaultText)
+		case *cli.StringSliceFlag:
+			f.Usage, f.DefaultText = moveDefault(f.Usage, f.DefaultText)
+		}
+	}
+}
+
+// tidyCommand tidies the flags of c and of its subcommands.
+func tidyCommand(c *cli.Command) {
+	tidyFlags(c.Flags)
+	for _, sub := range c.Subcommands {
+		tidyCommand(sub)
+	}
+}
+
+// moveDefault takes the default stated in usage out of it, as the flag's
+// default text unless it has one.
+func moveDefault(usage, text string) (string, string) {
+	m := usageDefault.FindStringSubmatchIndex(usage)
+	if m == nil {
+		return usage, text
+	}
+	if text == "" {
+		text = usage[m[2]:m[3]]
+	}
+	return usage[:m[0]] + usage[m[1]:], text
 }

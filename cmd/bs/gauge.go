@@ -25,7 +25,7 @@ func gaugeCommand() *cli.Command {
 			&cli.IntFlag{Name: "context-window", Usage: "the window in tokens (default: from the transcript's model, else 200000)"},
 			&cli.BoolFlag{Name: "json", Usage: "print a JSON object: tokens, window, ratio, source, usage_tokens, estimated_tokens, model (and first the file, when several are named)"},
 			&cli.BoolFlag{Name: "tee", Usage: "pass the transcript to standard output and print the gauge on standard error"},
-			&cli.Float64Flag{Name: "fail-above", Usage: "exit 5 when the ratio is above `RATIO` (e.g. 0.8); 1 stays a failure to read"},
+			&cli.Float64Flag{Name: "fail-above", Usage: "exit 5 when the ratio is above `RATIO` (e.g. 0.8); 1 stays a failure to read (default: 0, off)"},
 			&cli.BoolFlag{Name: "calibrate", Usage: "compare the estimator with the usage deltas between assistant turns and print its error"},
 			tokenizerFlag(),
 		}, readFlags()...),

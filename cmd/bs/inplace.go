@@ -29,6 +29,16 @@ func inPlaceFlags() []cli.Flag {
 	}
 }
 
+// isInPlaceFlag is whether name is one of inPlaceFlags.
+func isInPlaceFlag(name string) bool {
+	for _, f := range inPlaceFlags() {
+		if f.Names()[0] == name {
+			return true
+		}
+	}
+	return false
+}
+
 // inPlace holds the parsed in-place flags.
 type inPlace struct {
 	lockTimeout, quiet, idle time.Duration

@@ -140,7 +140,6 @@ const (
 
 // bs stats.
 const (
-	msgStatsInPlace = "stats does not change transcripts; -i/--in-place does not apply"
 	msgStatsBadLine = "%s:%d: not a valid JSON entry (%v); its bytes count as other, its tokens as none"
 	msgStatsBlob    = "line %d: entry %s: %v; its tokens are estimated from its bytes"
 )

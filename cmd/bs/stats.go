@@ -40,7 +40,7 @@ func statsCommand() *cli.Command {
 			&cli.StringFlag{Name: "types", Value: d.Types.String(), Usage: "as bs extract: kinds of values to move"},
 			&cli.StringSliceFlag{Name: "rule", Usage: "as bs extract: jq predicate deciding _extractable (repeatable)"},
 			&cli.DurationFlag{Name: "keep-after-restore", Value: d.KeepAfterRestore, Usage: "as bs extract: protect a restored entry for this long"},
-		}, commonFlags()...),
+		}, commonFlagsWhere(func(name string) bool { return name != "in-place" && !isInPlaceFlag(name) })...),
 		Before: applyStatsConfig,
 		Action: runStats,
 	}
@@ -63,9 +63,6 @@ func runStats(c *cli.Context) error {
 	cm, err := parseCommon(c)
 	if err != nil {
 		return err
-	}
-	if cm.inPlace {
-		return usagef(msgStatsInPlace)
 	}
 	opt := stats.Options{Format: cm.format, OnBadLine: cm.onBadLineSaying(msgStatsBadLine)}
 	if opt.Estimator, err = estimatorFlag(c); err != nil {

@@ -94,6 +94,7 @@ type Moved struct {
 
 // Report is what --dry-run prints.
 type Report struct {
+	File string `json:"file"` // the name the transcript was read under, "-" for standard input
 	Stats
 	Values []Moved `json:"values"`
 }
@@ -170,7 +171,7 @@ func runOn(ctx context.Context, name string, r io.Reader, w io.Writer, opt Optio
 	defer x.src.Close()
 	out := w
 	if opt.DryRun {
-		x.report = &Report{Values: []Moved{}}
+		x.report = &Report{File: name, Values: []Moved{}}
 		out = io.Discard
 	}
 	var commit func() error
@@ -197,7 +198,6 @@ func runOn(ctx context.Context, name string, r io.Reader, w io.Writer, opt Optio
 		x.report.Stats = x.stats
 		enc := json.NewEncoder(w)
 		enc.SetEscapeHTML(false)
-		enc.SetIndent("", "  ")
 		err = enc.Encode(x.report)
 	}
 	return x.stats, err

@@ -1,0 +1,54 @@
+package main
+
+import (
+	"bytes"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/urfave/cli/v2"
+)
+
+// TestHelpDefaults: every command's --help gives each flag one default at
+// most, and a switch that is off by default says nothing of it.
+func TestHelpDefaults(t *testing.T) {
+	var lines []string
+	var walk func(path []string, cmds []*cli.Command)
+	walk = func(path []string, cmds []*cli.Command) {
+		for _, c := range cmds {
+			if c.Name == "help" {
+				continue
+			}
+			args := append(append([]string{"bs"}, path...), c.Name, "--help")
+			var out bytes.Buffer
+			if code := run(args, strings.NewReader(""), &out, io.Discard); code != 0 {
+				t.Fatalf("%s: exit %d", strings.Join(args, " "), code)
+			}
+			for _, l := range strings.Split(out.String(), "\n") {
+				lines = append(lines, strings.Join(args[1:len(args)-1], " ")+": "+l)
+			}
+			walk(append(path, c.Name), c.Subcommands)
+		}
+	}
+	walk(nil, newApp(nil, nil, nil).Commands)
+	if len(lines) < 100 {
+		t.Fatalf("only %d lines of help", len(lines))
+	}
+	for _, l := range lines {
+		if strings.Contains(l, "(default: false)") || strings.Count(l, "(default") > 1 {
+			t.Errorf("%s", l)
+		}
+	}
+}
+
+// TestStatsHasNoInPlace: stats only reads, so its help offers no -i and no
+// flag of -i.
+func TestStatsHasNoInPlace(t *testing.T) {
+	var out bytes.Buffer
+	run([]string{"bs", "stats", "--help"}, strings.NewReader(""), &out, io.Discard)
+	for _, f := range []string{"--in-place", "--quiet-period", "--force", "--idle", "--lock-timeout", "--min-savings"} {
+		if strings.Contains(out.String(), f) {
+			t.Errorf("bs stats --help offers %s", f)
+		}
+	}
+}
