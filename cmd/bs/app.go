@@ -274,6 +274,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			storeCommand(),
 			pruneCommand(),
 			uiCommand(),
+			completionCommand(),
 		),
 	}
 }

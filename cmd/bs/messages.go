@@ -154,6 +154,8 @@ const (
 	msgAgentNoCheckpoint = "no checkpoint for session key %q yet"
 	msgToolInput         = "cannot read the tool call on standard input: %v"
 	msgSkillArgs         = "bs skill takes no arguments"
+	msgCompletionArgs    = "give the shell: bs completion bash|zsh|fish"
+	msgCompletionShell   = "no completion for %q: want bash, zsh or fish"
 )
 
 // bs store, and the store flags of every command.

@@ -36,6 +36,12 @@ func (d Dialect) String() string {
 // DialectNames lists the names ParseDialect accepts, for help text.
 const DialectNames = "auto, openclaw (pi), claude-code (claude), codex, brainsurgeon, generic"
 
+// DialectList lists the names of the dialects ParseDialect accepts, with
+// auto first, as they are written (without the aliases).
+func DialectList() []string {
+	return []string{"auto", "openclaw", "claude-code", "codex", "brainsurgeon", "generic"}
+}
+
 // ParseDialect parses a --format value; "" and "auto" mean detect.
 func ParseDialect(s string) (Dialect, error) {
 	switch strings.ToLower(s) {

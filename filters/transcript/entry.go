@@ -26,6 +26,15 @@ var kindNames = []struct {
 	name string
 }{{ToolCall, "tool_call"}, {ToolResult, "tool_result"}, {Thinking, "thinking"}, {Text, "text"}, {Image, "image"}}
 
+// KindNames lists the names ParseKinds accepts, in order.
+func KindNames() []string {
+	names := make([]string, len(kindNames))
+	for i, kn := range kindNames {
+		names[i] = kn.name
+	}
+	return names
+}
+
 func (k Kind) String() string {
 	var parts []string
 	for _, kn := range kindNames {
