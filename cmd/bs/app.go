@@ -225,7 +225,7 @@ func buildVersion() string {
 }
 
 func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
-	return &cli.App{
+	app := &cli.App{
 		Name:    "bs",
 		Usage:   "keep agent session transcripts lean without losing a byte",
 		Version: buildVersion(),
@@ -233,7 +233,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			"(OpenClaw/pi, Claude Code, Codex, BrainSurgeon flat and generic chat JSONL). " +
 			"Each reads JSONL on standard input or from files and writes JSONL on standard output. " +
 			"Values it removes go to a zstd-compressed, content-addressed blob store and can be put back byte for byte.\n\n" +
-			"EXIT STATUS: 0 ok, 1 failure, 2 usage error, 3 bad jq rule, 4 bad input under --strict, 5 above bs gauge --fail-above, 130 interrupted.\n\n" +
+			exitStatusLine() + "\n\n" +
 			"'bs --version' (or -v) names the build.",
 		Reader:    stdin,
 		Writer:    stdout,
@@ -277,6 +277,19 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			completionCommand(),
 		),
 	}
+	for _, c := range app.Commands {
+		withExamples(c)
+	}
+	return app
+}
+
+// withExamples ends c's --help with its examples, as its man page does.
+func withExamples(c *cli.Command) {
+	ex := commandExamples[c.Name]
+	if len(ex) == 0 {
+		return
+	}
+	c.CustomHelpTemplate = cli.SubcommandHelpTemplate + "\nEXAMPLES:\n   " + strings.Join(ex, "\n   ") + "\n"
 }
 
 // withUsageErrors makes a command's flag errors usage errors (exit 2, one

@@ -24,10 +24,10 @@ func checkpointCommand() *cli.Command {
 		ArgsUsage: "[FILE...]",
 		Description: "A tap: the transcript passes through unchanged (with --notice, a notice may follow it). When the gauge reads at or above " +
 			"--threshold (or with --force, or --trigger compaction|session-end) the session's working state is " +
-			"written, with no model call, as a YAML checkpoint (seed 003: meta, working, decisions, resources, " +
+			"written, with no model call, as a YAML checkpoint (meta, working, decisions, resources, " +
 			"thread, open_items, learnings) to --dir/<session key>/cp_NNN.yaml, and _latest.json points at it. " +
 			"Files are written once and never changed; the last --keep are kept. With --notice, from --notice-from " +
-			"(0.7) the agent is told of its context (seed 003 §6.3): one entry appended after the transcript, in the " +
+			"(0.7) the agent is told of its context: one entry appended after the transcript, in the " +
 			"shape its runtime takes injected context in, holds the gauge, [Context: 75% | 150k/200k tokens], and at " +
 			"the threshold, once the checkpoint is saved, [Context: 81% | 162k/200k tokens | Checkpoint saved] and " +
 			"an advisory note; a notice the transcript's last one already says is not appended again. With -i " +
@@ -57,7 +57,7 @@ func checkpointCommand() *cli.Command {
 				ArgsUsage: "[--session-key KEY | FILE]",
 				Description: "FILE is a checkpoint (.yaml) or a transcript, whose session key is found as " +
 					"'bs checkpoint' finds it. The text warns of the compaction death spiral after more than " +
-					"three compactions. It fits 700 tokens as --tokenizer counts them (seed 003: ~600-700): the " +
+					"three compactions. It fits 700 tokens as --tokenizer counts them: the " +
 					"lowest-value sections lose their items first, the oldest first (tools used, files read, " +
 					"key exchanges, failed calls, files modified, learnings, decisions, open items).",
 				Flags: append(checkpointFlags(),
@@ -100,7 +100,7 @@ func checkpointCommand() *cli.Command {
 					"(trigger session-end); Stop and UserPromptSubmit write one when the threshold is reached. " +
 					"UserPromptSubmit and SessionStart print what Claude Code adds to the context, as " +
 					"hookSpecificOutput.additionalContext: from --notice-from the agent's notice of its context " +
-					"(seed 003 §6.3: the gauge, and at the threshold '| Checkpoint saved' and an advisory note), and at " +
+					"(the gauge, and at the threshold '| Checkpoint saved' and an advisory note), and at " +
 					"SessionStart the latest checkpoint's text. The session key is session_id.",
 				Flags: append(checkpointFlags(),
 					&cli.Float64Flag{Name: "threshold", Value: d.Threshold, Usage: "write when utilization is at or above this ratio"},
@@ -131,7 +131,7 @@ func checkpointInPlaceFlags() []cli.Flag {
 // noticeFromFlag sets the utilization from which the agent is told of its
 // context.
 func noticeFromFlag() cli.Flag {
-	return &cli.Float64Flag{Name: "notice-from", Value: checkpoint.NoticeFrom, Usage: "tell the agent its gauge from this utilization on (seed 003: 0.7)"}
+	return &cli.Float64Flag{Name: "notice-from", Value: checkpoint.NoticeFrom, Usage: "tell the agent its gauge from this utilization on"}
 }
 
 // checkpointFlags are the flags every checkpoint command takes.

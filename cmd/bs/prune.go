@@ -46,7 +46,7 @@ func pruneCommand() *cli.Command {
 			"packed copy up to an hour old without writing it again.",
 		Flags: append([]cli.Flag{
 			&cli.StringSliceFlag{Name: "sessions", Usage: "the live transcripts: a `DIR` walked for *.jsonl, or a GLOB (repeatable; required)"},
-			&cli.DurationFlag{Name: "older-than", Value: 24 * time.Hour, Usage: "delete unreferenced blobs and holders last written longer ago than this (seed 000's retention)"},
+			&cli.DurationFlag{Name: "older-than", Value: 24 * time.Hour, Usage: "delete unreferenced blobs and holders last written longer ago than this"},
 			&cli.IntFlag{Name: "keep", Value: checkpoint.Defaults().Keep, Usage: "keep the newest `N` checkpoints of each session key (0 keeps all)"},
 			&cli.StringFlag{Name: "checkpoint-dir", EnvVars: []string{"BS_CHECKPOINT_DIR"}, Usage: "the checkpoint directory (default: $XDG_STATE_HOME/bs/checkpoints)"},
 			&cli.StringFlag{Name: "holders", Usage: "also delete unreferenced holder files `DIR`/<id>.jsonl (named like a holder id, as bs archive --holders writes them)"},

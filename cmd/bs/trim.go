@@ -18,7 +18,7 @@ func trimCommand() *cli.Command {
 		Name:      "trim",
 		Usage:     "prune old tool results the way OpenClaw's session pruning does: soft-trim, then hard-clear",
 		ArgsUsage: "[FILE...]",
-		Description: "OpenClaw's session pruning (seed 001), knob for knob. Only tool results are pruned; those after " +
+		Description: "OpenClaw's session pruning, knob for knob. Only tool results are pruned; those after " +
 			"the last --keep-last-assistants assistant messages, before the first user message, or holding images " +
 			"are never touched, nor is anything when there are fewer assistant messages. When the context " +
 			"(characters; the window is --context-window tokens × 4) is at least --soft-trim-ratio full, results " +

@@ -23,7 +23,7 @@ func watchCommand() *cli.Command {
 		Name:      "watch",
 		Usage:     "run a filter in place on every session file that changed, every --interval",
 		ArgsUsage: "DIR|GLOB... -- FILTER [FLAGS]",
-		Description: "Seed 000's scan job, made safe: each pass stats the session files (*.jsonl under each DIR, " +
+		Description: "The periodic scan of a sessions directory, made safe: each pass stats the session files (*.jsonl under each DIR, " +
 			"or those a GLOB names) and runs 'bs FILTER FLAGS -i FILE' on those whose size, mtime or inode " +
 			"changed since the last pass, as kept in $XDG_STATE_HOME/bs/watch.json; an unchanged file is not " +
 			"read at all. Each rewrite has the safety of -i (the runtime's lock, the quiet period, writers that " +

@@ -1,0 +1,281 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+)
+
+// Man pages, one per command (bs-extract(1), the convention of git and
+// restic) and bs(1), made from the command definitions that --help shows:
+// the same usage lines, descriptions, flags and examples.
+
+// exitStatus is every exit code, for --help and the man pages.
+var exitStatus = []struct {
+	code           int
+	short, meaning string
+}{
+	{exitOK, "ok", "success"},
+	{exitFailure, "failure", "failure: a file or blob that cannot be read, output that cannot be written, a file with no valid JSON line"},
+	{exitUsage, "usage error", "usage error: an unknown flag, a bad value, a missing argument"},
+	{exitBadRule, "bad jq rule", "a --rule that is not a valid jq expression"},
+	{exitBadInput, "bad input under --strict", "a line that is not valid JSON, under --strict"},
+	{exitAbove, "above bs gauge --fail-above", "bs gauge --fail-above: the context is above the ratio"},
+	{exitInterrupted, "interrupted", "interrupted (SIGINT, SIGTERM); the output may be cut short"},
+}
+
+// exitStatusLine is exitStatus on one line, for the help of bs.
+func exitStatusLine() string {
+	var parts []string
+	for _, e := range exitStatus {
+		parts = append(parts, fmt.Sprintf("%d %s", e.code, e.short))
+	}
+	return "EXIT STATUS: " + strings.Join(parts, ", ") + "."
+}
+
+// manFiles are the places bs reads and writes, for FILES.
+var manFiles = []struct{ path, what string }{
+	{"$XDG_DATA_HOME/bs (~/.local/share/bs)", "the blob store, unless --store or BS_STORE names another"},
+	{"$XDG_STATE_HOME/bs/index.db (~/.local/state/bs)", "the search index, and beside it the rows queued for it"},
+	{"$XDG_STATE_HOME/bs/checkpoints", "checkpoints, one directory per session key"},
+	{"$XDG_STATE_HOME/bs/locks", "the locks bs takes while it rewrites a file in place"},
+	{"$XDG_CONFIG_HOME/bs/config.yaml (~/.config/bs/config.yaml)", "the configuration file: flag values by command (see bs-config(1))"},
+}
+
+// manEnvironment is what every command reads from the environment, besides
+// its flags' variables.
+var manEnvironment = []struct{ name, what string }{
+	{"BS_CONFIG", "the configuration file, as --config"},
+	{"XDG_DATA_HOME, XDG_STATE_HOME, XDG_CONFIG_HOME", "where the store, the index, checkpoints, locks and the configuration file are (see FILES)"},
+	{"NO_COLOR, TERM", "no colour when NO_COLOR is set or TERM is dumb; progress is drawn only when standard error is a terminal"},
+}
+
+// manPages returns each page's file name and text: bs.1 and bs-CMD.1.
+func manPages(app *cli.App) map[string]string {
+	pages := map[string]string{"bs.1": mainPage(app)}
+	for _, c := range app.Commands {
+		if c.Name == "help" || c.Hidden {
+			continue
+		}
+		pages["bs-"+c.Name+".1"] = commandPage(app, c)
+	}
+	return pages
+}
+
+// roff escapes text for a man page: backslashes, and a dot or quote that
+// would start a line.
+func roff(s string) string {
+	s = strings.ReplaceAll(s, `\`, `\e`)
+	s = strings.ReplaceAll(s, "`", "")
+	var b strings.Builder
+	for i, line := range strings.Split(s, "\n") {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		if strings.HasPrefix(line, ".") || strings.HasPrefix(line, "'") {
+			b.WriteString(`\&`)
+		}
+		b.WriteString(line)
+	}
+	return b.String()
+}
+
+// paragraphs writes text, split on blank lines, as roff paragraphs.
+func paragraphs(b *strings.Builder, text string) {
+	for i, p := range strings.Split(strings.TrimSpace(text), "\n\n") {
+		if i > 0 {
+			b.WriteString(".PP\n")
+		}
+		b.WriteString(roff(p) + "\n")
+	}
+}
+
+func header(b *strings.Builder, name, summary string) {
+	fmt.Fprintf(b, ".TH %s 1 \"\" \"bs\" \"bs manual\"\n.nh\n.ad l\n", strings.ToUpper(name))
+	fmt.Fprintf(b, ".SH NAME\n%s \\- %s\n", name, roff(summary))
+}
+
+func mainPage(app *cli.App) string {
+	var b strings.Builder
+	header(&b, "bs", app.Usage)
+	b.WriteString(".SH SYNOPSIS\n.B bs\n[\\fB\\-\\-config\\fR \\fIFILE\\fR] \\fICOMMAND\\fR [\\fIOPTIONS\\fR] [\\fIARGUMENTS\\fR...]\n.br\n.B bs \\-\\-version\n")
+	b.WriteString(".SH DESCRIPTION\n")
+	desc, _, _ := strings.Cut(app.Description, "\n\nEXIT STATUS")
+	paragraphs(&b, desc)
+	b.WriteString(".PP\nOptions go before the file names: a flag after a file name is a usage error. A file whose name starts with a dash is ./\\-name; \\- is standard input.\n")
+	b.WriteString(".SH COMMANDS\n")
+	for _, c := range app.Commands {
+		if c.Name == "help" || c.Hidden {
+			continue
+		}
+		fmt.Fprintf(&b, ".TP\n.BR bs\\-%s (1)\n%s\n", c.Name, roff(c.Usage))
+	}
+	b.WriteString(".SH OPTIONS\n")
+	writeFlags(&b, append(append([]cli.Flag{}, app.Flags...),
+		&cli.BoolFlag{Name: "version", Aliases: []string{"v"}, Usage: "print the version: the module version, or the commit it was built from"},
+		&cli.BoolFlag{Name: "help", Aliases: []string{"h"}, Usage: "show help"}))
+	writeEnvironment(&b, nil)
+	writeFiles(&b)
+	writeExitStatus(&b)
+	b.WriteString(".SH SEE ALSO\n")
+	var see []string
+	for _, c := range app.Commands {
+		if c.Name != "help" && !c.Hidden {
+			see = append(see, fmt.Sprintf(".BR bs\\-%s (1)", c.Name))
+		}
+	}
+	b.WriteString(strings.Join(see, ",\n") + "\n")
+	return b.String()
+}
+
+func commandPage(app *cli.App, c *cli.Command) string {
+	var b strings.Builder
+	header(&b, "bs-"+c.Name, c.Usage)
+	b.WriteString(".SH SYNOPSIS\n")
+	fmt.Fprintf(&b, ".B bs %s\n[\\fIOPTIONS\\fR] %s\n", c.Name, roff(c.ArgsUsage))
+	for _, s := range c.Subcommands {
+		if s.Name != "help" {
+			fmt.Fprintf(&b, ".br\n.B bs %s %s\n[\\fIOPTIONS\\fR] %s\n", c.Name, s.Name, roff(s.ArgsUsage))
+		}
+	}
+	b.WriteString(".SH DESCRIPTION\n")
+	paragraphs(&b, c.Description)
+	if len(c.Subcommands) > 0 {
+		b.WriteString(".SH COMMANDS\n")
+		for _, s := range c.Subcommands {
+			if s.Name == "help" {
+				continue
+			}
+			fmt.Fprintf(&b, ".SS bs %s %s\n%s\n", c.Name, s.Name, roff(s.Usage))
+			if s.Description != "" {
+				b.WriteString(".PP\n")
+				paragraphs(&b, s.Description)
+			}
+			if len(s.Flags) > 0 {
+				b.WriteString(".PP\nOptions:\n")
+				writeFlags(&b, s.Flags)
+			}
+		}
+	}
+	if len(c.Flags) > 0 {
+		b.WriteString(".SH OPTIONS\n")
+		writeFlags(&b, c.Flags)
+	}
+	if ex := commandExamples[c.Name]; len(ex) > 0 {
+		b.WriteString(".SH EXAMPLES\n.nf\n.RS 4\n")
+		for _, l := range ex {
+			b.WriteString(roff(l) + "\n")
+		}
+		b.WriteString(".RE\n.fi\n")
+	}
+	writeEnvironment(&b, c)
+	writeFiles(&b)
+	writeExitStatus(&b)
+	fmt.Fprintf(&b, ".SH SEE ALSO\n.BR bs (1)\n")
+	return b.String()
+}
+
+func writeFlags(b *strings.Builder, flags []cli.Flag) {
+	for _, f := range flags {
+		d, ok := f.(cli.DocGenerationFlag)
+		if !ok {
+			continue
+		}
+		placeholder, usage := unquoteUsage(d.GetUsage())
+		if d.TakesValue() && placeholder == "" {
+			placeholder = "value"
+		}
+		var names []string
+		for _, n := range f.Names() {
+			dash := "\\-\\-"
+			if len(n) == 1 {
+				dash = "\\-"
+			}
+			names = append(names, "\\fB"+dash+strings.ReplaceAll(n, "-", "\\-")+"\\fR")
+		}
+		line := strings.Join(names, ", ")
+		if d.TakesValue() {
+			line += " \\fI" + placeholder + "\\fR"
+		}
+		fmt.Fprintf(b, ".TP\n%s\n%s", line, roff(usage))
+		if bf, isBool := f.(*cli.BoolFlag); !isBool || !bf.DisableDefaultText {
+			if def := d.GetDefaultText(); def != "" {
+				fmt.Fprintf(b, " (default: %s)", roff(def))
+			}
+		}
+		if env := d.GetEnvVars(); len(env) > 0 {
+			fmt.Fprintf(b, " [%s]", strings.Join(env, ", "))
+		}
+		b.WriteString("\n")
+	}
+}
+
+// writeEnvironment lists the variables of c's flags (and its
+// subcommands'), then those every command reads.
+func writeEnvironment(b *strings.Builder, c *cli.Command) {
+	b.WriteString(".SH ENVIRONMENT\n")
+	vars := map[string]string{}
+	var walk func(c *cli.Command)
+	walk = func(c *cli.Command) {
+		for _, f := range c.Flags {
+			if d, ok := f.(cli.DocGenerationFlag); ok {
+				for _, e := range d.GetEnvVars() {
+					if _, seen := vars[e]; !seen {
+						vars[e] = "\\-\\-" + strings.ReplaceAll(f.Names()[0], "-", "\\-")
+					}
+				}
+			}
+		}
+		for _, s := range c.Subcommands {
+			walk(s)
+		}
+	}
+	if c != nil {
+		walk(c)
+	}
+	names := make([]string, 0, len(vars))
+	for n := range vars {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(b, ".TP\n.B %s\nas %s\n", n, vars[n])
+	}
+	for _, e := range manEnvironment {
+		if !slices.Contains(names, e.name) {
+			fmt.Fprintf(b, ".TP\n.B %s\n%s\n", e.name, roff(e.what))
+		}
+	}
+}
+
+func writeFiles(b *strings.Builder) {
+	b.WriteString(".SH FILES\n")
+	for _, f := range manFiles {
+		fmt.Fprintf(b, ".TP\n.I %s\n%s\n", roff(f.path), roff(f.what))
+	}
+}
+
+func writeExitStatus(b *strings.Builder) {
+	b.WriteString(".SH EXIT STATUS\n")
+	for _, e := range exitStatus {
+		fmt.Fprintf(b, ".TP\n.B %d\n%s\n", e.code, roff(e.meaning))
+	}
+}
+
+// unquoteUsage takes the placeholder out of a flag's usage, as urfave/cli
+// does for --help: the first `word` in backquotes names the flag's value.
+func unquoteUsage(usage string) (placeholder, text string) {
+	i := strings.IndexByte(usage, '`')
+	if i < 0 {
+		return "", usage
+	}
+	j := strings.IndexByte(usage[i+1:], '`')
+	if j < 0 {
+		return "", usage
+	}
+	placeholder = usage[i+1 : i+1+j]
+	return placeholder, usage[:i] + placeholder + usage[i+2+j:]
+}
