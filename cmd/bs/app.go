@@ -411,6 +411,9 @@ type common struct {
 	stdin    io.Reader
 	stdout   io.Writer
 	badLines badLines
+	// showInput shows how far the reading of each input has got, on a
+	// terminal (progress.go): for the commands that read a file through.
+	showInput bool
 }
 
 func parseCommon(c *cli.Context) (*common, error) {
@@ -541,6 +544,7 @@ func (cm *common) each(ctx context.Context, f filterFunc) error {
 	if !cm.inPlace {
 		return cm.eachInput(func(name string, r io.Reader) error { return f(ctx, name, r, cm.stdout) })
 	}
+	cm.ip.showRead = cm.showInput
 	return eachFile(cm.files, func(path string) error {
 		err := cm.ip.rewrite(ctx, path, func(r io.Reader, w io.Writer) error {
 			// A resumed run reads only what follows the lines it keeps.

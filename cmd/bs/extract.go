@@ -73,6 +73,7 @@ func runExtract(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	cm.showInput = true
 	opt.Now, opt.Format, opt.Log, opt.OnBadLine = cm.now, cm.format, cm.log, cm.onBadLine
 	if opt.DryRun {
 		// What a pass over the files would move, reported on standard

@@ -352,8 +352,16 @@ func openIndex(ctx context.Context, path string, u ui, gone map[string]bool) (*i
 		return ix, nil // cannot lock: search what is there
 	}
 	defer unlock()
+	var total int64
 	for _, f := range files {
-		if err := ingest(ctx, ix, f, u, gone); err != nil {
+		if info, err := os.Stat(f); err == nil {
+			total += info.Size()
+		}
+	}
+	bar := newProgress(u.w, prgIngest, total, true, "")
+	defer bar.done()
+	for _, f := range files {
+		if err := ingest(ctx, ix, f, u, gone, bar); err != nil {
 			ix.Close()
 			return nil, err
 		}
@@ -366,7 +374,7 @@ func openIndex(ctx context.Context, path string, u ui, gone map[string]bool) (*i
 // never blocks search. The rows are read, and their text taken from the
 // store where the queue left it out, on a second goroutine while FTS5
 // takes in the rows before them.
-func ingest(ctx context.Context, ix *index.Index, file string, u ui, gone map[string]bool) error {
+func ingest(ctx context.Context, ix *index.Index, file string, u ui, gone map[string]bool, bar *progress) error {
 	f, err := os.Open(file)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil // ingested meanwhile
@@ -381,7 +389,7 @@ func ingest(ctx context.Context, ix *index.Index, file string, u ui, gone map[st
 	var stopped error // why the reading stopped before the end, if it did
 	go func() {
 		defer close(batches)
-		stopped = readQueue(ctx, f, u, gone, func(rows []index.Row) bool {
+		stopped = readQueue(ctx, &progressReader{f, bar}, u, gone, func(rows []index.Row) bool {
 			select {
 			case batches <- rows:
 				return true
@@ -619,14 +627,18 @@ func indexCommand() *cli.Command {
 				return &reported{code: exitFailure}
 			}
 			total := 0
-			for _, path := range cm.files {
+			bar := newProgress(c.App.ErrWriter, prgIndex, int64(len(cm.files)), false, unitFiles)
+			for i, path := range cm.files {
 				n, err := indexFile(c.Context, path, store, cm, w)
 				if err != nil {
+					bar.done()
 					w.close()
 					return err
 				}
 				total += n
+				bar.set(int64(i + 1))
 			}
+			bar.done()
 			w.close()
 			if w.failed {
 				return &reported{code: exitFailure}

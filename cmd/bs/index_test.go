@@ -66,7 +66,7 @@ func TestIngestInterruptedKeepsTheFile(t *testing.T) {
 			t.Fatal(err)
 		}
 		var warnings bytes.Buffer
-		err := ingest(ctx, ix, file, ui{&warnings}, nil)
+		err := ingest(ctx, ix, file, ui{&warnings}, nil, nil)
 		if _, serr := os.Stat(file); err == nil || serr != nil || warnings.Len() > 0 {
 			t.Fatalf("interrupted ingest: %v; the file: %v; warnings: %s", err, serr, warnings.String())
 		}

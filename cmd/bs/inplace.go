@@ -44,11 +44,17 @@ type inPlace struct {
 	lockTimeout, quiet, idle time.Duration
 	force                    bool
 	minSavings               int64
+	// progress is where a wait for the runtime's lock, and with showRead
+	// the reading of the file, show their progress (on a terminal), for
+	// the command cmd.
+	progress ui
+	cmd      string
+	showRead bool
 }
 
 func parseInPlace(c *cli.Context) (inPlace, error) {
 	ip := inPlace{lockTimeout: c.Duration("lock-timeout"), quiet: c.Duration("quiet-period"), idle: c.Duration("idle"),
-		force: c.Bool("force"), minSavings: int64(c.Int("min-savings"))}
+		force: c.Bool("force"), minSavings: int64(c.Int("min-savings")), progress: ui{c.App.ErrWriter}, cmd: c.Command.Name}
 	if ip.lockTimeout < 0 || ip.quiet < 0 || ip.idle < 0 || ip.minSavings < 0 {
 		return ip, usagef(msgInPlaceNegative)
 	}
@@ -169,7 +175,13 @@ func (ip inPlace) rewriteFile(ctx context.Context, path string, body func(src *o
 		}
 	}
 	out := &countingWriter{w: tmp}
-	if err = body(src, from, n, out); err != nil {
+	stop := func() {}
+	if ip.showRead && ip.progress.w != nil {
+		stop = fileProgress(ip.progress.w, fmt.Sprintf(prgRead, ip.cmd, path), src)
+	}
+	err = body(src, from, n, out)
+	stop()
+	if err != nil {
 		return err
 	}
 	if err = ctx.Err(); err != nil {

@@ -96,6 +96,14 @@ func (cm *common) readInput(path string, f func(name string, r io.Reader) error)
 		defer fh.Close()
 		r = fh
 	}
+	if cm.showInput {
+		if fh, ok := r.(*os.File); ok && isRegularAtStart(fh) {
+			defer fileProgress(cm.ui.w, fmt.Sprintf(prgRead, cm.cmd, path), fh)()
+		} else if bar := newProgress(cm.ui.w, fmt.Sprintf(prgRead, cm.cmd, path), -1, true, ""); bar != nil {
+			defer bar.done()
+			r = &progressReader{r, bar}
+		}
+	}
 	return cm.checked(path, r, true, func(r io.Reader) error { return f(path, r) })
 }
 

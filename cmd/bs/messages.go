@@ -118,6 +118,23 @@ const (
 	msgHookNoTranscript     = "the %s hook input has no transcript_path"
 )
 
+// Progress lines (progress.go), on a terminal only.
+const (
+	prgVerify     = "bs store verify"
+	prgRepack     = "bs store repack: copying"
+	prgMark       = "bs prune-retention: marking"
+	prgSweep      = "bs prune-retention: %s" // the phase: list, sweep
+	prgWatch      = "bs watch"
+	prgIngest     = "bs: indexing the queued search rows"
+	prgIndex      = "bs index"
+	prgRead       = "bs %s: %s" // the command, the file
+	prgWaitLock   = "bs: waiting for %s (held by %s)"
+	unitBlobs     = "blobs"
+	unitFiles     = "files"
+	unitSeconds   = "s"
+	unitTranscrip = "transcripts"
+)
+
 // bs trim.
 const (
 	msgTrimNegative    = "--keep-last-assistants, --min-prunable-chars, --soft-max, --soft-head, --soft-tail, --context-window and --ttl must not be negative"

@@ -156,45 +156,38 @@ func runPrune(c *cli.Context) error {
 	}
 	ctx := c.Context
 	stderr := c.App.ErrWriter
-	tty := isTerminal(stderr)
-	clear := func() {
-		if tty {
-			fmt.Fprint(stderr, "\r\033[K")
-		}
-	}
 
 	// Mark.
 	marks := retention.NewMarks(store)
+	bar := newProgress(stderr, prgMark, int64(len(files)), false, unitTranscrip)
 	for i, path := range files {
-		if tty {
-			fmt.Fprintf(stderr, "\rbs prune-retention: marking %d/%d transcripts", i+1, len(files))
-		}
 		sc, err := markFile(c, marks, path)
 		if err != nil {
-			clear()
+			bar.done()
 			return pruneMarkError(ctx, cm, path, err)
 		}
 		if sc.BadLines > 0 {
-			clear()
 			cm.ui.warnf(msgPruneBadLines, path, sc.BadLines)
 		}
 		cm.log.Debug("marked", "file", path, "lines", sc.Lines, "refs", sc.Refs, "nested_blobs", sc.Nested)
+		bar.set(int64(i + 1))
 	}
-	clear()
+	bar.done()
 
-	// Sweep.
+	// Sweep: listing the store (a count), then sweeping what is
+	// unreferenced (of a total).
 	opt := retention.SweepOptions{Cutoff: cutoff, DryRun: c.Bool("dry-run"), RewriteAbove: rewrite}
-	if tty {
-		opt.Progress = func(phase string, done, total int) {
-			if total < 0 {
-				fmt.Fprintf(stderr, "\rbs prune-retention: listing %d blobs", done)
-			} else {
-				fmt.Fprintf(stderr, "\rbs prune-retention: sweeping %d/%d", done, total)
-			}
+	phase := ""
+	opt.Progress = func(ph string, done, total int) {
+		if ph != phase {
+			bar.done()
+			phase = ph
+			bar = newProgress(stderr, fmt.Sprintf(prgSweep, ph), int64(total), false, unitBlobs)
 		}
+		bar.set(int64(done))
 	}
 	res, sweepErr := retention.Sweep(ctx, store, marks, opt)
-	clear()
+	bar.done()
 	if sweepErr != nil && ctx.Err() != nil {
 		return sweepErr
 	}

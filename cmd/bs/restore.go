@@ -42,6 +42,7 @@ func runRestore(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	cm.showInput = true
 	opt := restore.Options{
 		ID:               c.String("id"),
 		All:              c.Bool("all"),

@@ -34,8 +34,11 @@ type runtimeLockFile struct {
 // if it is still ours.
 func (ip inPlace) runtimeLock(ctx context.Context, path string) (release func(), err error) {
 	lp := path + ".lock"
-	deadline := time.Now().Add(ip.lockTimeout)
+	start := time.Now()
+	deadline := start.Add(ip.lockTimeout)
 	wait := 10 * time.Millisecond
+	var bar *progress // the wait, in seconds of --lock-timeout
+	defer func() { bar.done() }()
 	for {
 		mine, err := createRuntimeLock(lp)
 		if err == nil {
@@ -59,6 +62,10 @@ func (ip inPlace) runtimeLock(ctx context.Context, path string) (release func(),
 		if time.Now().After(deadline) {
 			return nil, &busyError{path, fmt.Sprintf(msgRuntimeLocked, lp, holder, ip.lockTimeout)}
 		}
+		if bar == nil && ip.progress.w != nil {
+			bar = newProgress(ip.progress.w, fmt.Sprintf(prgWaitLock, lp, holder), int64(ip.lockTimeout.Seconds()+0.5), false, unitSeconds)
+		}
+		bar.set(int64(time.Since(start) / time.Second))
 		if err := sleep(ctx, wait); err != nil {
 			return nil, err
 		}

@@ -291,18 +291,17 @@ func runStoreVerify(c *cli.Context) error {
 			fmt.Fprintln(w, p.Err)
 		}
 	}
-	// On a terminal, progress: the count only ever grows (Verify reports
-	// it in order), and the line is cleared at the end.
-	tty := isTerminal(c.App.ErrWriter)
-	if tty {
-		opt.Progress = func(done, total int64) {
-			fmt.Fprintf(c.App.ErrWriter, "\rbs: store verify: %d/%d blobs", done, total)
+	// The count only grows (progress.set), and the line is cleared
+	// before the summary.
+	var bar *progress
+	opt.Progress = func(done, total int64) {
+		if bar == nil {
+			bar = newProgress(c.App.ErrWriter, prgVerify, total, false, unitBlobs)
 		}
+		bar.set(done)
 	}
 	res, err := blobstore.Verify(c.Context, s, opt)
-	if tty {
-		fmt.Fprint(c.App.ErrWriter, "\r\033[K")
-	}
+	bar.done()
 	if err != nil {
 		return err
 	}
@@ -430,17 +429,15 @@ func runStoreRepack(c *cli.Context) error {
 		return fmt.Errorf(msgRepackNoPacks, cm.storeDir)
 	}
 	opt := blobstore.RepackOptions{Small: small, DryRun: c.Bool("dry-run")}
-	stderr := c.App.ErrWriter
-	tty := isTerminal(stderr)
-	if tty {
-		opt.Progress = func(done, total int64) {
-			fmt.Fprintf(stderr, "\rbs: store repack: copied %d/%d MB", done>>20, total>>20)
+	var bar *progress // bytes copied
+	opt.Progress = func(done, total int64) {
+		if bar == nil {
+			bar = newProgress(c.App.ErrWriter, prgRepack, total, true, "")
 		}
+		bar.set(done)
 	}
 	res, err := pk.Repack(c.Context, opt)
-	if tty {
-		fmt.Fprint(stderr, "\r\033[K")
-	}
+	bar.done()
 	for _, p := range res.Damaged {
 		cm.ui.warnf(msgRepackDamaged, p.Err)
 	}

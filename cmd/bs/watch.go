@@ -96,8 +96,7 @@ func runWatch(c *cli.Context) error {
 		return err
 	}
 	w := &watcher{roots: roots, filter: filter, ui: cm.ui, log: cm.log, stderr: c.App.ErrWriter,
-		statePath: c.String("state"), retentionEvery: c.Duration("retention-interval"), retention: c.Duration("retention"),
-		tty: isTerminal(c.App.ErrWriter)}
+		statePath: c.String("state"), retentionEvery: c.Duration("retention-interval"), retention: c.Duration("retention")}
 	if w.statePath == "" {
 		w.statePath = filepath.Join(stateDir(), "watch.json")
 	}
@@ -132,7 +131,6 @@ type watcher struct {
 	statePath      string
 	retentionEvery time.Duration
 	retention      time.Duration
-	tty            bool
 	// run runs a bs command line (without "bs"); tests replace it.
 	run func(ctx context.Context, args []string) error
 }
@@ -161,13 +159,13 @@ func (w *watcher) pass(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	bar := newProgress(w.stderr, prgWatch, int64(len(files)), false, unitFiles)
+	defer bar.done()
 	for i, f := range files {
 		if ctx.Err() != nil {
 			break
 		}
-		if w.tty {
-			fmt.Fprintf(w.stderr, "\rbs watch: %d/%d files", i+1, len(files))
-		}
+		bar.set(int64(i + 1))
 		info, err := os.Stat(f)
 		if err != nil {
 			continue // gone since the listing
@@ -197,9 +195,7 @@ func (w *watcher) pass(ctx context.Context) error {
 			"bytes_freed", freed, "tokens_freed", freed/4, "took", time.Since(start).Round(time.Millisecond))
 		st.Files[f] = stampOf(after)
 	}
-	if w.tty && len(files) > 0 {
-		fmt.Fprint(w.stderr, "\r\033[K")
-	}
+	bar.done()
 	// Forget files that are gone.
 	for f := range st.Files {
 		if !slices.Contains(files, f) {

@@ -1,0 +1,193 @@
+package main
+
+import (
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+)
+
+// progress shows how far long work has got, on standard error when that
+// is a terminal and nothing otherwise: a bar of bytes or items done, the
+// rate and the time left (a counter and the rate when the total is not
+// known). It is the one way bs shows progress. Nothing is drawn in the
+// first second, so a quick run prints nothing; done clears the line, so
+// the summary after it starts on a clean one. Only one is drawn at a time
+// (bs watch runs filters that would show their own): while one is on, a
+// new one draws nothing. The count never goes back.
+type progress struct {
+	mu     sync.Mutex
+	w      io.Writer
+	desc   string
+	total  int64 // -1: not known
+	bytes  bool
+	unit   string
+	n      int64
+	bar    *progressbar.ProgressBar
+	timer  *time.Timer
+	closed bool
+}
+
+// progressDelay is how long work runs before its progress is drawn.
+var progressDelay = time.Second
+
+// showProgress says whether progress is drawn on w: a terminal that is
+// not dumb. Tests replace it.
+var showProgress = func(w io.Writer) bool { return isTerminal(w) && os.Getenv("TERM") != "dumb" }
+
+var (
+	progressMu     sync.Mutex
+	progressActive *progress
+)
+
+// newProgress starts the progress of work on w: total bytes (bytes) or
+// items of unit, -1 when not known. It is nil, and every method a no-op,
+// when nothing is to be drawn.
+func newProgress(w io.Writer, desc string, total int64, bytes bool, unit string) *progress {
+	if !showProgress(w) {
+		return nil
+	}
+	progressMu.Lock()
+	defer progressMu.Unlock()
+	if progressActive != nil {
+		return nil
+	}
+	p := &progress{w: w, desc: desc, total: total, bytes: bytes, unit: unit}
+	progressActive = p
+	p.timer = time.AfterFunc(progressDelay, p.draw)
+	return p
+}
+
+// draw makes the bar, once the work has run for progressDelay.
+func (p *progress) draw() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return
+	}
+	opts := []progressbar.Option{
+		progressbar.OptionSetWriter(p.w),
+		progressbar.OptionSetDescription(p.desc),
+		progressbar.OptionSetWidth(20),
+		progressbar.OptionThrottle(100 * time.Millisecond),
+		progressbar.OptionClearOnFinish(),
+		progressbar.OptionSetRenderBlankState(true),
+		progressbar.OptionSetPredictTime(p.total > 0),
+		progressbar.OptionShowElapsedTimeOnFinish(),
+	}
+	if p.bytes {
+		opts = append(opts, progressbar.OptionShowBytes(true), progressbar.OptionShowTotalBytes(true), progressbar.OptionShowCount())
+	} else {
+		opts = append(opts, progressbar.OptionShowCount(), progressbar.OptionShowIts(), progressbar.OptionSetItsString(p.unit))
+	}
+	p.bar = progressbar.NewOptions64(p.total, opts...)
+	p.bar.Set64(p.n)
+}
+
+// set records that n are done; a smaller n than before is ignored.
+func (p *progress) set(n int64) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if n <= p.n || p.closed {
+		return
+	}
+	p.n = n
+	if p.bar != nil {
+		p.bar.Set64(n)
+	}
+}
+
+// add records n more done.
+func (p *progress) add(n int64) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	m := p.n + n
+	p.mu.Unlock()
+	p.set(m)
+}
+
+// setTotal changes the total, once it is known.
+func (p *progress) setTotal(total int64) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.total = total
+	if p.bar != nil {
+		p.bar.ChangeMax64(total)
+	}
+}
+
+// done clears the line; p draws nothing after it.
+func (p *progress) done() {
+	if p == nil {
+		return
+	}
+	p.timer.Stop()
+	p.mu.Lock()
+	if !p.closed && p.bar != nil {
+		p.bar.Finish() // clears the line (OptionClearOnFinish)
+	}
+	p.closed = true
+	p.mu.Unlock()
+	progressMu.Lock()
+	if progressActive == p {
+		progressActive = nil
+	}
+	progressMu.Unlock()
+}
+
+// progressReader counts what is read of r on bar.
+type progressReader struct {
+	r   io.Reader
+	bar *progress
+}
+
+func (r *progressReader) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	r.bar.add(int64(n))
+	return n, err
+}
+
+// fileProgress shows how far a reader of f has got through it, by its
+// offset, until stop is called: for a file read from start to end.
+func fileProgress(w io.Writer, desc string, f *os.File) (stop func()) {
+	info, err := f.Stat()
+	if err != nil || !info.Mode().IsRegular() {
+		return func() {}
+	}
+	bar := newProgress(w, desc, info.Size(), true, "")
+	if bar == nil {
+		return func() {}
+	}
+	quit := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-quit:
+				return
+			case <-t.C:
+				if off, err := f.Seek(0, io.SeekCurrent); err == nil {
+					bar.set(off)
+				}
+			}
+		}
+	}()
+	return func() {
+		close(quit)
+		<-finished
+		bar.done()
+	}
+}
