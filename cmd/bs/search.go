@@ -85,11 +85,16 @@ func runSearch(c *cli.Context) error {
 	if session != "" {
 		session = sessionFor(session) // sessions are named by absolute path
 	}
-	hits, err := ix.Search(c.Context, index.Query{Text: query, Session: session, Kind: c.String("kind"), Tool: c.String("tool"), Limit: c.Int("limit")})
+	// Hits are entries: ask for more rows than --limit, for the values of
+	// one entry that match together (a Claude Code result is kept twice).
+	limit := c.Int("limit")
+	hits, err := ix.Search(c.Context, index.Query{Text: query, Session: session, Kind: c.String("kind"), Tool: c.String("tool"), Limit: min(limit*4, limit+1000)})
 	if err != nil {
 		ui{c.App.ErrWriter}.hintf(hintIndex)
 		return err
 	}
+	hits = onePerEntry(hits)
+	hits = hits[:min(len(hits), limit)]
 	out := c.App.Writer
 	here := restoreStore(c)
 	for _, h := range hits {
@@ -118,6 +123,32 @@ func runSearch(c *cli.Context) error {
 		return &reported{code: exitFailure}
 	}
 	return nil
+}
+
+// onePerEntry keeps the first, best ranked, hit of each entry of a
+// session. An entry several of whose values matched comes back whole: its
+// hit names no pointer. (Claude Code keeps each tool result twice, in the
+// message and as toolUseResult, so both match.)
+func onePerEntry(hits []index.Hit) []index.Hit {
+	type key struct{ session, entry string }
+	first := map[key]int{}
+	var out []index.Hit
+	for _, h := range hits {
+		if h.Kind == "entry" || h.EntryID == "" {
+			out = append(out, h)
+			continue
+		}
+		k := key{h.Session, h.EntryID}
+		if i, ok := first[k]; ok {
+			if out[i].Pointer != h.Pointer {
+				out[i].Pointer = ""
+			}
+			continue
+		}
+		first[k] = len(out)
+		out = append(out, h)
+	}
+	return out
 }
 
 // displaySnippet is a snippet made fit for a line of a terminal: on one
@@ -206,9 +237,10 @@ func restoreCommandFor(h index.Hit, here string) string {
 	if r.Kind == "entry" || h.Packed {
 		return fmt.Sprintf("%s --all -i %s", bs, shellQuote(file))
 	}
-	if strings.Contains(r.Pointer, ",") {
+	if strings.Contains(r.Pointer, ",") || r.Pointer == "" {
 		// --keys takes a comma-separated list: a pointer with a comma
-		// cannot be named there, so the entry comes back whole.
+		// cannot be named there, so the entry comes back whole, as one
+		// several of whose values matched (onePerEntry).
 		return fmt.Sprintf("%s --id %s -i %s", bs, shellQuote(r.EntryID), shellQuote(file))
 	}
 	return fmt.Sprintf("%s --id %s --keys %s -i %s", bs, shellQuote(r.EntryID), shellQuote(r.Pointer), shellQuote(file))

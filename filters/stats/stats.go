@@ -443,6 +443,7 @@ func (c *counter) line(line transcript.Line, t *transcript.Tree, d transcript.Di
 	// running sum gives each slot its share and the shares add up exactly.
 	cum, prev := 0, 0
 	var byKind [NumKinds]int
+	bigTool, bigToolTokens := "", 0 // the tool of the line's largest call or result
 	for i := range c.slots {
 		s := &c.slots[i]
 		if c.text {
@@ -462,6 +463,9 @@ func (c *counter) line(line transcript.Line, t *transcript.Tree, d transcript.Di
 		case ToolResult:
 			c.tool(s.tool).ResultTokens += s.tokens
 		}
+		if (s.kind == ToolCall || s.kind == ToolResult) && s.tool != noTool && s.tool != "" && s.tokens > bigToolTokens {
+			bigTool, bigToolTokens = s.tool, s.tokens
+		}
 	}
 	sum := 0
 	for _, n := range byKind {
@@ -474,7 +478,7 @@ func (c *counter) line(line transcript.Line, t *transcript.Tree, d transcript.Di
 	}
 	c.rep.Tokens += tokens
 	if tokens > 0 {
-		c.largest(line, &e, tokens, byKind)
+		c.largest(line, &e, tokens, byKind, bigTool)
 	}
 }
 
@@ -714,7 +718,7 @@ func (c *counter) extracted(num int, t *transcript.Tree, e *transcript.Entry) {
 
 // largest keeps the top entries, most tokens first, earlier lines first
 // among equals.
-func (c *counter) largest(line transcript.Line, e *transcript.Entry, tokens int, byKind [NumKinds]int) {
+func (c *counter) largest(line transcript.Line, e *transcript.Entry, tokens int, byKind [NumKinds]int, bigTool string) {
 	top := c.rep.Largest
 	if len(top) == c.opt.Top && tokens <= top[len(top)-1].Tokens {
 		return
@@ -729,7 +733,13 @@ func (c *counter) largest(line transcript.Line, e *transcript.Entry, tokens int,
 			best = k
 		}
 	}
-	tool := e.ToolName
+	// The tool of its largest call or result (a Claude Code result names
+	// only the call's id, which the tool is found by), else the one the
+	// entry names.
+	tool := bigTool
+	if tool == "" {
+		tool = e.ToolName
+	}
 	if tool == "" && len(e.Tools) > 0 {
 		tool = e.Tools[0]
 	}
