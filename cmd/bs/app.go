@@ -110,14 +110,21 @@ func exitCode(ctx context.Context, u ui, cmd string, err error) int {
 		u.hintf(hintStrict)
 		return exitBadInput
 	}
+	show := func(err error) {
+		if msg, ok := diskError(err); ok {
+			u.errorf(cmd, "%s", msg) // the full disk, not the blob it was writing
+			return
+		}
+		u.errorf(cmd, "%v", err)
+	}
 	var files fileErrors
 	if errors.As(err, &files) {
 		// Each file's failure on a line of its own.
 		for _, e := range files {
-			u.errorf(cmd, "%v", e)
+			show(e)
 		}
 	} else {
-		u.errorf(cmd, "%v", err)
+		show(err)
 	}
 	if errors.Is(err, blobstore.ErrNoIdentity) {
 		u.hintf(hintNoIdentity)
@@ -499,6 +506,9 @@ func (cm *common) openStore() (blobstore.Store, error) {
 	s, err := blobstore.Open(context.Background(), cm.storeDir, cm.storeOpt)
 	if err != nil {
 		return nil, fmt.Errorf(msgStoreOpen, cm.storeDir, err)
+	}
+	if !blobstore.IsURL(cm.storeDir) {
+		noteStore(cm.storeDir)
 	}
 	return s, nil
 }

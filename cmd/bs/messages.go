@@ -50,6 +50,7 @@ const (
 	msgInPlaceStdin   = "-i/--in-place needs file arguments"
 	msgInPlaceDash    = "-i/--in-place rewrites files: standard input (-) cannot be rewritten"
 	msgIsDirectory    = "%s: is a directory"
+	msgStoreDisk      = "blob store %s: %v"
 	msgMoreBadLines   = "%s: … and %d more lines that are not valid JSON"
 	msgNotTranscript  = "%s: not a transcript: none of its %d lines is a valid JSON entry"
 	msgFormatNoMatch  = "%s: --format %s matches none of its entries, which read as %s (without --format the dialect is detected)"

@@ -2,9 +2,15 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
 )
 
 // output is standard output as the commands see it. It keeps the first
@@ -75,3 +81,45 @@ func (e *writeError) Error() string {
 }
 
 func (e *writeError) Unwrap() error { return e.err }
+
+// localStores are the directories of the local stores this run opened,
+// so that a full disk names the store rather than a blob's temp file.
+var localStores struct {
+	sync.Mutex
+	dirs []string
+}
+
+// noteStore records dir, a local store's directory.
+func noteStore(dir string) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return
+	}
+	localStores.Lock()
+	defer localStores.Unlock()
+	if !slices.Contains(localStores.dirs, abs) {
+		localStores.dirs = append(localStores.dirs, abs)
+	}
+}
+
+// diskError is the message for an error of a disk that is full or cannot
+// be written: the place that failed and why, "blob store DIR: no space
+// left on device" when it is a store's, whatever wrapped it.
+func diskError(err error) (string, bool) {
+	var pe *fs.PathError
+	if !errors.As(err, &pe) || !(errors.Is(pe.Err, syscall.ENOSPC) || errors.Is(pe.Err, syscall.EROFS) || isQuotaError(pe.Err)) {
+		return "", false
+	}
+	path, aerr := filepath.Abs(pe.Path)
+	if aerr != nil {
+		path = pe.Path
+	}
+	localStores.Lock()
+	defer localStores.Unlock()
+	for _, d := range localStores.dirs {
+		if path == d || strings.HasPrefix(path, d+string(filepath.Separator)) {
+			return fmt.Sprintf(msgStoreDisk, d, pe.Err), true
+		}
+	}
+	return fmt.Sprintf("%s: %v", pe.Path, pe.Err), true
+}

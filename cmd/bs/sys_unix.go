@@ -30,3 +30,6 @@ func fileID(info os.FileInfo) (dev, ino uint64) {
 func processGone(pid int) bool {
 	return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
 }
+
+// isQuotaError is whether err is a disk quota exceeded.
+func isQuotaError(err error) bool { return errors.Is(err, syscall.EDQUOT) }

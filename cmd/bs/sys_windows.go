@@ -21,3 +21,7 @@ func processGone(pid int) bool {
 	p.Release()
 	return false
 }
+
+// isQuotaError is whether err is a disk quota exceeded: Windows says disk
+// full (ENOSPC) for that.
+func isQuotaError(error) bool { return false }
