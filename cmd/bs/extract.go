@@ -29,7 +29,7 @@ func extractCommand() *cli.Command {
 		Flags: append([]cli.Flag{
 			&cli.IntFlag{Name: "keep-recent", Value: d.KeepRecent, Usage: "leave the last `N` messages untouched"},
 			&cli.IntFlag{Name: "min-length", Value: d.MinLength, Usage: "move only values longer than `N` characters"},
-			&cli.StringFlag{Name: "types", Value: d.Types.String(), Usage: "kinds of values to move: tool_call, tool_result (with the images a tool returned), thinking, text, image (also those the user sent)"},
+			&cli.StringFlag{Name: "types", Value: d.Types.String(), Usage: "kinds of values to move: tool_call, tool_result (with the images a tool returned), thinking, text, image (also those the user sent), bookkeeping (what a runtime writes for itself and never sends to the model: Claude Code's progress lines)"},
 			&cli.StringSliceFlag{Name: "rule", Usage: "jq predicate deciding _extractable for entries without one (repeatable; first non-null wins)"},
 			&cli.DurationFlag{Name: "keep-after-restore", Value: d.KeepAfterRestore, Usage: "protect a restored entry for this long"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "print a JSON report of what would move and change nothing"},

@@ -112,8 +112,9 @@ func writeFile(t *testing.T, path string, data []byte) {
 
 // TestRefereesCostReports: roll and archive take lines out of a session
 // and into the store, but the spend history stays: ccusage's totals of
-// tokens and cost are the same before and after them (and after extract
-// and trim, which never took it), on every corpus session that carries
+// tokens and cost are the same before and after them (and after extract,
+// its bookkeeping too, and trim, which never took it), on every corpus
+// session that carries
 // usage, Claude Code, pi and Codex alike.
 func TestRefereesCostReports(t *testing.T) {
 	dir := referees(t)
@@ -123,6 +124,9 @@ func TestRefereesCostReports(t *testing.T) {
 		{"archive", "--no-index", "--store", store},
 		{"archive", "--keep-recent", "0", "--token-threshold", "1", "--tool-call-threshold", "1", "--no-index", "--store", store},
 		{"extract", "--no-index", "--store", store},
+		// Bookkeeping at its most: every string of a progress line but
+		// what names a message and its spend.
+		{"extract", "--types", "bookkeeping", "--keep-recent", "0", "--min-length", "0", "--no-index", "--store", store},
 		{"trim", "--no-index", "--store", store},
 	}
 	checked := 0

@@ -38,7 +38,7 @@ func searchCommand() *cli.Command {
 			"An exact phrase ranks first.",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "session", Usage: "only hits from this session"},
-			&cli.StringFlag{Name: "kind", Usage: "only this kind: tool_call, tool_result, thinking, text, image or entry"},
+			&cli.StringFlag{Name: "kind", Usage: "only this kind: tool_call, tool_result, thinking, text, image, bookkeeping or entry"},
 			&cli.StringFlag{Name: "tool", Usage: "only values of this tool"},
 			&cli.IntFlag{Name: "limit", Value: index.DefaultLimit, Usage: "at most `N` hits"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON object per hit"},
@@ -49,7 +49,7 @@ func searchCommand() *cli.Command {
 
 // searchKinds are the kinds a row can have: what extract and trim moved,
 // and "entry" for what roll evicted and archive holds.
-var searchKinds = []string{"tool_call", "tool_result", "thinking", "text", "image", "entry"}
+var searchKinds = []string{"tool_call", "tool_result", "thinking", "text", "image", "bookkeeping", "entry"}
 
 func runSearch(c *cli.Context) error {
 	if f := misplacedFlag(c, c.Args().Slice()); f != "" {

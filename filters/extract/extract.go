@@ -54,7 +54,7 @@ func Defaults() Options {
 	return Options{
 		KeepRecent:       3,
 		MinLength:        500,
-		Types:            transcript.ToolCall | transcript.ToolResult | transcript.Thinking,
+		Types:            transcript.ToolCall | transcript.ToolResult | transcript.Thinking | transcript.Bookkeeping,
 		KeepAfterRestore: 10 * time.Minute,
 		Workers:          8,
 	}

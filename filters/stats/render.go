@@ -69,6 +69,7 @@ func (p *printer) plain() {
 		p.f("%-12s %10d %7s %12d %10d %12d\n", k, ks.Tokens, p.pct(ks.Tokens), ks.Bytes, ks.Extracted.Tokens, ks.Extracted.Bytes)
 	}
 	p.f("%-12s %10d %7s %12d %10d %12d\n", "total", r.Tokens, p.pct(r.Tokens), r.Bytes, r.Extracted.Tokens, r.Extracted.Bytes)
+	p.otherBy()
 	if len(r.Tools) > 0 {
 		nw := p.nameWidth()
 		p.f("\n%-*s %6s %10s %10s %10s %10s\n", nw, "tool", "calls", "tokens", "call", "result", "extracted")
@@ -90,6 +91,34 @@ func (p *printer) plain() {
 	p.extracted()
 	p.wouldFree()
 }
+
+// otherBy lists what fills other: the bytes of each line type's members,
+// the largest first.
+func (p *printer) otherBy() {
+	r := p.r
+	if len(r.OtherBy) == 0 || r.Kinds[Other].Bytes == 0 {
+		return
+	}
+	p.f("\nother, by line type and member %12s %7s %8s\n", "bytes", "share", "lines")
+	for i, o := range r.OtherBy {
+		if i == otherRows {
+			p.f("(%d more)\n", len(r.OtherBy)-i)
+			break
+		}
+		name := o.Type + " " + o.Field
+		if o.Field == "" {
+			name = o.Type + " (keys, punctuation)"
+		}
+		if o.Type == notJSON {
+			name = notJSON
+		}
+		p.f("%-30s %12d %6.1f%% %8d\n", clip(name, 30), o.Bytes, 100*float64(o.Bytes)/float64(r.Kinds[Other].Bytes), o.Lines)
+	}
+}
+
+// otherRows is how many rows of other's breakdown the text shows (the
+// JSON has them all).
+const otherRows = 8
 
 func (p *printer) extracted() {
 	r := p.r
@@ -184,6 +213,7 @@ func (p *printer) chart() {
 		}
 		p.row(k.String(), kindColors[k], ks.Tokens, ks.Extracted.Tokens, scale, tail)
 	}
+	p.otherBy()
 	if len(r.Tools) > 0 {
 		p.f("\ntokens by tool (█ live, ░ extracted)\n")
 		scale = 1

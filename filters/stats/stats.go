@@ -6,6 +6,7 @@
 package stats
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -162,13 +163,36 @@ type Report struct {
 	Extracted        Amount  `json:"extracted"`
 	ExtractedEntries int     `json:"extracted_entries"`
 	Largest          []Entry `json:"largest"`
-	WouldFree        *Free   `json:"would_free,omitempty"`
+	// OtherBy breaks the bytes of other down by the line type and the
+	// top-level member that holds them, most first: what fills a file
+	// besides the conversation (progress lines' data, tool results'
+	// copies, snapshots). Field "" is the keys and punctuation of the
+	// lines; type "(not JSON)" the lines that are not.
+	OtherBy   []OtherPart `json:"other_by"`
+	WouldFree *Free       `json:"would_free,omitempty"`
 	// Context is the gauge of the transcript: the context its runtime
 	// would send next, as bs gauge reads it.
 	Context *gauge.Result `json:"context,omitempty"`
 
 	mismatches int // lines whose parts did not add up to the gauge's estimate (tests check 0)
 }
+
+// OtherPart is the bytes of other one line type and member hold.
+type OtherPart struct {
+	Type  string `json:"type"`
+	Field string `json:"field"`
+	Bytes int64  `json:"bytes"`
+	Lines int    `json:"lines"` // lines whose member it is
+}
+
+// otherKey names an OtherPart.
+type otherKey struct{ typ, field string }
+
+const (
+	maxOtherParts = 256 // distinct line types and members before the rest are lumped
+	otherParts    = "(more)"
+	notJSON       = "(not JSON)"
+)
 
 const (
 	maxPending = 4096 // tool-call ids awaiting their result
@@ -309,6 +333,7 @@ type span struct {
 	start, end int
 	kind       Kind
 	tool       string
+	counted    Kind // the kind its bytes count under (a placeholder's: the kind it stands for)
 }
 
 // placed is where a part goes.
@@ -334,6 +359,7 @@ type counter struct {
 	text    bool // the estimator counts text
 	pending map[string]string
 	tools   map[string]*Tool
+	other   map[otherKey]*OtherPart
 	spans   []span
 	slots   []slot
 	ext     map[int]placed // nodes standing where _extracted values were
@@ -369,6 +395,9 @@ func count(ctx context.Context, name string, r io.Reader, opt Options) (*Report,
 		c.rep.Bytes += int64(line.Len())
 		if t == nil {
 			c.rep.Kinds[Other].Bytes += int64(line.Len())
+			if len(bytes.TrimSpace(line.Body)) > 0 {
+				c.otherBytes(otherKey{notJSON, ""}, int64(line.Len()))
+			}
 			continue
 		}
 		c.line(line, t, src.Dialect())
@@ -386,7 +415,76 @@ func count(ctx context.Context, name string, r io.Reader, opt Options) (*Report,
 		}
 		return a.Name < b.Name
 	})
+	c.rep.OtherBy = make([]OtherPart, 0, len(c.other))
+	for k, p := range c.other {
+		if p.Bytes > 0 {
+			c.rep.OtherBy = append(c.rep.OtherBy, OtherPart{Type: k.typ, Field: k.field, Bytes: p.Bytes, Lines: p.Lines})
+		}
+	}
+	sort.Slice(c.rep.OtherBy, func(i, j int) bool {
+		a, b := c.rep.OtherBy[i], c.rep.OtherBy[j]
+		if a.Bytes != b.Bytes {
+			return a.Bytes > b.Bytes
+		}
+		return a.Type+"."+a.Field < b.Type+"."+b.Field
+	})
 	return c.rep, nil
+}
+
+// otherOf breaks the line's bytes of other down by its type and its
+// top-level members: each member's bytes but its values counted under
+// another kind, and the rest of the line (keys, punctuation) under "".
+func (c *counter) otherOf(line transcript.Line, t *transcript.Tree) {
+	typ := t.Str(t.Get(0, "type"))
+	if typ == "" {
+		typ = "(no type)"
+	}
+	rest := int64(line.Len())
+	if t.Nodes[0].Kind == '{' {
+		t.Children(0, func(m, _ int) {
+			start, end := t.Nodes[m].Start, t.Nodes[m].End
+			n := int64(end - start)
+			rest -= n
+			for _, sp := range c.spans {
+				if sp.counted != Other && sp.start >= start && sp.end <= end {
+					n -= int64(sp.end - sp.start)
+				}
+			}
+			c.otherBytes(otherKey{typ, t.Key(m)}, n)
+		})
+	} else {
+		for _, sp := range c.spans {
+			if sp.counted != Other {
+				rest -= int64(sp.end - sp.start)
+			}
+		}
+	}
+	c.otherBytes(otherKey{typ, ""}, rest)
+}
+
+// otherBytes adds n bytes of other under k.
+func (c *counter) otherBytes(k otherKey, n int64) {
+	if n <= 0 {
+		return
+	}
+	if c.other == nil {
+		c.other = map[otherKey]*OtherPart{}
+	}
+	p, ok := c.other[k]
+	if !ok {
+		if len(c.other) >= maxOtherParts {
+			k = otherKey{otherParts, ""}
+			if p, ok = c.other[k]; !ok {
+				p = &OtherPart{}
+				c.other[k] = p
+			}
+		} else {
+			p = &OtherPart{}
+			c.other[k] = p
+		}
+	}
+	p.Bytes += n
+	p.Lines++
 }
 
 // line accounts for one parsed line.
@@ -413,17 +511,20 @@ func (c *counter) line(line transcript.Line, t *transcript.Tree, d transcript.Di
 	// Bytes: each value's under its kind (a placeholder's under the kind
 	// it stands for), the rest of the line under other.
 	var valueBytes int64
-	for _, sp := range c.spans {
+	for i := range c.spans {
+		sp := &c.spans[i]
 		k := sp.kind
 		if pl, ok := c.ext[sp.node]; ok {
 			k = pl.kind
 		} else if pl, ok := c.ext[t.Nodes[sp.node].Parent]; ok {
 			k = pl.kind
 		}
+		sp.counted = k
 		c.rep.Kinds[k].Bytes += int64(sp.end - sp.start)
 		valueBytes += int64(sp.end - sp.start)
 	}
 	c.rep.Kinds[Other].Bytes += int64(line.Len()) - valueBytes
+	c.otherOf(line, t)
 
 	// The line's tokens, part by part, as the gauge counts them.
 	c.slots = c.slots[:0]
@@ -552,6 +653,8 @@ func (c *counter) kindOf(t *transcript.Tree, e *transcript.Entry, v transcript.V
 		return Thinking
 	case transcript.Image:
 		return Image
+	case transcript.Bookkeeping:
+		return Other // never in the context, whatever role its subagent message has
 	}
 	role := e.Role
 	for a := t.Nodes[v.Node].Parent; a >= 0; a = t.Nodes[a].Parent {

@@ -52,6 +52,16 @@ func checkSums(t *testing.T, name string, r *Report) {
 	if tokens != r.Tokens || b != r.Bytes || ext != r.Extracted {
 		t.Errorf("%s: kinds add up to %d tokens, %d bytes, %+v; totals %d, %d, %+v", name, tokens, b, ext, r.Tokens, r.Bytes, r.Extracted)
 	}
+	var other int64
+	for _, o := range r.OtherBy {
+		other += o.Bytes
+		if o.Bytes <= 0 || o.Lines <= 0 {
+			t.Errorf("%s: other part %+v", name, o)
+		}
+	}
+	if other != r.Kinds[Other].Bytes {
+		t.Errorf("%s: other's parts add up to %d bytes, other has %d", name, other, r.Kinds[Other].Bytes)
+	}
 	calls, results, extracted := 0, 0, 0
 	for _, tl := range r.Tools {
 		calls += tl.CallTokens
@@ -237,6 +247,17 @@ func TestKinds(t *testing.T) {
 	// largest entries name it all the same.
 	if r.Largest[0].ID != "u1" || r.Largest[0].Kind != "image" || r.Largest[1].ID != "u2" || r.Largest[1].Tool != "Bash" {
 		t.Errorf("largest %+v", r.Largest)
+	}
+	// Other, by line type and member: the system line's content, which is
+	// in no conversation, is there whole.
+	found := false
+	for _, o := range r.OtherBy {
+		if o.Type == "system" && o.Field == "content" {
+			found = o.Bytes == int64(len(`"not in context"`)) && o.Lines == 1
+		}
+	}
+	if !found {
+		t.Errorf("other by type and member: %+v", r.OtherBy)
 	}
 	checkSums(t, "kinds", r)
 }

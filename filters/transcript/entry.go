@@ -16,15 +16,21 @@ const (
 	Thinking
 	Text
 	Image
+	// Bookkeeping is what a runtime writes for itself and never sends
+	// to the model: the string values of Claude Code's progress lines
+	// (a subagent's whole conversation, hook and shell output as it
+	// streamed). Their numbers (usage) and short strings (ids, model)
+	// stay, for the cost reports that read them.
+	Bookkeeping
 )
 
 // AllKinds is every kind of value.
-const AllKinds = ToolCall | ToolResult | Thinking | Text | Image
+const AllKinds = ToolCall | ToolResult | Thinking | Text | Image | Bookkeeping
 
 var kindNames = []struct {
 	k    Kind
 	name string
-}{{ToolCall, "tool_call"}, {ToolResult, "tool_result"}, {Thinking, "thinking"}, {Text, "text"}, {Image, "image"}}
+}{{ToolCall, "tool_call"}, {ToolResult, "tool_result"}, {Thinking, "thinking"}, {Text, "text"}, {Image, "image"}, {Bookkeeping, "bookkeeping"}}
 
 // KindNames lists the names ParseKinds accepts, in order.
 func KindNames() []string {
@@ -61,7 +67,7 @@ func ParseKinds(list string) (Kind, error) {
 			}
 		}
 		if !found {
-			return 0, fmt.Errorf("unknown type %q (want tool_call, tool_result, thinking, text or image)", s)
+			return 0, fmt.Errorf("unknown type %q (want tool_call, tool_result, thinking, text, image or bookkeeping)", s)
 		}
 	}
 	return k, nil
@@ -254,7 +260,10 @@ func (v *viewer) addImage(block, measure int, textKind Kind, replacement string)
 }
 
 // leaves adds every string below node (or node itself) as kind.
-func (v *viewer) leaves(node int, kind Kind) {
+func (v *viewer) leaves(node int, kind Kind) { v.leavesBut(node, kind, nil) }
+
+// leavesBut is leaves but for the members of objects that skip names.
+func (v *viewer) leavesBut(node int, kind Kind, skip map[string]bool) {
 	if node < 0 {
 		return
 	}
@@ -262,8 +271,20 @@ func (v *viewer) leaves(node int, kind Kind) {
 	case '"':
 		v.add(node, kind)
 	case '{', '[':
-		v.t.Children(node, func(c, _ int) { v.leaves(c, kind) })
+		object := v.t.Nodes[node].Kind == '{'
+		v.t.Children(node, func(c, _ int) {
+			if !object || skip == nil || !skip[v.t.Key(c)] {
+				v.leavesBut(c, kind, skip)
+			}
+		})
 	}
+}
+
+// spendKeys are the members no bookkeeping value comes from: what names a
+// message, its model and its time, which cost reports read.
+var spendKeys = map[string]bool{
+	"id": true, "uuid": true, "model": true, "requestId": true, "timestamp": true, "type": true, "role": true,
+	"usage": true, "stop_reason": true, "agentId": true, "parentUuid": true, "sessionId": true,
 }
 
 func (v *viewer) str(i int, names ...string) string { return v.t.Str(v.t.Path(i, names...)) }
@@ -338,6 +359,14 @@ func (v *viewer) claude() {
 	typ := v.str(0, "type")
 	if id := v.str(0, "sessionId"); id != "" {
 		e.SessionID = id
+	}
+	if typ == "progress" {
+		// What the runtime showed while a tool, hook or subagent ran:
+		// never sent to the model. What names a message and its spend
+		// stays, whatever --min-length: cost reports read a subagent's
+		// answers here (id, model, requestId, usage, timestamps).
+		v.leavesBut(t.Get(0, "data"), Bookkeeping, spendKeys)
+		return
 	}
 	if typ != "user" && typ != "assistant" {
 		return
