@@ -123,15 +123,11 @@ func (ip inPlace) rewriteFile(ctx context.Context, path string, body func(src *o
 	defer unlock()
 	removeStaleTemps(path)
 
-	src, err := os.Open(path)
+	src, info, err := openStat(path)
 	if err != nil {
 		return err
 	}
 	defer src.Close()
-	info, err := src.Stat()
-	if err != nil {
-		return err
-	}
 	if age := time.Since(info.ModTime()); ip.idle > 0 && age < ip.idle {
 		return &skipped{fmt.Sprintf(msgNotIdle, age.Round(time.Second), ip.idle)}
 	} else if !ip.force && age < ip.quiet {
@@ -159,16 +155,11 @@ func (ip inPlace) rewriteFile(ctx context.Context, path string, body func(src *o
 			res.lines = linesBefore(src, from)
 		}
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+tempMarker+"*")
+	tmp, err := newTemp(path)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
+	defer dropOnError(tmp, &err)
 	if from > 0 {
 		if _, err = io.CopyN(tmp, src, from); err != nil {
 			return err
@@ -199,29 +190,6 @@ func (ip inPlace) rewriteFile(ctx context.Context, path string, body func(src *o
 			return err
 		}
 	}
-	// Whatever a writer appended while we worked goes after our output.
-	if _, err = src.Seek(n, io.SeekStart); err != nil {
-		return err
-	}
-	dev, ino := fileID(info)
-	if err = tmp.Chmod(info.Mode().Perm()); err != nil {
-		return err
-	}
-	if uid, gid, ok := fileOwner(info); ok {
-		_ = tmp.Chown(uid, gid) // best effort: only root may give files away
-	}
-	// Copy what was appended meanwhile, sync (the slow part), then copy and
-	// sync again, so that the window between the last copy and the rename,
-	// where an append lands in the old file, is as short as can be.
-	deadline := time.Now().Add(ip.lockTimeout)
-	for pass := 0; pass < 2; pass++ {
-		if err = copyAppended(ctx, src, tmp, dev, ino, deadline, path); err != nil {
-			return err
-		}
-		if err = tmp.Sync(); err != nil {
-			return err
-		}
-	}
 	if res != nil {
 		if res.ok {
 			saveWatermark(res, path, tmp, from+res.final, res.format)
@@ -229,12 +197,147 @@ func (ip inPlace) rewriteFile(ctx context.Context, path string, body func(src *o
 			forgetWatermark(res, path)
 		}
 	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
+	// Whatever a writer appended while we worked goes after our output.
+	if _, err = src.Seek(n, io.SeekStart); err != nil {
 		return err
 	}
+	timeout := max(ip.lockTimeout, catchUpTimeout)
+	late, err := replace(ctx, path, src, info, tmp, time.Now().Add(ip.lockTimeout), timeout)
+	if err == nil && late.inverted {
+		err = reorderLate(ctx, path, tmp, late, timeout)
+	}
+	tmp.Close()
 	syncDir(filepath.Dir(path))
+	return err
+}
+
+// replace renames tmp over path, src being path's file as it was read up
+// to its offset: it gives tmp src's mode and owner, copies what a writer
+// appended to src meanwhile (until no writer holds src open, or deadline),
+// syncs, and after the rename moves over what a writer still appended to
+// src (catchUp, waiting up to timeout).
+func replace(ctx context.Context, path string, src *os.File, info os.FileInfo, tmp *os.File, deadline time.Time, timeout time.Duration) (lateLines, error) {
+	dev, ino := fileID(info)
+	if err := tmp.Chmod(info.Mode().Perm()); err != nil {
+		return lateLines{}, err
+	}
+	if uid, gid, ok := fileOwner(info); ok {
+		_ = tmp.Chown(uid, gid) // best effort: only root may give files away
+	}
+	// Copy what was appended meanwhile, sync (the slow part), then copy and
+	// sync again, so that the window between the last copy and the rename,
+	// where an append lands in the old file, is as short as can be.
+	for pass := 0; pass < 2; pass++ {
+		if err := copyAppended(ctx, src, tmp, dev, ino, deadline, path); err != nil {
+			return lateLines{}, err
+		}
+		if err := tmp.Sync(); err != nil {
+			return lateLines{}, err
+		}
+	}
+	// A writer that appended during the sync (a few milliseconds) would
+	// see its line moved over after the rename, behind the line it
+	// writes next into the new file: copy and sync again until nothing
+	// came, so the rename follows the last look at once.
+	for try := 0; try < maxFinalCopies; try++ {
+		copied, err := copyLinesCounted(tmp, src)
+		if err != nil {
+			return lateLines{}, err
+		}
+		if copied == 0 {
+			break
+		}
+		if err := tmp.Sync(); err != nil {
+			return lateLines{}, err
+		}
+	}
+	size, err := tmp.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return lateLines{}, err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return lateLines{}, err
+	}
+	return catchUp(src, path, tmp, dev, ino, timeout, size)
+}
+
+// lateLines are what catchUp moved from the replaced file: the bytes, in
+// order, where each piece went in the new file, and whether a writer had
+// appended to the new file before a piece went: then that piece stands
+// after lines written later than it.
+type lateLines struct {
+	data     []byte
+	at       [][2]int64 // [start, end) of each piece in the new file
+	base     int64      // the new file's size at the rename
+	inverted bool
+}
+
+// reorderLate puts the lines a writer appended to the replaced file just
+// before the rename back before the lines it has appended to the new file
+// since, where catchUp could only add them after: one more rewrite of the
+// new file, with the same care (copy, sync, rename, catch up), whose own
+// late lines, if any, stay where catchUp puts them.
+func reorderLate(ctx context.Context, path string, cur *os.File, late lateLines, timeout time.Duration) (err error) {
+	src, info, err := openStat(path)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	if !os.SameFile(info, statOf(cur)) {
+		return fmt.Errorf(msgReplacedMeanwhile, path)
+	}
+	n := info.Size()
+	tmp, err := newTemp(path)
+	if err != nil {
+		return err
+	}
+	defer dropOnError(tmp, &err)
+	// Our content, the late lines, then the writer's newer lines without
+	// the late pieces among them.
+	copyRange := func(from, to int64) error {
+		_, err := io.Copy(tmp, io.NewSectionReader(src, from, to-from))
+		return err
+	}
+	if err = copyRange(0, late.base); err != nil {
+		return err
+	}
+	if _, err = tmp.Write(late.data); err != nil {
+		return err
+	}
+	pos := late.base
+	for _, r := range late.at {
+		if err = copyRange(pos, r[0]); err != nil {
+			return err
+		}
+		pos = r[1]
+	}
+	if err = copyRange(pos, n); err != nil {
+		return err
+	}
+	if _, err = src.Seek(n, io.SeekStart); err != nil {
+		return err
+	}
 	defer tmp.Close()
-	return catchUp(src, path, tmp, dev, ino, max(ip.lockTimeout, catchUpTimeout))
+	// Its own late lines, if any, stay where catchUp puts them.
+	_, err = replace(ctx, path, src, info, tmp, time.Now().Add(timeout), timeout)
+	return err
+}
+
+// maxFinalCopies bounds the copies just before the rename: a writer that
+// never pauses for a sync's length is caught up after it.
+const maxFinalCopies = 20
+
+// copyLinesCounted is copyLines, saying how many bytes it copied.
+func copyLinesCounted(tmp, src *os.File) (int64, error) {
+	before, err := src.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return 0, err
+	}
+	if err := copyLines(tmp, src); err != nil {
+		return 0, err
+	}
+	after, err := src.Seek(0, io.SeekCurrent)
+	return after - before, err
 }
 
 // catchUpTimeout bounds the wait, after the rename, for a writer that
@@ -339,7 +442,8 @@ func copyLongLine(tmp, src *os.File) error {
 // no other process holds the old inode open. While one does, only whole
 // lines are moved: a reader can see a long write half done, and moving half
 // a line would let the writer's next line, in the new file, cut it in two.
-func catchUp(old *os.File, path string, tmp *os.File, dev, ino uint64, timeout time.Duration) error {
+func catchUp(old *os.File, path string, tmp *os.File, dev, ino uint64, timeout time.Duration, size int64) (late lateLines, err error) {
+	late.base = size
 	var appendTo *os.File
 	defer func() {
 		if appendTo != nil {
@@ -360,36 +464,89 @@ func catchUp(old *os.File, path string, tmp *os.File, dev, ino uint64, timeout t
 				return fmt.Errorf(msgReplacedMeanwhile, path)
 			}
 		}
+		if info := statOf(appendTo); info != nil && info.Size() != size+int64(len(late.data)) {
+			late.inverted = true // a writer's newer line is there first
+		}
 		if _, err := appendTo.Write(b); err != nil {
 			return err
 		}
-		return appendTo.Sync()
-	}
-	var pending []byte
-	deadline := time.Now().Add(timeout)
-	for {
-		buf, err := io.ReadAll(old)
+		end, err := appendTo.Seek(0, io.SeekCurrent) // after an O_APPEND write: its end
 		if err != nil {
 			return err
 		}
-		pending = append(pending, buf...)
-		if len(openWriters(dev, ino)) == 0 || time.Now().After(deadline) {
-			// No writer left: whatever it wrote is complete. Read once more
-			// for bytes written between the read and the check.
+		late.data = append(late.data, b...)
+		late.at = append(late.at, [2]int64{end - int64(len(b)), end})
+		return appendTo.Sync()
+	}
+	// The look at the writers (a walk of /proc) takes longer than a
+	// writer takes to append its next line to the new file: it runs on
+	// its own, while whole lines go over as soon as they are there.
+	gone := make(chan struct{})
+	quit := make(chan struct{})
+	defer close(quit)
+	go func() {
+		deadline := time.Now().Add(timeout)
+		for len(openWriters(dev, ino)) > 0 && time.Now().Before(deadline) {
+			select {
+			case <-quit:
+				return
+			case <-time.After(time.Millisecond):
+			}
+		}
+		close(gone)
+	}()
+	var pending []byte
+	for {
+		select {
+		case <-gone:
+			// No writer left: whatever it wrote is complete.
 			rest, err := io.ReadAll(old)
 			if err != nil {
-				return err
+				return late, err
 			}
-			return move(append(pending, rest...))
+			return late, move(append(pending, rest...))
+		default:
 		}
+		buf, err := io.ReadAll(old)
+		if err != nil {
+			return late, err
+		}
+		pending = append(pending, buf...)
 		if i := bytes.LastIndexByte(pending, '\n'); i >= 0 {
 			if err := move(pending[:i+1]); err != nil {
-				return err
+				return late, err
 			}
 			pending = append(pending[:0], pending[i+1:]...)
 		}
-		time.Sleep(time.Millisecond)
+		time.Sleep(100 * time.Microsecond)
 	}
+}
+
+// newTemp creates the file a rewrite of path writes, beside it.
+func newTemp(path string) (*os.File, error) {
+	return os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+tempMarker+"*")
+}
+
+// dropOnError removes tmp when the rewrite failed (*err is set).
+func dropOnError(tmp *os.File, err *error) {
+	if *err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+	}
+}
+
+// openStat opens path for reading and says what it is.
+func openStat(path string) (*os.File, os.FileInfo, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	info, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, info, nil
 }
 
 func statOf(f *os.File) os.FileInfo {

@@ -312,3 +312,96 @@ func TestInPlaceKill(t *testing.T) {
 		t.Fatal("no run was killed")
 	}
 }
+
+// TestInPlaceForcedOrder: a writer that reopens the file for each append
+// and takes no lock (the race -i --force is documented to run), a line
+// every 3 ms, while bs extract --force -i passes over the file again and
+// again. Every line the writer wrote is in the file once, and no two
+// neighbours are out of order: a line that reached the replaced file just
+// before the rename is moved over before the writer's next line lands.
+// BS_STRESS_RUNS sets the passes (200 with BS_STRESS=full).
+func TestInPlaceForcedOrder(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns processes")
+	}
+	_, runs := stressSize(0, 40)
+	dir := t.TempDir()
+	bs := bsBinary(t)
+	path := filepath.Join(dir, "s.jsonl")
+	if err := os.WriteFile(path, []byte(stressHeader), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	done := make(chan int)
+	var werr error
+	go func() {
+		rng := rand.New(rand.NewPCG(3, 3))
+		i := 0
+		defer func() { done <- i }()
+		for ; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+			if err != nil {
+				werr = err
+				return
+			}
+			_, werr = f.Write(stressLine(rng, i, 200+rng.IntN(2000)))
+			if err := f.Close(); werr == nil {
+				werr = err
+			}
+			if werr != nil {
+				return
+			}
+			time.Sleep(3 * time.Millisecond)
+		}
+	}()
+	for n := 0; n < runs; n++ {
+		cmd := exec.Command(bs, "extract", "--force", "--lock-timeout", "1s", "--keep-recent", "3", "--min-length", "100", "-i", path)
+		cmd.Env = bsEnv(dir)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("pass %d: %v\n%s", n, err, out)
+		}
+	}
+	close(stop)
+	written := <-done
+	if werr != nil {
+		t.Fatal(werr)
+	}
+	cmd := exec.Command(bs, "restore", "--all", path)
+	cmd.Env = bsEnv(dir)
+	got, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The lines' numbers, in file order.
+	var order []int
+	for _, l := range strings.Split(strings.TrimSuffix(string(got), "\n"), "\n")[1:] {
+		var i int
+		if _, err := fmt.Sscanf(l[strings.Index(l, `"id":"w`)+len(`"id":"w`):], "%d", &i); err != nil {
+			t.Fatalf("line %q: %v", l[:min(len(l), 80)], err)
+		}
+		order = append(order, i)
+	}
+	seen := map[int]bool{}
+	inversions := 0
+	for k, i := range order {
+		if seen[i] {
+			t.Errorf("line w%d twice", i)
+		}
+		seen[i] = true
+		if k > 0 && order[k-1] > i {
+			inversions++
+		}
+	}
+	if len(seen) != written {
+		t.Errorf("%d lines in the file, %d written", len(seen), written)
+	}
+	if inversions > 0 {
+		t.Errorf("%d adjacent inversions in %d lines over %d forced passes", inversions, written, runs)
+	}
+	t.Logf("%d lines, %d forced passes", written, runs)
+}
