@@ -23,7 +23,7 @@ func gaugeCommand() *cli.Command {
 			"from its end, so a huge transcript costs about what a small one does.",
 		Flags: append([]cli.Flag{
 			&cli.IntFlag{Name: "context-window", Usage: "the window in tokens (default: from the transcript's model, else 200000)"},
-			&cli.BoolFlag{Name: "json", Usage: "print a JSON object: tokens, window, ratio, source, usage_tokens, estimated_tokens, model (and first the file, when several are named)"},
+			&cli.BoolFlag{Name: "json", Usage: "print a JSON object per file: file, tokens, window, ratio, source, usage_tokens, estimated_tokens, model"},
 			&cli.BoolFlag{Name: "tee", Usage: "pass the transcript to standard output and print the gauge on standard error"},
 			&cli.Float64Flag{Name: "fail-above", Usage: "exit 5 when the ratio is above `RATIO` (e.g. 0.8); 1 stays a failure to read (default: 0, off)"},
 			&cli.BoolFlag{Name: "calibrate", Usage: "compare the estimator with the usage deltas between assistant turns and print its error"},
@@ -56,16 +56,15 @@ func runGauge(c *cli.Context) error {
 	over := false
 	report := func(name string, v any, line string) {
 		if asJSON {
+			// Each object says first which file it is of ("-": standard
+			// input), as every per-file object bs prints does.
 			b, _ := json.Marshal(v)
-			if len(cm.files) > 1 {
-				// Several files: each object says which it is, first.
-				file, _ := json.Marshal(name)
-				head := append([]byte(`{"file":`), file...)
-				if len(b) > 2 {
-					head = append(head, ',')
-				}
-				b = append(head, b[1:]...)
+			file, _ := json.Marshal(name)
+			head := append([]byte(`{"file":`), file...)
+			if len(b) > 2 {
+				head = append(head, ',')
 			}
+			b = append(head, b[1:]...)
 			fmt.Fprintf(out, "%s\n", b)
 		} else if len(cm.files) > 1 {
 			fmt.Fprintf(out, "%s: %s\n", name, line)

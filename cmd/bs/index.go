@@ -626,22 +626,27 @@ func indexCommand() *cli.Command {
 			if w.enc == nil {
 				return &reported{code: exitFailure}
 			}
-			total := 0
+			total, done, read := 0, 0, 0
 			bar := newProgress(c.App.ErrWriter, prgIndex, int64(len(cm.files)), false, unitFiles)
-			for i, path := range cm.files {
+			// A file that cannot be read is an error of its own; the
+			// others are indexed.
+			ferr := eachFile(cm.files, func(path string) error {
 				n, err := indexFile(c.Context, path, store, cm, w)
-				if err != nil {
-					bar.done()
-					w.close()
-					return err
-				}
 				total += n
-				bar.set(int64(i + 1))
-			}
+				done++
+				if err == nil {
+					read++
+				}
+				bar.set(int64(done))
+				return err
+			})
 			bar.done()
 			w.close()
 			if w.failed {
 				return &reported{code: exitFailure}
+			}
+			if stopsRun(ferr) {
+				return ferr
 			}
 			ix, err := openIndex(c.Context, indexPath(c), cm.ui, nil)
 			if err != nil {
@@ -649,15 +654,15 @@ func indexCommand() *cli.Command {
 				return err
 			}
 			ix.Close()
-			fmt.Fprintf(c.App.Writer, "indexed %d values from %d transcripts\n", total, len(cm.files))
-			return nil
+			fmt.Fprintf(c.App.Writer, "indexed %d values from %d transcripts\n", total, read)
+			return ferr
 		},
 	}
 }
 
 // indexFile adds the rows of one transcript.
 func indexFile(ctx context.Context, path string, store blobstore.Store, cm *common, w *indexWriter) (int, error) {
-	f, err := os.Open(path)
+	f, err := openInput(path)
 	if err != nil {
 		return 0, err
 	}
