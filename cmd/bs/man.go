@@ -2,11 +2,14 @@ package main
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/bstools/bs/docs"
 )
 
 // Man pages, one per command (bs-extract(1), the convention of git and
@@ -143,6 +146,13 @@ func commandPage(app *cli.App, c *cli.Command) string {
 	}
 	b.WriteString(".SH DESCRIPTION\n")
 	paragraphs(&b, c.Description)
+	for _, f := range commandDocs[c.Name] {
+		md, err := docs.Files.ReadFile(f)
+		if err != nil {
+			panic(err) // embedded: a name here that is not there
+		}
+		b.WriteString(markdownRoff(string(md)))
+	}
 	if len(c.Subcommands) > 0 {
 		b.WriteString(".SH COMMANDS\n")
 		for _, s := range c.Subcommands {
@@ -278,4 +288,97 @@ func unquoteUsage(usage string) (placeholder, text string) {
 	}
 	placeholder = usage[i+1 : i+1+j]
 	return placeholder, usage[:i] + placeholder + usage[i+2+j:]
+}
+
+// commandDocs are the files of docs/ each command's page carries after
+// its description: the depth the README leaves to them.
+var commandDocs = map[string][]string{
+	"extract":         {"commands/extract.md"},
+	"restore":         {"commands/restore.md"},
+	"gauge":           {"commands/gauge.md"},
+	"stats":           {"commands/stats.md"},
+	"roll":            {"commands/roll.md"},
+	"trim":            {"commands/trim.md"},
+	"archive":         {"commands/archive.md"},
+	"checkpoint":      {"commands/checkpoint.md"},
+	"search":          {"commands/search.md"},
+	"index":           {"commands/search.md"},
+	"store":           {"commands/store.md", "object-storage.md"},
+	"prune-retention": {"commands/prune-retention.md"},
+	"ui":              {"commands/ui.md"},
+	"config":          {"commands/config.md"},
+	"watch":           {"live-sessions.md"},
+	"mcp":             {"agents.md"},
+	"tool":            {"agents.md"},
+	"skill":           {"agents.md"},
+}
+
+var (
+	mdLink   = regexp.MustCompile(`!?\[([^\]]*)\]\([^)]*\)`)
+	mdStrong = regexp.MustCompile(`\*\*([^*]+)\*\*`)
+)
+
+// markdownRoff turns the Markdown of docs/ into man page text: its title
+// is left out (the page has its own), a heading becomes a subsection,
+// paragraphs and list items are filled, indented and fenced code stays as
+// it is, a link keeps its text and an image goes.
+func markdownRoff(md string) string {
+	var b strings.Builder
+	inline := func(s string) string {
+		s = mdLink.ReplaceAllStringFunc(s, func(m string) string {
+			if strings.HasPrefix(m, "!") {
+				return ""
+			}
+			return mdLink.FindStringSubmatch(m)[1]
+		})
+		return roff(mdStrong.ReplaceAllString(s, "$1"))
+	}
+	var para []string
+	flush := func() {
+		if len(para) > 0 {
+			b.WriteString(".PP\n" + inline(strings.Join(para, " ")) + "\n")
+			para = nil
+		}
+	}
+	lines := strings.Split(md, "\n")
+	for i := 0; i < len(lines); i++ {
+		l := lines[i]
+		switch {
+		case strings.HasPrefix(l, "# "):
+			flush() // the title
+		case strings.HasPrefix(l, "#"):
+			flush()
+			b.WriteString(".SS " + inline(strings.TrimLeft(l, "# ")) + "\n")
+		case strings.HasPrefix(l, "```"):
+			flush()
+			b.WriteString(".PP\n.nf\n.RS 4\n")
+			for i++; i < len(lines) && !strings.HasPrefix(lines[i], "```"); i++ {
+				b.WriteString(roff(lines[i]) + "\n")
+			}
+			b.WriteString(".RE\n.fi\n")
+		case strings.HasPrefix(l, "    ") && len(para) == 0:
+			b.WriteString(".PP\n.nf\n.RS 4\n")
+			for ; i < len(lines) && (strings.HasPrefix(lines[i], "    ") || strings.TrimSpace(lines[i]) == "" && i+1 < len(lines) && strings.HasPrefix(lines[i+1], "    ")); i++ {
+				b.WriteString(roff(strings.TrimPrefix(lines[i], "    ")) + "\n")
+			}
+			i--
+			b.WriteString(".RE\n.fi\n")
+		case strings.HasPrefix(l, "- "):
+			flush()
+			b.WriteString(".IP \\(bu 2\n")
+			para = append(para, strings.TrimPrefix(l, "- "))
+			for i+1 < len(lines) && strings.HasPrefix(lines[i+1], "  ") && !strings.HasPrefix(lines[i+1], "    ") {
+				i++
+				para = append(para, strings.TrimSpace(lines[i]))
+			}
+			b.WriteString(inline(strings.Join(para, " ")) + "\n")
+			para = nil
+		case strings.TrimSpace(l) == "":
+			flush()
+		default:
+			para = append(para, l)
+		}
+	}
+	flush()
+	return b.String()
 }

@@ -4,29 +4,78 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
 
-// TestReadmeMCPSnippets checks the integration snippets of the README's
-// bs mcp section: each gives a command line that starts bs mcp with valid
-// flags, which then answers initialize and tools/list.
-func TestReadmeMCPSnippets(t *testing.T) {
+// TestReadmeQuickStart runs the README's quick start as written, in a
+// copy of the checkout's sample, with bs on the PATH and the default
+// store: the gauge drops, the restore is identical, stats runs.
+func TestReadmeQuickStart(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	readme := string(data)
-	start := strings.Index(readme, "### `bs mcp`")
-	if start < 0 {
-		t.Fatal("README has no bs mcp section")
+	start := strings.Index(readme, "## Quick start")
+	end := strings.Index(readme, "Run the whole test suite")
+	if start < 0 || end < start {
+		t.Fatal("README has no quick start")
 	}
-	section := readme[start:]
-	if end := strings.Index(section, "\n## "); end >= 0 {
-		section = section[:end]
+	var lines []string
+	for _, l := range strings.Split(readme[start:end], "\n") {
+		if strings.HasPrefix(l, "    bs ") {
+			lines = append(lines, strings.TrimPrefix(l, "    "))
+		}
 	}
+	if len(lines) < 5 || !strings.Contains(lines[0], "testdata/sample/session.jsonl") {
+		t.Fatalf("the quick start's first lines are not the sample's: %q", lines)
+	}
+	lines = lines[:5] // the rest are on a corpus session, with their output
+	dir := t.TempDir()
+	if err := os.CopyFS(filepath.Join(dir, "testdata", "sample"), os.DirFS(filepath.Join("..", "..", "testdata", "sample"))); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Dir(bsBinary(t))
+	home := filepath.Join(dir, "home")
+	cmd := exec.Command("bash", "-e", "-c", strings.Join(lines, "\n"))
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "HOME="+home,
+		"XDG_DATA_HOME=", "XDG_STATE_HOME=", "XDG_CONFIG_HOME=", "BS_STORE=", "BS_INDEX=", "BS_NOW=")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	gauges := regexp.MustCompile(`\[Context: \d+% \| (\d+)k/200k tokens\]`).FindAllStringSubmatch(string(out), 2)
+	if len(gauges) != 2 {
+		t.Fatalf("not two gauges:\n%s", out)
+	}
+	before, _ := strconv.Atoi(gauges[0][1])
+	after, _ := strconv.Atoi(gauges[1][1])
+	if before <= after {
+		t.Errorf("the gauge does not drop: %q", gauges)
+	}
+	if !strings.Contains(string(out), "\nidentical\n") || !strings.Contains(string(out), "lean.jsonl: ") {
+		t.Errorf("no identical restore or no stats:\n%s", out)
+	}
+	if _, err := os.Stat(filepath.Join(home, ".local", "share", "bs")); err != nil {
+		t.Errorf("the store is not where the README says: %v", err)
+	}
+}
+
+// TestReadmeMCPSnippets checks the integration snippets of the agents
+// document: each gives a command line that starts bs mcp with valid flags,
+// which then answers initialize and tools/list.
+func TestReadmeMCPSnippets(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "docs", "agents.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	section := string(data)
 
 	type snippet struct {
 		from    string

@@ -31,7 +31,7 @@ func statsCommand() *cli.Command {
 			"--keep-after-restore (and the configuration file's extract settings) would free. " +
 			"Bar charts on a terminal (no colour under NO_COLOR), plain text otherwise, --json for programs.",
 		Flags: append([]cli.Flag{
-			&cli.BoolFlag{Name: "json", Usage: "print one JSON object per transcript (fields in the README)"},
+			&cli.BoolFlag{Name: "json", Usage: "print one JSON object per transcript (its fields: man bs-stats)"},
 			&cli.BoolFlag{Name: "chart", Usage: "draw bar charts even when standard output is not a terminal"},
 			&cli.BoolFlag{Name: "exact", Usage: "count extracted values' tokens from their blobs in the store (default: estimate them from their bytes)"},
 			tokenizerFlag(),
