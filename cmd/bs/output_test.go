@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"fmt"
 	"io"
 	"io/fs"
@@ -10,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"syscall"
 	"testing"
 )
@@ -49,8 +49,10 @@ func TestFullStoreOnDisk(t *testing.T) {
 	}
 	t.Cleanup(func() { exec.Command("umount", mnt).Run() })
 	var in bytes.Buffer
+	noise := make([]byte, 8000) // values that do not compress away
 	for i := 0; i < 40; i++ {
-		fmt.Fprintf(&in, `{"role":"tool","content":"%d %s"}`+"\n", i, strings.Repeat(fmt.Sprintf("%x", i*7919), 4000))
+		rand.Read(noise)
+		fmt.Fprintf(&in, `{"role":"tool","content":"%d %x"}`+"\n", i, noise)
 	}
 	for i := 0; i < 4; i++ {
 		in.WriteString(`{"role":"user","content":"next"}` + "\n")
