@@ -89,6 +89,9 @@ var commandExamples = map[string][]string{
 	"store": {
 		"bs store stats",
 		"bs store verify --json",
+		"bs store list --long",
+		"# Merge small packs and move loose blobs into packs",
+		"bs store repack",
 	},
 	"prune-retention": {
 		"# What would go, changing nothing",
