@@ -28,6 +28,7 @@ import (
 
 	"github.com/bstools/bs/blobstore"
 	"github.com/bstools/bs/filters/gauge"
+	"github.com/bstools/bs/filters/internal/spool"
 	"github.com/bstools/bs/filters/transcript"
 )
 
@@ -170,11 +171,11 @@ func Run(ctx context.Context, name string, r io.Reader, w io.Writer, opt Options
 	if opt.Now.IsZero() {
 		opt.Now = time.Now()
 	}
-	sp, src, err := openSpool(r)
+	sp, src, err := spool.Tee(r, "bs-archive-*")
 	if err != nil {
 		return Stats{}, err
 	}
-	defer sp.close()
+	defer sp.Close()
 
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -220,36 +221,6 @@ func Run(ctx context.Context, name string, r io.Reader, w io.Writer, opt Options
 		return p.stats, err
 	}
 	return p.stats, errors.Join(p.errs...)
-}
-
-// spool gives random access to what has been read of the input: the file
-// itself when it is a regular file read from its start, else a temp file
-// the input is copied to as it is read (bodies never stay in memory).
-type spool struct {
-	f    *os.File
-	temp bool
-}
-
-func openSpool(r io.Reader) (*spool, io.Reader, error) {
-	if f, ok := r.(*os.File); ok {
-		if info, err := f.Stat(); err == nil && info.Mode().IsRegular() {
-			if off, err := f.Seek(0, io.SeekCurrent); err == nil && off == 0 {
-				return &spool{f: f}, f, nil
-			}
-		}
-	}
-	f, err := os.CreateTemp("", "bs-archive-*")
-	if err != nil {
-		return nil, nil, err
-	}
-	os.Remove(f.Name()) // gone with the process, whatever happens
-	return &spool{f: f, temp: true}, io.TeeReader(r, f), nil
-}
-
-func (s *spool) close() {
-	if s.temp {
-		s.f.Close()
-	}
 }
 
 // scanner reads the input line by line and cuts it into turns.
@@ -529,7 +500,7 @@ func (s *scanner) release(ctx context.Context) {
 // pipeline stores turns on workers and writes the output in order.
 type pipeline struct {
 	opt     Options
-	sp      *spool
+	sp      *spool.Spool
 	w       io.Writer
 	jobs    chan *job
 	futures chan *job
@@ -638,7 +609,7 @@ func (p *pipeline) copyTo(to int64) error {
 	if to <= p.written {
 		return nil
 	}
-	err := p.ledger.copyTo(p.w, p.sp.f, p.written, to)
+	err := p.ledger.copyTo(p.w, p.sp, p.written, to)
 	p.written = to
 	return err
 }
@@ -672,7 +643,7 @@ func (wk *worker) do(ctx context.Context, j *job) {
 			wk.buf = make([]byte, b-a)
 		}
 		chunk := wk.buf[:b-a]
-		if _, err := wk.p.sp.f.ReadAt(chunk, a); err != nil {
+		if _, err := wk.p.sp.ReadAt(chunk, a); err != nil {
 			j.err = fmt.Errorf("reading the turn back: %w", err)
 			return
 		}
@@ -708,7 +679,7 @@ func (wk *worker) do(ctx context.Context, j *job) {
 	j.summary = tu.notes.mechanical(opt.Style, tu.maxTurns)
 	if opt.SummarizeCmd != "" {
 		env := append(os.Environ(), "BS_HOLDER_ID="+tu.id, "BS_TASK="+tu.notes.task, "BS_SUMMARY_STYLE="+opt.Style)
-		s, err := runSummarizer(ctx, opt.SummarizeCmd, opt.SummarizeTimeout, io.NewSectionReader(wk.p.sp.f, tu.start, tu.end-tu.start), env)
+		s, err := runSummarizer(ctx, opt.SummarizeCmd, opt.SummarizeTimeout, io.NewSectionReader(wk.p.sp, tu.start, tu.end-tu.start), env)
 		if err != nil {
 			if ctx.Err() != nil {
 				j.err = context.Cause(ctx)
@@ -844,7 +815,7 @@ func (wk *worker) writeHolder(tu *turn) error {
 		f.Close()
 		return err
 	}
-	if _, err := io.Copy(f, io.NewSectionReader(wk.p.sp.f, tu.start, tu.end-tu.start)); err != nil {
+	if _, err := io.Copy(f, io.NewSectionReader(wk.p.sp, tu.start, tu.end-tu.start)); err != nil {
 		f.Close()
 		return err
 	}

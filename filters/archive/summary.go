@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -259,5 +258,3 @@ func (c *capped) Write(p []byte) (int, error) {
 	}
 	return c.Buffer.Write(p)
 }
-
-func itoa(n int) string { return strconv.Itoa(n) }

@@ -42,13 +42,6 @@ type Ref struct {
 	Holder  string // RefArchived: the holder's id
 }
 
-// Holds reports whether the blob holds transcript lines, which may
-// reference blobs in turn: the blobs of one line's RefEvicted refs, read
-// in order and joined, are the rolled range's lines; those of its
-// RefArchived refs are the holder transcript's (a line may be split
-// between two of them).
-func (r Ref) Holds() bool { return r.Kind == RefEvicted || r.Kind == RefArchived }
-
 // RefError is a reference member bs wrote that is damaged, so the blobs it
 // names cannot be told.
 type RefError struct {

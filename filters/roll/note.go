@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/bstools/bs/filters/gauge"
+	"github.com/bstools/bs/filters/internal/spool"
 	"github.com/bstools/bs/filters/transcript"
 )
 
@@ -231,7 +232,7 @@ func (n *note) markerID() string {
 // answer, or a model_change) is evicted; else nil. pi takes the model
 // from the last of those on the path, and without that line it would fall
 // back to an older one, or to none.
-func (n *note) evictedModel(sp *spool) ([]string, error) {
+func (n *note) evictedModel(sp *spool.Spool) ([]string, error) {
 	// The last before the first kept message: a user who goes back to
 	// that message, or to the bridge it hangs from, resumes with it too.
 	last := -1
@@ -267,7 +268,7 @@ func (n *note) evictedModel(sp *spool) ([]string, error) {
 // first when none does. (The first kept message hangs from the last copy
 // or from the bridge; either comes after that evicted answer, so neither
 // names a model.)
-func (n *note) relink(sp *spool) ([][]byte, error) {
+func (n *note) relink(sp *spool.Spool) ([][]byte, error) {
 	var out [][]byte
 	prev := n.markerID()
 	if c, id, err := n.startingCompaction(sp); err != nil {
@@ -337,10 +338,10 @@ func (n *note) relink(sp *spool) ([][]byte, error) {
 
 // read reads line i of the input back, with its line feed, and parses it:
 // a nil tree, and no error, for a line that is not JSON.
-func (n *note) read(sp *spool, i int) ([]byte, *transcript.Tree, error) {
+func (n *note) read(sp *spool.Spool, i int) ([]byte, *transcript.Tree, error) {
 	l := n.lines[i]
 	body := make([]byte, l.n)
-	if _, err := sp.f.ReadAt(body, l.off); err != nil {
+	if _, err := sp.ReadAt(body, l.off); err != nil {
 		return nil, nil, err
 	}
 	var p transcript.Parser
@@ -358,7 +359,7 @@ func (n *note) read(sp *spool, i int) ([]byte, *transcript.Tree, error) {
 // context. But a user who goes back to a kept entry leaves roll's
 // compaction behind, and without this one pi would give the model every
 // message that compaction had summarised away, before the marker.
-func (n *note) startingCompaction(sp *spool) (line []byte, id string, err error) {
+func (n *note) startingCompaction(sp *spool.Spool) (line []byte, id string, err error) {
 	c := latestCompaction(n.lines)
 	if c < n.p.from || c >= n.p.to || n.lines[c].keptID == "" {
 		return nil, "", nil
@@ -470,7 +471,7 @@ func (n *note) notes(evicted string, tokensAfter, after int) [][]byte {
 // the range, off the path; a v1 file numbers them before its first kept
 // entry; before a Claude Code or Codex note they are before its
 // compaction.
-func (n *note) spendRecords(sp *spool) ([][]byte, error) {
+func (n *note) spendRecords(sp *spool.Spool) ([][]byte, error) {
 	var out [][]byte
 	tree := n.d == transcript.OpenClaw && n.v3
 	parent := ""

@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"runtime"
 	"strconv"
 	"time"
@@ -20,6 +19,7 @@ import (
 	"github.com/bstools/bs/blobstore"
 	"github.com/bstools/bs/filters/gauge"
 	"github.com/bstools/bs/filters/internal/par"
+	"github.com/bstools/bs/filters/internal/spool"
 	"github.com/bstools/bs/filters/transcript"
 )
 
@@ -131,15 +131,15 @@ func Run(ctx context.Context, name string, r io.Reader, w io.Writer, opt Options
 	if opt.OnBadLine == nil {
 		opt.OnBadLine = func(*transcript.BadLineError) error { return nil }
 	}
-	sp, err := spoolInput(r)
+	sp, err := spool.Open(r, "bs-roll-*")
 	if err != nil {
 		return Stats{}, err
 	}
-	defer sp.close()
+	defer sp.Close()
 	// Most runs find the context under the trigger: the gauge reads that
 	// from the end of the file in milliseconds, and the input goes through.
 	gopt := gauge.Options{Window: opt.Window, Estimator: opt.Estimator, Format: opt.Format}
-	if res, err := gauge.MeasureFile(sp.f, gopt); err == nil && res.Ratio < opt.Trigger && !opt.Strict {
+	if res, err := gauge.MeasureFile(sp.File(), gopt); err == nil && res.Ratio < opt.Trigger && !opt.Strict {
 		return Stats{TokensBefore: res.Tokens, TokensAfter: res.Tokens, Window: res.Window}, passThrough(ctx, name, w, sp, opt)
 	}
 	lines, d, state, sid, err := scan(ctx, name, sp, opt)
@@ -171,7 +171,7 @@ func Run(ctx context.Context, name string, r io.Reader, w io.Writer, opt Options
 	res := withKept(state.Result(gopt), lines)
 	st := Stats{TokensBefore: res.Tokens, TokensAfter: res.Tokens, Window: res.Window}
 	if res.Ratio < opt.Trigger {
-		return st, copyAll(w, sp)
+		return st, sp.CopyTo(w)
 	}
 	// What one estimated token of the evicted messages is worth to the
 	// provider, as the transcript's own usage says (gauge.Calibrator).
@@ -189,62 +189,18 @@ func Run(ctx context.Context, name string, r io.Reader, w io.Writer, opt Options
 			args = append(args, "lines_off_the_path", branched)
 		}
 		opt.Log.Warn("context is over the trigger but nothing can be evicted: every message is among the last --min-keep", args...)
-		return st, copyAll(w, sp)
+		return st, sp.CopyTo(w)
 	}
 	return write(ctx, w, sp, lines, d, plan, res, opt, st)
-}
-
-// spool gives random access to the input: the file itself when it is a
-// regular file, else a temp file it is copied to (bodies never stay in
-// memory).
-type spool struct {
-	f    *os.File
-	size int64
-	temp bool
-}
-
-func spoolInput(r io.Reader) (*spool, error) {
-	if f, ok := r.(*os.File); ok {
-		if info, err := f.Stat(); err == nil && info.Mode().IsRegular() {
-			off, err := f.Seek(0, io.SeekCurrent)
-			if err == nil && off == 0 {
-				return &spool{f: f, size: info.Size()}, nil
-			}
-		}
-	}
-	f, err := os.CreateTemp("", "bs-roll-*")
-	if err != nil {
-		return nil, err
-	}
-	os.Remove(f.Name()) // gone with the process, whatever happens
-	n, err := io.Copy(f, r)
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	return &spool{f: f, size: n, temp: true}, nil
-}
-
-func (s *spool) close() {
-	if s.temp {
-		s.f.Close()
-	}
-}
-
-func (s *spool) section(off, n int64) *io.SectionReader { return io.NewSectionReader(s.f, off, n) }
-
-func copyAll(w io.Writer, sp *spool) error {
-	_, err := io.Copy(w, sp.section(0, sp.size))
-	return err
 }
 
 // passThrough copies the input to w unchanged while its lines are parsed
 // beside the copy, so that a bad line still gets its warning: the gauge
 // that decided to leave the input alone read only the end of it.
-func passThrough(ctx context.Context, name string, w io.Writer, sp *spool, opt Options) error {
+func passThrough(ctx context.Context, name string, w io.Writer, sp *spool.Spool, opt Options) error {
 	checked := make(chan error, 1)
 	go func() {
-		src := transcript.NewSource(name, sp.section(0, sp.size), opt.Format, opt.OnBadLine)
+		src := transcript.NewSource(name, sp.Section(0, sp.Size()), opt.Format, opt.OnBadLine)
 		src.Parallel(runtime.GOMAXPROCS(0))
 		defer src.Close()
 		for ctx.Err() == nil {
@@ -258,13 +214,13 @@ func passThrough(ctx context.Context, name string, w io.Writer, sp *spool, opt O
 		}
 		checked <- ctx.Err()
 	}()
-	err := copyAll(w, sp)
+	err := sp.CopyTo(w)
 	return errors.Join(err, <-checked)
 }
 
 // scan indexes every line: offsets, accounting and what eviction needs.
-func scan(ctx context.Context, name string, sp *spool, opt Options) ([]line, transcript.Dialect, *gauge.State, string, error) {
-	src := transcript.NewSource(name, sp.section(0, sp.size), opt.Format, opt.OnBadLine)
+func scan(ctx context.Context, name string, sp *spool.Spool, opt Options) ([]line, transcript.Dialect, *gauge.State, string, error) {
+	src := transcript.NewSource(name, sp.Section(0, sp.Size()), opt.Format, opt.OnBadLine)
 	src.Parallel(runtime.GOMAXPROCS(0))
 	// Estimating a line's tokens is as much work as parsing it: it is
 	// done beside the parsing, on every core.
@@ -762,7 +718,7 @@ func noteText(p plan, first, last string, opt Options) string {
 // write emits the rolled transcript: the lines before the range, the note
 // (holding the range's blob), copies of the kept lines of the range, and
 // the rest; for OpenClaw/pi the compaction entry goes last, as pi writes it.
-func write(ctx context.Context, w io.Writer, sp *spool, lines []line, d transcript.Dialect, p plan, res gauge.Result, opt Options, st Stats) (Stats, error) {
+func write(ctx context.Context, w io.Writer, sp *spool.Spool, lines []line, d transcript.Dialect, p plan, res gauge.Result, opt Options, st Stats) (Stats, error) {
 	from, to := lines[p.from].off, lines[p.to-1].off+int64(lines[p.to-1].n)
 	// The range goes to the store in chunks of whole lines, compressed and
 	// written on every core; memory stays bounded by a few chunks (or as
@@ -780,7 +736,7 @@ func write(ctx context.Context, w io.Writer, sp *spool, lines []line, d transcri
 	readChunk := func(c int) (off int64, chunk []byte, err error) {
 		first, last := lines[chunks[c][0]], lines[chunks[c][1]-1]
 		chunk = make([]byte, last.off+int64(last.n)-first.off)
-		_, err = sp.f.ReadAt(chunk, first.off)
+		_, err = sp.ReadAt(chunk, first.off)
 		return first.off, chunk, err
 	}
 	workers := runtime.GOMAXPROCS(0)
@@ -825,7 +781,7 @@ func write(ctx context.Context, w io.Writer, sp *spool, lines []line, d transcri
 		if opt.Index != nil {
 			opt.Index.Discard()
 		}
-		return st, errors.Join(fmt.Errorf("storing the evicted range: %w", err), copyAll(w, sp))
+		return st, errors.Join(fmt.Errorf("storing the evicted range: %w", err), sp.CopyTo(w))
 	}
 	list, _ := json.Marshal(digests)
 	// skip counts the lines after the marker that restore --all drops: the
@@ -834,7 +790,7 @@ func write(ctx context.Context, w io.Writer, sp *spool, lines []line, d transcri
 	var linked [][]byte // for a pi tree: the kept copies, then a bridge
 	if d == transcript.OpenClaw && n.v3 {
 		if linked, err = n.relink(sp); err != nil {
-			return st, errors.Join(err, copyAll(w, sp))
+			return st, errors.Join(err, sp.CopyTo(w))
 		}
 	}
 	skip := len(p.keep)
@@ -850,11 +806,11 @@ func write(ctx context.Context, w io.Writer, sp *spool, lines []line, d transcri
 	// marker it cannot.
 	spent, err := n.spendRecords(sp)
 	if err != nil {
-		return st, errors.Join(err, copyAll(w, sp))
+		return st, errors.Join(err, sp.CopyTo(w))
 	}
 	afterNote := len(p.keep) + len(lines) - p.to
 	bw := &errWriter{w: w}
-	bw.copy(sp.section(0, from))
+	bw.copy(sp.Section(0, from))
 	bw.write(spent...)
 	if d == transcript.OpenClaw {
 		bw.write(n.marker(evicted))
@@ -862,7 +818,7 @@ func write(ctx context.Context, w io.Writer, sp *spool, lines []line, d transcri
 			bw.write(linked...)
 		} else {
 			for _, i := range p.keep {
-				bw.copy(sp.section(lines[i].off, int64(lines[i].n)))
+				bw.copy(sp.Section(lines[i].off, int64(lines[i].n)))
 			}
 		}
 		last, open := lines[len(lines)-1], needsNewline(sp)
@@ -872,26 +828,26 @@ func write(ctx context.Context, w io.Writer, sp *spool, lines []line, d transcri
 			// the note goes before it, never glued to it.
 			// Its usage, if any, predates the roll: the note's scope
 			// covers it (its text is in tokensAfter already).
-			bw.copy(sp.section(to, last.off-to))
+			bw.copy(sp.Section(to, last.off-to))
 			bw.write(n.compaction(p.tokensAfter, 1, false))
-			bw.copy(sp.section(last.off, int64(last.n)))
+			bw.copy(sp.Section(last.off, int64(last.n)))
 		case open:
 			// A whole entry without its line feed: the compaction must
 			// come after it, or pi takes that entry for the leaf and
 			// never sees the compaction. It gets a line feed, which the
 			// compaction records for restore to take away.
-			bw.copy(sp.section(to, sp.size-to))
+			bw.copy(sp.Section(to, sp.Size()-to))
 			bw.write([]byte("\n"), n.compaction(p.tokensAfter, 0, true))
 		default:
-			bw.copy(sp.section(to, sp.size-to))
+			bw.copy(sp.Section(to, sp.Size()-to))
 			bw.write(n.compaction(p.tokensAfter, 0, false))
 		}
 	} else {
 		bw.write(n.notes(evicted, p.tokensAfter, afterNote)...)
 		for _, i := range p.keep {
-			bw.copy(sp.section(lines[i].off, int64(lines[i].n)))
+			bw.copy(sp.Section(lines[i].off, int64(lines[i].n)))
 		}
-		bw.copy(sp.section(to, sp.size-to))
+		bw.copy(sp.Section(to, sp.Size()-to))
 	}
 	st.Rolled = true
 	st.TokensAfter = p.tokensAfter
@@ -933,12 +889,12 @@ const chunkSize = 1 << 20
 
 // needsNewline reports whether the input's last line lacks its line feed,
 // so a line appended after it must first end it.
-func needsNewline(sp *spool) bool {
-	if sp.size == 0 {
+func needsNewline(sp *spool.Spool) bool {
+	if sp.Size() == 0 {
 		return false
 	}
 	b := make([]byte, 1)
-	sp.f.ReadAt(b, sp.size-1)
+	sp.ReadAt(b, sp.Size()-1)
 	return b[0] != '\n'
 }
 

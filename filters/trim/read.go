@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/bstools/bs/filters/internal/spool"
 	"github.com/bstools/bs/filters/transcript"
 )
 
@@ -79,8 +80,8 @@ func (b *batch) classify(p *transcript.Parser, d transcript.Dialect, estimates b
 // detectDialect tells the dialect from the first lines as
 // transcript.Source does: the first line whose dialect is known, else
 // Generic.
-func detectDialect(sp *spool) (transcript.Dialect, error) {
-	r := transcript.NewReader(sp.section(0, sp.size))
+func detectDialect(sp *spool.Spool) (transcript.Dialect, error) {
+	r := transcript.NewReader(sp.Section(0, sp.Size()))
 	var p transcript.Parser
 	for range transcript.DetectLines {
 		l, err := r.NextView()
@@ -106,7 +107,7 @@ func detectDialect(sp *spool) (transcript.Dialect, error) {
 // While measuring reads true the workers estimate each line for the
 // ledger (gauge.Ledger.Measuring); the workers run ahead of each, so a
 // line each is given while it is true was estimated.
-func classifyLines(ctx context.Context, sp *spool, d transcript.Dialect, measuring *atomic.Bool, each func(*lineInfo) error) error {
+func classifyLines(ctx context.Context, sp *spool.Spool, d transcript.Dialect, measuring *atomic.Bool, each func(*lineInfo) error) error {
 	workers := max(1, runtime.GOMAXPROCS(0))
 	work := make(chan *batch, workers)
 	order := make(chan *batch, 64)
@@ -178,10 +179,10 @@ func classifyLines(ctx context.Context, sp *spool, d transcript.Dialect, measuri
 // readBatches reads the spool from its start in batches of whole lines
 // (the last may lack its line feed) and hands each to emit, which returns
 // false to stop. Buffers come from free when it has one.
-func readBatches(sp *spool, free chan []byte, emit func([]byte) bool) error {
+func readBatches(sp *spool.Spool, free chan []byte, emit func([]byte) bool) error {
 	var carry []byte // the start of a line the last batch did not hold
 	off := int64(0)
-	for off < sp.size || len(carry) > 0 {
+	for off < sp.Size() || len(carry) > 0 {
 		var buf []byte
 		select {
 		case buf = <-free:
@@ -195,11 +196,11 @@ func readBatches(sp *spool, free chan []byte, emit func([]byte) bool) error {
 				// A line longer than the buffer: grow it.
 				buf = append(buf, 0)[:len(buf)]
 			}
-			want := int(min(int64(cap(buf)-len(buf)), sp.size-off))
-			n, err := sp.f.ReadAt(buf[len(buf):len(buf)+want], off)
+			want := int(min(int64(cap(buf)-len(buf)), sp.Size()-off))
+			n, err := sp.ReadAt(buf[len(buf):len(buf)+want], off)
 			buf = buf[:len(buf)+n]
 			off += int64(n)
-			if off >= sp.size || err == io.EOF {
+			if off >= sp.Size() || err == io.EOF {
 				// The end, or the file shrank: what was read is all
 				// there is, as for a reader of the section.
 				if len(buf) > 0 {

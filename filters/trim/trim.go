@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"runtime"
 	"slices"
 	"sync"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/bstools/bs/blobstore"
 	"github.com/bstools/bs/filters/gauge"
+	"github.com/bstools/bs/filters/internal/spool"
 	"github.com/bstools/bs/filters/transcript"
 )
 
@@ -107,11 +107,11 @@ func Run(ctx context.Context, name string, r io.Reader, w io.Writer, opt Options
 		}
 		return nil
 	}
-	sp, err := spoolInput(r)
+	sp, err := spool.Open(r, "bs-trim-*")
 	if err != nil {
 		return st, err
 	}
-	defer sp.close()
+	defer sp.Close()
 	p, last, err := scan(ctx, name, sp, &opt, onBad, &st)
 	if err != nil {
 		return st, err
@@ -121,11 +121,11 @@ func Run(ctx context.Context, name string, r io.Reader, w io.Writer, opt Options
 		// the last assistant message is at least the TTL old.
 		if last.IsZero() {
 			st.Skipped = "no assistant message with a time (--ttl)"
-			return st, copyAll(w, sp)
+			return st, sp.CopyTo(w)
 		}
 		if age := opt.Now.Sub(last); age < opt.TTL {
 			st.Skipped = fmt.Sprintf("last assistant message is %s old, under --ttl %s", age.Round(time.Second), opt.TTL)
-			return st, copyAll(w, sp)
+			return st, sp.CopyTo(w)
 		}
 	}
 	p.plan(&st)
@@ -133,7 +133,7 @@ func Run(ctx context.Context, name string, r io.Reader, w io.Writer, opt Options
 		if st.Skipped == "" {
 			st.Skipped = "nothing prunable"
 		}
-		return st, copyAll(w, sp)
+		return st, sp.CopyTo(w)
 	}
 	p.carry()
 	return st, write(ctx, name, w, sp, p, &opt)
@@ -141,7 +141,7 @@ func Run(ctx context.Context, name string, r io.Reader, w io.Writer, opt Options
 
 // scan classifies every line and keeps what the plan needs. It returns
 // the time of the last assistant message.
-func scan(ctx context.Context, name string, sp *spool, opt *Options, onBad func(*transcript.BadLineError) error, st *Stats) (*planner, time.Time, error) {
+func scan(ctx context.Context, name string, sp *spool.Spool, opt *Options, onBad func(*transcript.BadLineError) error, st *Stats) (*planner, time.Time, error) {
 	p := &planner{opt: opt, match: newMatcher(opt.Allow, opt.Deny), ledger: gauge.NewLedger(estimator)}
 	var measuring atomic.Bool // the ledger still reads estimates
 	measuring.Store(true)
@@ -289,7 +289,7 @@ func compactionStart(recs []rec, f facts, i int) int {
 // edited on every core: this goroutine reads, workers edit, and a
 // forwarder takes the results in input order to OnMoved and the sink,
 // whose own workers store the blobs.
-func write(ctx context.Context, name string, w io.Writer, sp *spool, p *planner, opt *Options) error {
+func write(ctx context.Context, name string, w io.Writer, sp *spool.Spool, p *planner, opt *Options) error {
 	if opt.Store == nil {
 		return writeLossy(ctx, name, w, sp, p, opt)
 	}
@@ -396,7 +396,7 @@ func write(ctx context.Context, name string, w io.Writer, sp *spool, p *planner,
 			return false
 		}
 	}
-	rd := bufio.NewReaderSize(sp.section(0, sp.size), readSize)
+	rd := bufio.NewReaderSize(sp.Section(0, sp.Size()), readSize)
 	err := func() error {
 		stopped := false
 		queue := func(b []byte) {
@@ -423,7 +423,7 @@ func write(ctx context.Context, name string, w io.Writer, sp *spool, p *planner,
 				return nil
 			}
 		}
-		return pass(rd, sp.size-pos, queue)
+		return pass(rd, sp.Size()-pos, queue)
 	}()
 	close(work)
 	close(order)
@@ -457,8 +457,8 @@ const editBudget = 16 << 20
 // writeLossy is write without a store: with no jobs to wait for, lines go
 // straight to a buffered writer, and the buffers they were read into are
 // used again.
-func writeLossy(ctx context.Context, name string, w io.Writer, sp *spool, p *planner, opt *Options) error {
-	rd := bufio.NewReaderSize(sp.section(0, sp.size), readSize)
+func writeLossy(ctx context.Context, name string, w io.Writer, sp *spool.Spool, p *planner, opt *Options) error {
+	rd := bufio.NewReaderSize(sp.Section(0, sp.Size()), readSize)
 	bw := bufio.NewWriterSize(w, 256<<10)
 	var werr error // the first write error
 	put := func(b []byte) {
@@ -504,7 +504,7 @@ func writeLossy(ctx context.Context, name string, w io.Writer, sp *spool, p *pla
 				return nil
 			}
 		}
-		return pass(rd, sp.size-pos, put)
+		return pass(rd, sp.Size()-pos, put)
 	}()
 	if werr == nil {
 		werr = bw.Flush()
@@ -606,49 +606,6 @@ func eofUnexpected(err error) error {
 // readSize is the buffer the second pass reads the input with, a variable
 // so that tests can make lines longer than it.
 var readSize = 1 << 20
-
-// spool gives random access to the input: the file itself when it is a
-// regular file read from its start, else a temp file it is copied to, so
-// bodies never stay in memory.
-type spool struct {
-	f    *os.File
-	size int64
-	temp bool
-}
-
-func spoolInput(r io.Reader) (*spool, error) {
-	if f, ok := r.(*os.File); ok {
-		if info, err := f.Stat(); err == nil && info.Mode().IsRegular() {
-			if off, err := f.Seek(0, io.SeekCurrent); err == nil && off == 0 {
-				return &spool{f: f, size: info.Size()}, nil
-			}
-		}
-	}
-	f, err := os.CreateTemp("", "bs-trim-*")
-	if err != nil {
-		return nil, err
-	}
-	os.Remove(f.Name()) // gone with the process, whatever happens
-	n, err := io.Copy(f, r)
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	return &spool{f: f, size: n, temp: true}, nil
-}
-
-func (s *spool) close() {
-	if s.temp {
-		s.f.Close()
-	}
-}
-
-func (s *spool) section(off, n int64) *io.SectionReader { return io.NewSectionReader(s.f, off, n) }
-
-func copyAll(w io.Writer, sp *spool) error {
-	_, err := io.Copy(w, sp.section(0, sp.size))
-	return err
-}
 
 // edited is one changed line with the blobs it needs stored first.
 type edited struct {
