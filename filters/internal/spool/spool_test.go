@@ -11,7 +11,9 @@ import (
 
 const input = "{\"a\":1}\n{\"b\":2}\n"
 
-func TestOpenRegularFileIsReadInPlace(t *testing.T) {
+// inputFile is the input in a regular file, open for reading.
+func inputFile(t *testing.T) *os.File {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "in.jsonl")
 	if err := os.WriteFile(path, []byte(input), 0o644); err != nil {
 		t.Fatal(err)
@@ -20,7 +22,12 @@ func TestOpenRegularFileIsReadInPlace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+func TestOpenRegularFileIsReadInPlace(t *testing.T) {
+	f := inputFile(t)
 	sp, err := Open(f, "bs-test-*")
 	if err != nil {
 		t.Fatal(err)
@@ -35,15 +42,7 @@ func TestOpenRegularFileIsReadInPlace(t *testing.T) {
 }
 
 func TestOpenPartlyReadFileIsCopied(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "in.jsonl")
-	if err := os.WriteFile(path, []byte(input), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := inputFile(t)
 	if _, err := f.Seek(8, io.SeekStart); err != nil {
 		t.Fatal(err)
 	}
