@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"sync/atomic"
 	"time"
 
@@ -109,6 +110,10 @@ type item struct {
 	seq     int // messages seen up to and including this line
 	need    int // messages that must follow before it may move
 	acct    gauge.LedgerLine
+	// spilled, when not -1, is where the line's bytes wait in the spill
+	// file; the line holds no bytes and the item no tree meanwhile.
+	spilled int64
+	parsed  bool // a spilled line had a tree, parsed again when it comes back
 }
 
 type run struct {
@@ -127,6 +132,7 @@ type run struct {
 	ledger    *gauge.Ledger
 	est       gauge.Estimator
 	measuring atomic.Bool // the ledger still reads estimates
+	spill     spill       // lines waiting for their fate that memory cannot hold
 }
 
 // Run reads a transcript from r and writes it to w with old large values
@@ -169,6 +175,7 @@ func runOn(ctx context.Context, name string, r io.Reader, w io.Writer, opt Optio
 		return gauge.LedgerLineOf(t, d, x.est, x.measuring.Load())
 	})
 	defer x.src.Close()
+	defer x.spill.close()
 	out := w
 	if opt.DryRun {
 		x.report = &Report{File: name, Values: []Moved{}}
@@ -219,7 +226,7 @@ func (x *run) loop(ctx context.Context) error {
 		}
 		x.stats.Lines++
 		x.stats.BytesIn += int64(line.Len())
-		it := &item{line: line, need: -1}
+		it := &item{line: line, need: -1, spilled: -1}
 		if a, ok := x.src.Annotation().(gauge.LedgerLine); ok {
 			it.acct = a
 		} else {
@@ -246,23 +253,40 @@ func (x *run) loop(ctx context.Context) error {
 		it.seq = messages
 		queue = append(queue, it)
 		queued += line.Len()
+		// Lines waiting for their fate beyond what memory may hold go to
+		// the spill file, oldest first, and come back when it is final:
+		// a huge value is the one most worth moving.
+		for i := 0; queued > maxQueued && i < len(queue); i++ {
+			if queue[i].spilled >= 0 {
+				continue
+			}
+			n := queue[i].line.Len()
+			if err := x.spill.put(queue[i]); err != nil {
+				x.opt.Log.Warn("cannot spill lines waiting for their fate to a temporary file; kept", "line", queue[i].line.Num, "error", err.Error())
+				break
+			}
+			queued -= n
+		}
 		// Emit from the head every line whose fate is now final. A head
-		// that waits for more messages than memory allows (an entry with a
-		// huge _extractable count) is kept as it is instead: memory stays
-		// bounded, and keeping is always safe.
+		// that waits for more messages than memory allows even spilled (an
+		// entry with a huge _extractable count) is kept as it is instead:
+		// memory stays bounded, and keeping is always safe.
 		for len(queue) > 0 {
 			h := queue[0]
 			waiting := h.need >= 0 && messages-h.seq < h.need
-			if waiting && queued <= maxQueued {
+			if waiting && queued <= maxQueued && len(queue) <= maxWaiting {
 				break
 			}
 			if waiting {
 				x.opt.Log.Warn("entry waits for more messages than memory allows; kept", "line", h.line.Num, "entry_id", h.entry.ID)
 			}
+			inMemory := h.spilled < 0
 			if err := x.emit(ctx, h, !waiting && h.need >= 0); err != nil {
 				return err
 			}
-			queued -= h.line.Len()
+			if inMemory {
+				queued -= h.line.Len()
+			}
 			queue[0] = nil
 			queue = queue[1:]
 		}
@@ -275,8 +299,13 @@ func (x *run) loop(ctx context.Context) error {
 	return nil
 }
 
-// maxQueued bounds the bytes of lines waiting for their fate.
-const maxQueued = 64 << 20
+// maxQueued bounds the bytes of lines waiting for their fate in memory;
+// the spill file takes the rest (a variable so that tests can spill every
+// line). maxWaiting bounds how many lines wait at all (what each costs
+// beside its bytes is small, but not nothing).
+var maxQueued = 64 << 20
+
+const maxWaiting = 1 << 16
 
 // decide sets it.need and it.chosen: which values would move, and how many
 // messages must follow the entry first. need stays -1 when nothing can.
@@ -409,6 +438,11 @@ func isPlaceholder(t *transcript.Tree, v transcript.Value) bool {
 
 // emit writes the item, extracting its chosen values when move is true.
 func (x *run) emit(ctx context.Context, it *item, move bool) error {
+	if it.spilled >= 0 {
+		if err := x.spill.take(it); err != nil {
+			return fmt.Errorf("line %d: %w", it.line.Num, err)
+		}
+	}
 	if x.stats.Final < 0 && (it.pending || !it.line.Newline || !move && it.need >= 0) {
 		x.stats.Final = x.stats.BytesOut // the first line a later run may change
 	}
@@ -514,6 +548,68 @@ func valueText(t *transcript.Tree, v transcript.Value) []byte {
 		return nil
 	}
 	return t.Raw(v.Measure)
+}
+
+// spill is an unlinked temp file that lines waiting for their fate are
+// written to when memory cannot hold them all, and read back from, in
+// order, when their fate is final.
+type spill struct {
+	f   *os.File
+	end int64
+}
+
+// put moves it's line to the spill file: the item keeps what was decided
+// about it, and drops its bytes and its tree.
+func (s *spill) put(it *item) error {
+	if s.f == nil {
+		f, err := os.CreateTemp("", "bs-extract-*")
+		if err != nil {
+			return err
+		}
+		os.Remove(f.Name()) // gone with the process, whatever happens
+		s.f = f
+	}
+	b := it.line.Bytes()
+	if _, err := s.f.WriteAt(b, s.end); err != nil {
+		return err
+	}
+	it.spilled = s.end
+	s.end += int64(len(b))
+	it.parsed = it.tree != nil
+	it.line.Body = it.line.Body[:0:0]
+	it.tree, it.entry.Tree = nil, nil
+	return nil
+}
+
+// take reads a spilled line back, and parses it again if it had a tree:
+// the same bytes give the same tree, so what was decided still holds.
+func (s *spill) take(it *item) error {
+	n := it.acct.Bytes
+	b := make([]byte, n)
+	if _, err := s.f.ReadAt(b, it.spilled); err != nil {
+		return fmt.Errorf("reading back from the spill file: %w", err)
+	}
+	it.spilled = -1
+	if it.line.Newline {
+		b = b[: n-1 : n] // the line feed follows in the same allocation (Line.Bytes)
+	}
+	it.line.Body = b
+	if it.parsed {
+		var p transcript.Parser
+		t, err := p.Parse(b)
+		if err != nil {
+			return fmt.Errorf("parsing a spilled line again: %w", err)
+		}
+		it.tree = t
+		it.entry.Tree = t
+	}
+	return nil
+}
+
+func (s *spill) close() {
+	if s.f != nil {
+		s.f.Close()
+	}
 }
 
 // blob is a value on its way to the store.
