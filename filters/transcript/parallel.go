@@ -56,8 +56,15 @@ type lineBatch struct {
 
 // add appends a line, whose Body may be a view that the next read
 // overwrites, copying its bytes into the arena. seal makes the bodies
-// views of the arena once it has stopped growing.
-func (b *lineBatch) add(l Line) {
+// views of the arena once it has stopped growing. A line in memory of its
+// own (owned: Reader.Owned) stays there: a huge line is not copied.
+func (b *lineBatch) add(l Line, owned bool) {
+	if owned {
+		b.ends = append(b.ends, -1)
+		b.bytes += l.Len()
+		b.lines = append(b.lines, l)
+		return
+	}
 	b.arena = append(b.arena, l.Body...)
 	if l.Newline {
 		b.arena = append(b.arena, '\n')
@@ -74,6 +81,9 @@ func (b *lineBatch) add(l Line) {
 func (b *lineBatch) seal() {
 	start := 0
 	for i := range b.lines {
+		if b.ends[i] < 0 {
+			continue // in memory of its own (add)
+		}
 		end, n := b.ends[i], b.ends[i]-start
 		if b.lines[i].Newline {
 			n--
@@ -265,7 +275,7 @@ func (s *Source) startPipeline() {
 					eof = true
 					break
 				}
-				b.add(line)
+				b.add(line, s.r.Owned())
 				if !s.r.LineBuffered() {
 					// The next line may take waiting for (a live pipe,
 					// a line still being written): hand on what there
@@ -318,10 +328,11 @@ func (s *Source) nextParsed(view bool) (Line, *Tree, error) {
 	b, i := p.cur, p.i
 	p.i++
 	line := b.lines[i]
-	if !view {
+	if !view && b.ends[i] >= 0 {
 		// The caller may keep the line, and what it takes from the
 		// tree's spans: its own copy, line feed included, as
-		// Reader.Next makes it, which the tree is then of.
+		// Reader.Next makes it, which the tree is then of. A line in
+		// memory of its own is the caller's already.
 		body := bytes.Clone(line.Bytes())
 		line.Body = body[:len(line.Body)]
 		if len(b.trees[i].Nodes) > 0 {

@@ -98,12 +98,14 @@ func TestParallelSourceAsSerial(t *testing.T) {
 	old := batchBytes
 	defer func() { batchBytes = old }()
 	long := `{"type":"message","message":{"role":"toolResult","content":"` + strings.Repeat("x", 600<<10) + `"}}`
+	huge := `{"type":"message","message":{"role":"toolResult","content":"` + strings.Repeat("y", maxKeptLong+1) + `"}}` // in memory of its own
 	inputs := map[string]string{
 		"empty":           "",
 		"one":             `{"a":1}`,
 		"no final LF":     `{"type":"session","version":3,"id":"s"}` + "\n" + `{"a":1}`,
 		"blank and bad":   "{\"a\":1}\n\n   \n{bad\n{\"a\":1}{\"b\":2}\n{\"s\":\"\xff\"}\n[1,2]\n",
 		"long lines":      long + "\n" + `{"a":1}` + "\n" + long + "\n" + long,
+		"huge lines":      huge + "\n" + `{"a":1}` + "\n" + huge + "\n" + long + "\n" + huge,
 		"many short ones": strings.Repeat(`{"type":"message","id":"x","message":{"role":"user","content":"hi"}}`+"\n", 5000),
 	}
 	if files, _ := filepath.Glob(filepath.Join(corpusDir, "*", "*.jsonl")); len(files) > 0 {

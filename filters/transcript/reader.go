@@ -60,8 +60,15 @@ func (l Line) Len() int {
 type Reader struct {
 	r    *bufio.Reader
 	num  int
-	long []byte // reused by NextView for lines longer than the buffer
+	long []byte // reused by NextView for lines longer than the buffer, up to maxKeptLong
+	own  bool   // the line NextView last returned is in memory of its own (Owned)
 }
+
+// maxKeptLong is the longest line whose memory the Reader reuses. A longer
+// one is read into memory of its exact size, which the Reader lets go of:
+// a 100 MiB line is not held for the rest of the run, nor read into a
+// buffer that doubled its way up to twice its size.
+const maxKeptLong = 1 << 20
 
 // NewReader returns a Reader over r.
 func NewReader(r io.Reader) *Reader {
@@ -85,39 +92,81 @@ func (r *Reader) LineBuffered() bool {
 // allocation, so that [Line.Bytes] need not copy the line again.
 func (r *Reader) Next() (Line, error) {
 	l, err := r.NextView()
-	if l.Newline {
+	switch {
+	case r.own:
+		// Already its own, line feed included.
+	case l.Newline:
 		l.Body = bytes.Clone(l.Body[:len(l.Body)+1])[:len(l.Body)]
-	} else {
+	default:
 		l.Body = bytes.Clone(l.Body)
 	}
 	return l, err
 }
 
+// Owned reports whether the line NextView last returned is in memory the
+// Reader will not use again (a line longer than maxKeptLong): its caller
+// may keep the Body without copying it. Its line feed, if it has one,
+// follows it in the same allocation, as Next gives it.
+func (r *Reader) Owned() bool { return r.own }
+
 // NextView is Next without the copy: the returned Body is only valid until
-// the next call. Filters that look at most lines once and keep few of them
-// (gauge) use it to spare the garbage collector.
+// the next call (unless Owned). Filters that look at most lines once and
+// keep few of them (gauge) use it to spare the garbage collector.
 func (r *Reader) NextView() (Line, error) {
+	r.own = false
 	chunk, err := r.r.ReadSlice('\n')
 	if err == nil {
 		r.num++
 		return Line{Num: r.num, Body: chunk[:len(chunk)-1], Newline: true}, nil
 	}
+	if cap(r.long) > maxKeptLong {
+		r.long = nil
+	}
 	r.long = r.long[:0]
+	// Up to maxKeptLong the line grows in the reused buffer; past it, the
+	// pieces wait in a list and are copied once into memory of the
+	// line's exact size.
+	var parts [][]byte
+	total := 0
 	for errors.Is(err, bufio.ErrBufferFull) {
-		r.long = append(r.long, chunk...)
+		switch {
+		case parts != nil:
+			parts = append(parts, bytes.Clone(chunk))
+		case len(r.long)+len(chunk) > maxKeptLong:
+			parts = [][]byte{r.long, bytes.Clone(chunk)}
+			r.long = nil
+		default:
+			r.long = append(r.long, chunk...)
+		}
+		total += len(chunk)
 		chunk, err = r.r.ReadSlice('\n')
 	}
-	r.long = append(r.long, chunk...)
+	if parts != nil {
+		line := make([]byte, 0, total+len(chunk))
+		for _, p := range parts {
+			line = append(line, p...)
+		}
+		r.own = true
+		r.long = append(line, chunk...)
+	} else {
+		r.long = append(r.long, chunk...)
+		// Grown past what is kept: the next call would let go of it.
+		r.own = cap(r.long) > maxKeptLong
+	}
+	line := r.long
+	if r.own {
+		r.long = nil
+	}
 	if err != nil && err != io.EOF {
 		return Line{}, err
 	}
 	if err == io.EOF {
-		if len(r.long) == 0 {
+		if len(line) == 0 {
 			return Line{}, io.EOF
 		}
 		r.num++
-		return Line{Num: r.num, Body: r.long}, nil
+		return Line{Num: r.num, Body: line}, nil
 	}
 	r.num++
-	return Line{Num: r.num, Body: r.long[:len(r.long)-1], Newline: true}, nil
+	return Line{Num: r.num, Body: line[:len(line)-1], Newline: true}, nil
 }

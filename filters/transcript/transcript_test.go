@@ -49,6 +49,44 @@ func TestReaderKeepsEveryByte(t *testing.T) {
 	}
 }
 
+// TestReaderHandsOverHugeLines: a line longer than maxKeptLong is read
+// into memory of its own, which stays intact while later lines are read
+// (Owned), its line feed after it; shorter ones are views the next read
+// reuses.
+func TestReaderHandsOverHugeLines(t *testing.T) {
+	huge := strings.Repeat("h", maxKeptLong+1)
+	long := strings.Repeat("l", 300<<10) // longer than the buffer, reused
+	in := huge + "\n" + long + "\n" + "short\n" + huge
+	r := NewReader(strings.NewReader(in))
+	var kept []Line
+	var out []byte
+	for {
+		l, err := r.NextView()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(l.Body) > maxKeptLong && !r.Owned() || len(l.Body) < 300<<10 && r.Owned() {
+			t.Errorf("line %d of %d bytes: Owned %v", l.Num, len(l.Body), r.Owned())
+		}
+		out = l.AppendTo(out)
+		if r.Owned() {
+			if l.Newline && &l.Bytes()[0] != &l.Body[0] {
+				t.Errorf("line %d: Bytes copied a line whose line feed follows it", l.Num)
+			}
+			kept = append(kept, l)
+		}
+	}
+	if string(out) != in {
+		t.Fatal("NextView did not give the input back")
+	}
+	if len(kept) != 2 || string(kept[0].Body) != huge || string(kept[1].Body) != huge || !kept[0].Newline || kept[1].Newline {
+		t.Fatal("a huge line's memory did not stay as it was read")
+	}
+}
+
 func TestLineBytesCopiesWhenItMust(t *testing.T) {
 	buf := []byte("ab\ncd!")
 	cases := []struct {
