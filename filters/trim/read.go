@@ -193,8 +193,16 @@ func readBatches(sp *spool.Spool, free chan []byte, emit func([]byte) bool) erro
 		carry = carry[:0]
 		for {
 			if len(buf) == cap(buf) {
-				// A line longer than the buffer: grow it.
-				buf = append(buf, 0)[:len(buf)]
+				// A line longer than the buffer: make room for exactly
+				// the rest of it (doubling would peak at three times a
+				// huge line).
+				end, err := lineEnd(sp, off)
+				if err != nil {
+					return err
+				}
+				grown := make([]byte, len(buf), len(buf)+int(max(end-off, 1)))
+				copy(grown, buf)
+				buf = grown
 			}
 			want := int(min(int64(cap(buf)-len(buf)), sp.Size()-off))
 			n, err := sp.ReadAt(buf[len(buf):len(buf)+want], off)
@@ -224,4 +232,24 @@ func readBatches(sp *spool.Spool, free chan []byte, emit func([]byte) bool) erro
 		}
 	}
 	return nil
+}
+
+// lineEnd returns the offset just past the first line feed at or after off
+// in the spool, or its size when no line feed follows.
+func lineEnd(sp *spool.Spool, off int64) (int64, error) {
+	var scratch [64 << 10]byte
+	for off < sp.Size() {
+		n, err := sp.ReadAt(scratch[:min(int64(len(scratch)), sp.Size()-off)], off)
+		if i := bytes.IndexByte(scratch[:n], '\n'); i >= 0 {
+			return off + int64(i) + 1, nil
+		}
+		off += int64(n)
+		if err == io.EOF {
+			break // the file shrank: what was read is all there is
+		}
+		if err != nil {
+			return 0, err
+		}
+	}
+	return off, nil
 }
