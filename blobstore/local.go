@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -275,7 +276,18 @@ func (l *Local) newForm(ctx context.Context, d Digest, data, dst []byte) ([]byte
 			return nil, err
 		}
 	}
-	return l.crypt.seal(l.enc.EncodeAll(data, dst))
+	return l.crypt.seal(compress(l.enc, data, dst))
+}
+
+// compress appends data's zstd frame to dst. A large value gets room for
+// its whole frame at once: EncodeAll would otherwise grow dst by doubling,
+// which for a 100 MiB value that does not compress allocates 255 MiB and
+// holds 192 MiB at its peak.
+func compress(enc *zstd.Encoder, data, dst []byte) []byte {
+	if len(data) > 1<<20 {
+		dst = slices.Grow(dst, enc.MaxEncodedSize(len(data)))
+	}
+	return enc.EncodeAll(data, dst)
 }
 
 // mayHaveLoose reports whether the store may hold loose blobs: a store

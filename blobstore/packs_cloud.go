@@ -363,7 +363,7 @@ func (c *Cloud) PutPending(ctx context.Context, d Digest, data []byte) error {
 	}
 	buf := getBuf()
 	defer putBuf(buf)
-	stored, err := c.crypt.seal(c.enc.EncodeAll(data, (*buf)[:0]))
+	stored, err := c.crypt.seal(compress(c.enc, data, (*buf)[:0]))
 	if err != nil {
 		return fmt.Errorf("put blob %s: %w", d, err)
 	}

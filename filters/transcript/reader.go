@@ -8,7 +8,9 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
+	"os"
 	"slices"
 )
 
@@ -62,6 +64,13 @@ type Reader struct {
 	num  int
 	long []byte // reused by NextView for lines longer than the buffer, up to maxKeptLong
 	own  bool   // the line NextView last returned is in memory of its own (Owned)
+
+	// at, when the input can be read again at an offset (a regular file,
+	// a section of one), is where a huge line is read from once its end
+	// is known, into memory of its size: no copy of it waits in pieces.
+	// off is the offset in at of the next byte the reader hands out.
+	at  io.ReaderAt
+	off int64
 }
 
 // maxKeptLong is the longest line whose memory the Reader reuses. A longer
@@ -72,7 +81,34 @@ const maxKeptLong = 1 << 20
 
 // NewReader returns a Reader over r.
 func NewReader(r io.Reader) *Reader {
-	return &Reader{r: bufio.NewReaderSize(r, 256<<10)}
+	rd := &Reader{r: bufio.NewReaderSize(r, 256<<10)}
+	if at, ok := r.(interface {
+		io.ReaderAt
+		io.Seeker
+	}); ok && rereadable(r) {
+		if off, err := at.Seek(0, io.SeekCurrent); err == nil {
+			rd.at, rd.off = at, off
+		}
+	}
+	return rd
+}
+
+// rereadable reports whether what r has given can be read again as it
+// was: not a pipe, a terminal or a device, which a file can be.
+func rereadable(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return true
+	}
+	info, err := f.Stat()
+	return err == nil && info.Mode().IsRegular()
+}
+
+// readSlice is bufio's ReadSlice, counting the offset.
+func (r *Reader) readSlice() ([]byte, error) {
+	chunk, err := r.r.ReadSlice('\n')
+	r.off += int64(len(chunk))
+	return chunk, err
 }
 
 // LineBuffered reports whether a whole next line has already been read
@@ -114,7 +150,7 @@ func (r *Reader) Owned() bool { return r.own }
 // keep few of them (gauge) use it to spare the garbage collector.
 func (r *Reader) NextView() (Line, error) {
 	r.own = false
-	chunk, err := r.r.ReadSlice('\n')
+	chunk, err := r.readSlice()
 	if err == nil {
 		r.num++
 		return Line{Num: r.num, Body: chunk[:len(chunk)-1], Newline: true}, nil
@@ -123,15 +159,21 @@ func (r *Reader) NextView() (Line, error) {
 		r.long = nil
 	}
 	r.long = r.long[:0]
-	// Up to maxKeptLong the line grows in the reused buffer; past it, the
-	// pieces wait in a list and are copied once into memory of the
-	// line's exact size.
+	// Up to maxKeptLong the line grows in the reused buffer. Past it, the
+	// line is read again from the input once its end is known, or where
+	// that cannot be, its pieces wait in a list; either way it lands in
+	// memory of its exact size.
+	start := r.off - int64(len(chunk))
 	var parts [][]byte
+	reread := false
 	total := 0
 	for errors.Is(err, bufio.ErrBufferFull) {
 		switch {
+		case reread:
 		case parts != nil:
 			parts = append(parts, bytes.Clone(chunk))
+		case len(r.long)+len(chunk) > maxKeptLong && r.at != nil:
+			reread = true
 		case len(r.long)+len(chunk) > maxKeptLong:
 			parts = [][]byte{r.long, bytes.Clone(chunk)}
 			r.long = nil
@@ -139,16 +181,27 @@ func (r *Reader) NextView() (Line, error) {
 			r.long = append(r.long, chunk...)
 		}
 		total += len(chunk)
-		chunk, err = r.r.ReadSlice('\n')
+		chunk, err = r.readSlice()
 	}
-	if parts != nil {
+	switch {
+	case reread:
+		line := make([]byte, total+len(chunk))
+		if n, rerr := r.at.ReadAt(line, start); n < len(line) {
+			if rerr == nil || rerr == io.EOF {
+				rerr = io.ErrUnexpectedEOF
+			}
+			return Line{}, fmt.Errorf("reading a line of %d bytes again at offset %d: %w", len(line), start, rerr)
+		}
+		r.own = true
+		r.long = line
+	case parts != nil:
 		line := make([]byte, 0, total+len(chunk))
 		for _, p := range parts {
 			line = append(line, p...)
 		}
 		r.own = true
 		r.long = append(line, chunk...)
-	} else {
+	default:
 		r.long = append(r.long, chunk...)
 		// Grown past what is kept: the next call would let go of it.
 		r.own = cap(r.long) > maxKeptLong
