@@ -703,3 +703,34 @@ func TestOpenRefuses(t *testing.T) {
 		t.Errorf("file://localhost/DIR did not store in DIR: %v", err)
 	}
 }
+
+// TestCloudAbandonedBatchLeavesNoTemp: a run that stops before it commits
+// (killed, or failed) leaves nothing behind in the system's temp directory,
+// where nothing would clean it up: a store with no cache spools its packs
+// to files that have no name.
+func TestCloudAbandonedBatchLeavesNoTemp(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	ctx := context.Background()
+	s, err := blobstore.Open(ctx, memSpec(t), blobstore.OpenOptions{AllowMem: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, ok := s.(blobstore.Batcher)
+	if !ok {
+		t.Fatal("a cloud store batches")
+	}
+	data := []byte("a value the run never commits")
+	if err := b.PutPending(ctx, blobstore.Sum(data), data); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Put(ctx, data); err != nil {
+		t.Fatal(err)
+	}
+	if c, ok := s.(interface{ Close() error }); ok {
+		c.Close()
+	}
+	if left, _ := os.ReadDir(tmp); len(left) > 0 {
+		t.Errorf("left in the temp directory: %s", left[0].Name())
+	}
+}

@@ -176,7 +176,14 @@ func (cp *cloudPackStore) createTemp() (*os.File, error) {
 			cp.cleanTemps()
 		}
 	}
-	return createPrivateTemp(dir)
+	f, err := createPrivateTemp(dir)
+	if err == nil && dir == "" {
+		// In the system's temp directory nothing would clean up after a
+		// run that stops before publishing (killed, or failed): the file
+		// is uploaded from its descriptor, so its name can go at once.
+		os.Remove(f.Name())
+	}
+	return f, err
 }
 
 func (cp *cloudPackStore) cleanTemps() {
