@@ -4,8 +4,9 @@ import (
 	"bytes"
 	"io"
 	"runtime"
-	"sync"
 	"unsafe"
+
+	"github.com/bstools/bs/filters/internal/par"
 )
 
 // Parsing is most of what a filter spends on a line it leaves alone, and
@@ -45,13 +46,12 @@ type lineBatch struct {
 	// would have to clear and reclaim.
 	arena   []byte
 	ends    []int
-	trees   []Tree        // line i's tree; no nodes for a blank or bad line
-	errs    []error       // why line i is not valid JSON, if it is not
-	notes   []any         // what Annotate's function made of line i
-	skipped []bool        // line i was left unparsed: ParseIf's function said no
-	bytes   int           // of the lines
-	nodes   int           // bytes of the trees' nodes, once parsed
-	done    chan struct{} // closed once the batch is parsed
+	trees   []Tree  // line i's tree; no nodes for a blank or bad line
+	errs    []error // why line i is not valid JSON, if it is not
+	notes   []any   // what Annotate's function made of line i
+	skipped []bool  // line i was left unparsed: ParseIf's function said no
+	bytes   int     // of the lines
+	nodes   int     // bytes of the trees' nodes, once parsed
 }
 
 // add appends a line, whose Body may be a view that the next read
@@ -139,8 +139,7 @@ func reusable(nodes []Node) []Node {
 }
 
 // parse parses every line of the batch that parseIf, if not nil, accepts
-// with p, and runs annotate, if not nil, on each tree; the caller closes
-// done.
+// with p, and runs annotate, if not nil, on each tree.
 func (b *lineBatch) parse(p *Parser, parseIf func([]byte) bool, annotate func(*Tree, Dialect) any, d Dialect) {
 	n := len(b.lines)
 	b.trees = grow(b.trees, n)
@@ -183,15 +182,13 @@ func grow[T any](s []T, n int) []T {
 	return append(s[:cap(s)], make([]T, n-cap(s))...)
 }
 
-// pipeline is the machinery behind a Parallel Source.
+// pipeline is the machinery behind a Parallel Source: a stream of batches
+// the reader sends, the workers parse and Next takes in order.
 type pipeline struct {
-	order  chan *lineBatch // batches in input order, as the reader made them
+	stream *par.Stream[*lineBatch]
 	free   chan *lineBatch // batches the caller is done with
 	slots  chan struct{}   // one per batch in existence: few trees at once
-	quit   chan struct{}
-	stop   sync.Once
-	budget *Budget
-	err    error // the read error that ended the input; set before order closes
+	err    error           // the read error that ended the input; set before the stream closes
 
 	cur *lineBatch // the batch the caller is in
 	i   int        // the next line of cur to hand out
@@ -222,40 +219,33 @@ func (s *Source) Close() {
 	if s.pipe == nil {
 		return
 	}
-	p := s.pipe
-	p.stop.Do(func() { close(p.quit); p.budget.Close() })
+	s.pipe.stream.Stop()
 }
 
 // startPipeline starts the reader and the parsers.
 func (s *Source) startPipeline() {
+	annotate, parseIf, d := s.annotate, s.parseIf, s.dialect
 	p := &pipeline{
-		order:  make(chan *lineBatch, s.workers+1),
-		free:   make(chan *lineBatch, s.workers+1),
-		slots:  make(chan struct{}, s.workers+1),
-		quit:   make(chan struct{}),
-		budget: NewBudget(parseBudget),
+		// The trees are memory too: a batch's count against the budget
+		// until the caller moves past it.
+		stream: par.NewStream(s.workers, s.workers+1, parseBudget, func() func(*lineBatch) int {
+			var parser Parser
+			return func(b *lineBatch) int {
+				b.parse(&parser, parseIf, annotate, d)
+				return b.nodes
+			}
+		}),
+		free:  make(chan *lineBatch, s.workers+1),
+		slots: make(chan struct{}, s.workers+1),
 	}
 	s.pipe = p
 	limit := batchBytes // read once: the reader may outlive Close
-	work := make(chan *lineBatch, s.workers)
-	annotate, parseIf, d := s.annotate, s.parseIf, s.dialect
-	for range s.workers {
-		go func() {
-			var parser Parser
-			for b := range work {
-				b.parse(&parser, parseIf, annotate, d)
-				p.budget.Force(b.nodes) // the trees are memory too
-				close(b.done)
-			}
-		}()
-	}
 	go func() {
-		defer close(p.order)
-		defer close(work)
+		defer p.stream.Close()
 		for eof := false; !eof; {
 			select {
 			case p.slots <- struct{}{}: // given back as the caller moves past a batch
-			case <-p.quit:
+			case <-p.stream.Stopped():
 				return
 			}
 			var b *lineBatch
@@ -265,7 +255,6 @@ func (s *Source) startPipeline() {
 			default:
 				b = &lineBatch{}
 			}
-			b.done = make(chan struct{})
 			for b.bytes < limit && len(b.lines) < batchLines {
 				line, err := s.r.NextView()
 				if err != nil {
@@ -283,18 +272,11 @@ func (s *Source) startPipeline() {
 					break
 				}
 			}
-			if len(b.lines) == 0 || !p.budget.Acquire(b.bytes) {
+			if len(b.lines) == 0 {
 				return
 			}
 			b.seal()
-			select {
-			case work <- b:
-			case <-p.quit:
-				return
-			}
-			select {
-			case p.order <- b:
-			case <-p.quit:
+			if !p.stream.Send(b, b.bytes, true) {
 				return
 			}
 		}
@@ -306,7 +288,6 @@ func (s *Source) nextParsed(view bool) (Line, *Tree, error) {
 	p := s.pipe
 	for p.cur == nil || p.i == len(p.cur.lines) {
 		if p.cur != nil {
-			p.budget.Release(p.cur.bytes + p.cur.nodes)
 			p.cur.release()
 			<-p.slots
 			select {
@@ -315,14 +296,13 @@ func (s *Source) nextParsed(view bool) (Line, *Tree, error) {
 			}
 			p.cur = nil
 		}
-		b, ok := <-p.order
+		b, ok := p.stream.Next() // gives the last batch's bytes back to the budget
 		if !ok {
 			if p.err != nil {
 				return Line{}, nil, p.err
 			}
 			return Line{}, nil, io.EOF
 		}
-		<-b.done
 		p.cur, p.i = b, 0
 	}
 	b, i := p.cur, p.i

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"io"
 	"time"
+
+	"github.com/bstools/bs/filters/internal/par"
 )
 
 // Sink writes output lines in input order while the work behind them (
@@ -21,7 +23,7 @@ type Sink struct {
 	commit func() error
 	items  chan *sinkItem
 	jobs   chan func() // taken by the worker goroutines
-	budget *Budget
+	budget *par.Budget
 	done   chan struct{}
 
 	// Owned by the writer goroutine.
@@ -70,7 +72,7 @@ func NewSink(w io.Writer, workers int, commit func() error) *Sink {
 		commit: commit,
 		items:  make(chan *sinkItem, 4096),
 		jobs:   make(chan func()),
-		budget: NewBudget(maxHeld),
+		budget: par.NewBudget(maxHeld),
 		done:   make(chan struct{}),
 	}
 	// Long-lived workers rather than a goroutine per job: a job

@@ -5,9 +5,9 @@ import (
 	"context"
 	"io"
 	"runtime"
-	"sync"
 	"sync/atomic"
 
+	"github.com/bstools/bs/filters/internal/par"
 	"github.com/bstools/bs/filters/internal/spool"
 	"github.com/bstools/bs/filters/transcript"
 )
@@ -47,12 +47,10 @@ type lineInfo struct {
 type batch struct {
 	buf  []byte
 	info []lineInfo
-	done chan struct{} // closed once info is filled
 }
 
 // classifyBatch parses and classifies every line of b in dialect d.
 func (b *batch) classify(p *transcript.Parser, d transcript.Dialect, estimates bool) {
-	defer close(b.done)
 	rest := b.buf
 	for len(rest) > 0 {
 		n := len(rest)
@@ -108,68 +106,48 @@ func detectDialect(sp *spool.Spool) (transcript.Dialect, error) {
 // ledger (gauge.Ledger.Measuring); the workers run ahead of each, so a
 // line each is given while it is true was estimated.
 func classifyLines(ctx context.Context, sp *spool.Spool, d transcript.Dialect, measuring *atomic.Bool, each func(*lineInfo) error) error {
-	workers := max(1, runtime.GOMAXPROCS(0))
-	work := make(chan *batch, workers)
-	order := make(chan *batch, 64)
-	free := make(chan []byte, 8)
-	quit := make(chan struct{})
-	bud := transcript.NewBudget(scanBudget)
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			var p transcript.Parser
-			for b := range work {
-				b.classify(&p, d, measuring.Load())
-			}
-		})
-	}
-	var readErr error
-	wg.Go(func() {
-		defer close(order)
-		defer close(work)
-		readErr = readBatches(sp, free, func(buf []byte) bool {
-			if !bud.Acquire(len(buf)) {
-				return false
-			}
-			b := &batch{buf: buf, done: make(chan struct{})}
-			select {
-			case work <- b:
-			case <-quit:
-				return false
-			}
-			select {
-			case order <- b:
-				return true
-			case <-quit:
-				return false
-			}
-		})
-	})
-	var err error
-	for b := range order {
-		<-b.done
-		if err == nil {
-			if err = ctx.Err(); err == nil {
-				for i := range b.info {
-					if err = each(&b.info[i]); err != nil {
-						break
-					}
-				}
-			}
-			if err != nil {
-				close(quit)
-				bud.Close()
-			}
+	batches := par.NewStream(runtime.GOMAXPROCS(0), 64, scanBudget, func() func(*batch) int {
+		var p transcript.Parser
+		return func(b *batch) int {
+			b.classify(&p, d, measuring.Load())
+			return 0
 		}
-		bud.Release(len(b.buf))
-		if cap(b.buf) == batchSize {
+	})
+	free := make(chan []byte, 8)
+	var readErr error
+	read := make(chan struct{})
+	go func() {
+		defer close(read)
+		defer batches.Close()
+		readErr = readBatches(sp, free, func(buf []byte) bool {
+			return batches.Send(&batch{buf: buf}, len(buf), true)
+		})
+	}()
+	var err error
+	var last *batch // handed back for reuse once Next has moved past it
+	for b, ok := batches.Next(); ok; b, ok = batches.Next() {
+		if last != nil && cap(last.buf) == batchSize {
 			select {
-			case free <- b.buf[:0]:
+			case free <- last.buf[:0]:
 			default:
 			}
 		}
+		last = b
+		if err != nil {
+			continue // drained, so that the reader stops
+		}
+		if err = ctx.Err(); err == nil {
+			for i := range b.info {
+				if err = each(&b.info[i]); err != nil {
+					break
+				}
+			}
+		}
+		if err != nil {
+			batches.Stop()
+		}
 	}
-	wg.Wait()
+	<-read
 	if err == nil {
 		err = readErr
 	}

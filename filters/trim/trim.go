@@ -13,12 +13,12 @@ import (
 	"log/slog"
 	"runtime"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/bstools/bs/blobstore"
 	"github.com/bstools/bs/filters/gauge"
+	"github.com/bstools/bs/filters/internal/par"
 	"github.com/bstools/bs/filters/internal/spool"
 	"github.com/bstools/bs/filters/transcript"
 )
@@ -300,28 +300,19 @@ func write(ctx context.Context, name string, w io.Writer, sp *spool.Spool, p *pl
 		commit = func() error { return b.Commit(ctx) }
 	}
 	sink := transcript.NewSink(w, opt.Workers, commit)
-
-	workers := max(1, runtime.GOMAXPROCS(0))
-	work := make(chan *editItem, workers)
-	order := make(chan *editItem, 256)
-	quit := make(chan struct{})
-	bud := transcript.NewBudget(editBudget)
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for it := range work {
-				it.e, it.err = change(nil, it.line, it.l, it.adj, opt)
-				close(it.done)
-			}
-		})
-	}
+	// Lines are edited on every core and forwarded in input order.
+	edits := par.NewStream(runtime.GOMAXPROCS(0), 256, editBudget, func() func(*editItem) int {
+		return func(it *editItem) int {
+			it.e, it.err = change(nil, it.line, it.l, it.adj, opt)
+			return 0
+		}
+	})
 	// forward passes an item on in input order.
 	forward := func(it *editItem) error {
-		if it.done == nil {
+		if !it.edit {
 			sink.Write(it.line)
 			return nil
 		}
-		<-it.done
 		num, line, e := it.num, it.line, it.e
 		if it.err != nil {
 			return fmt.Errorf("%s: line %d: %w", name, num, it.err)
@@ -367,35 +358,16 @@ func write(ctx context.Context, name string, w io.Writer, sp *spool.Spool, p *pl
 	forwarded := make(chan struct{})
 	go func() {
 		defer close(forwarded)
-		for it := range order {
+		for it, ok := edits.Next(); ok; it, ok = edits.Next() {
 			if ferr == nil {
 				if ferr = forward(it); ferr != nil {
-					close(quit)
-					bud.Close()
+					edits.Stop()
 				}
 			}
-			bud.Release(len(it.line))
 		}
 	}()
 	// send queues an item; false once forwarding has stopped.
-	send := func(it *editItem) bool {
-		if !bud.Acquire(len(it.line)) {
-			return false
-		}
-		if it.done != nil {
-			select {
-			case work <- it:
-			case <-quit:
-				return false
-			}
-		}
-		select {
-		case order <- it:
-			return true
-		case <-quit:
-			return false
-		}
-	}
+	send := func(it *editItem) bool { return edits.Send(it, len(it.line), it.edit) }
 	rd := bufio.NewReaderSize(sp.Section(0, sp.Size()), readSize)
 	err := func() error {
 		stopped := false
@@ -419,16 +391,14 @@ func write(ctx context.Context, name string, w io.Writer, sp *spool.Spool, p *pl
 				return eofUnexpected(err)
 			}
 			l, adj := p.changes(i)
-			if !send(&editItem{line: line, l: l, adj: adj, num: i + 1, done: make(chan struct{})}) {
+			if !send(&editItem{line: line, l: l, adj: adj, num: i + 1, edit: true}) {
 				return nil
 			}
 		}
 		return pass(rd, sp.Size()-pos, queue)
 	}()
-	close(work)
-	close(order)
+	edits.Close()
 	<-forwarded
-	wg.Wait()
 	if ferr != nil {
 		err = ferr // it stands before whatever stopped reading
 	}
@@ -438,14 +408,14 @@ func write(ctx context.Context, name string, w io.Writer, sp *spool.Spool, p *pl
 	return err
 }
 
-// editItem is a changed line on its way to the output, or (done nil) bytes
-// passed on unchanged.
+// editItem is a changed line on its way to the output, or (edit false)
+// bytes passed on unchanged.
 type editItem struct {
 	line []byte
 	l    *resLine          // its tool results to trim, if any
 	adj  *gauge.Adjustment // its new _adjusted, if any
 	num  int               // its line number
-	done chan struct{}     // closed once e and err are set
+	edit bool              // a worker sets e and err
 	e    edited
 	err  error
 }

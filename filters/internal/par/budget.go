@@ -1,4 +1,4 @@
-package transcript
+package par
 
 import "sync"
 
