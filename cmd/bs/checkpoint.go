@@ -212,7 +212,7 @@ func checkpointKey(c *cli.Context, file string) (string, error) {
 	if file == "" {
 		return "", usagef(msgCheckpointNoKey)
 	}
-	return checkpoint.KeyOfFile(file, 0)
+	return checkpoint.KeyOfFile(file, nil)
 }
 
 func isCheckpointFile(name string) bool {

@@ -58,7 +58,7 @@ func (a *Agent) GetContext(ctx context.Context, session string) (*ContextResult,
 	}
 	size := info.Size()
 	format := a.env.Format
-	if format == transcript.Unknown {
+	if format == nil { // auto
 		format = detect(f, size)
 	}
 	res := &ContextResult{

@@ -39,7 +39,7 @@ type span struct{ start, end int64 }
 // run edits src (size bytes) into w as restore with opt would, touching
 // only the lines that can change.
 func (sp *splice) run(ctx context.Context, src File, size int64, w io.Writer, opt restore.Options) error {
-	if opt.Format == transcript.Unknown {
+	if opt.Format == nil { // auto
 		opt.Format = detect(src, size)
 	}
 	ns := needles(opt)
@@ -525,9 +525,9 @@ func allLines(src File, size int64) ([]span, error) {
 
 // detect reads the dialect from the first lines of src.
 func detect(src File, size int64) transcript.Dialect {
-	s := transcript.NewSource("", io.NewSectionReader(src, 0, size), transcript.Unknown, func(*transcript.BadLineError) error { return nil })
+	s := transcript.NewSource("", io.NewSectionReader(src, 0, size), nil, func(*transcript.BadLineError) error { return nil })
 	if _, _, err := s.Next(); err != nil {
-		return transcript.Generic
+		return transcript.Fallback()
 	}
 	return s.Dialect()
 }

@@ -556,7 +556,7 @@ func checkNotice(t *testing.T, in, rest []byte, text string) {
 		t.Fatal(err)
 	}
 	var d transcript.Dialect
-	src := transcript.NewSource("-", bytes.NewReader(in), 0, func(*transcript.BadLineError) error { return nil })
+	src := transcript.NewSource("-", bytes.NewReader(in), nil, func(*transcript.BadLineError) error { return nil })
 	for {
 		_, _, err := src.Next()
 		if err != nil {

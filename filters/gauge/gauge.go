@@ -401,8 +401,8 @@ func Measure(name string, r io.Reader, tee io.Writer, opt Options) (Result, erro
 			return Result{}, err
 		}
 	}
-	if d == transcript.Unknown {
-		d = transcript.Generic // no lines
+	if d == nil {
+		d = transcript.Fallback() // no lines
 	}
 	// The lines after the last reset are in context: estimate them now.
 	err := tail.each(func(line transcript.Line) error {
@@ -768,7 +768,7 @@ func MeasureFile(f *os.File, opt Options) (Result, error) {
 	}
 	d := opt.Format
 	var headModel string
-	if d == transcript.Unknown {
+	if d == nil { // auto
 		d, headModel, err = detectHead(f, opt)
 		if err != nil {
 			return Result{}, err
@@ -981,12 +981,12 @@ func lineStart(f *os.File, at int64) int64 {
 // in the header.
 func detectHead(f *os.File, opt Options) (transcript.Dialect, string, error) {
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return 0, "", err
+		return nil, "", err
 	}
-	src := transcript.NewSource(f.Name(), io.LimitReader(f, 4<<20), transcript.Unknown, func(*transcript.BadLineError) error { return nil })
+	src := transcript.NewSource(f.Name(), io.LimitReader(f, 4<<20), nil, func(*transcript.BadLineError) error { return nil })
 	_, t, err := src.Next()
 	if err != nil && err != io.EOF {
-		return 0, "", err
+		return nil, "", err
 	}
 	model := ""
 	if t != nil {

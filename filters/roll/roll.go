@@ -233,14 +233,14 @@ func scan(ctx context.Context, name string, sp *spool.Spool, opt Options) ([]lin
 	var tools transcript.ToolNamer // the tools of results whose lines do not name them
 	for {
 		if err := ctx.Err(); err != nil {
-			return nil, 0, nil, "", err
+			return nil, nil, nil, "", err
 		}
 		l, t, err := src.NextView() // nothing of the line is kept but its place
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return nil, 0, nil, "", err
+			return nil, nil, nil, "", err
 		}
 		li := line{off: off, n: l.Len(), num: l.Num}
 		off += int64(l.Len())

@@ -1419,6 +1419,10 @@ func (s *failingCommit) PutPending(context.Context, blobstore.Digest, []byte) er
 
 func (*failingCommit) Commit(context.Context) error { return fmt.Errorf("sync failed") }
 
+// fuzzDialects numbers the dialects for the fuzzer as the old int enum did
+// (0 auto), so the seeds keep meaning what they meant.
+var fuzzDialects = []transcript.Dialect{nil, transcript.OpenClaw, transcript.ClaudeCode, transcript.Codex, transcript.BrainSurgeon, transcript.Generic}
+
 // FuzzRollRoundTrip: whatever the input, a roll that fires is undone byte
 // for byte by restore --all, and never panics.
 func FuzzRollRoundTrip(f *testing.F) {
@@ -1436,7 +1440,7 @@ func FuzzRollRoundTrip(f *testing.F) {
 		opt := roll.Defaults()
 		opt.Store, opt.Window, opt.Trigger, opt.Target = store, 40, 0.01, 0.005
 		opt.MinKeep = int(minKeep % 4)
-		opt.Format = transcript.Dialect(format % 6)
+		opt.Format = fuzzDialects[format%6]
 		opt.Now = time.Date(2026, 11, 22, 5, 0, 0, 0, time.UTC)
 		var out, back bytes.Buffer
 		if _, err := roll.Run(ctx, "fuzz", bytes.NewReader(in), &out, opt); err != nil {

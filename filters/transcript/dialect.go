@@ -1,106 +1,79 @@
 package transcript
 
-import (
-	"bytes"
-	"fmt"
-	"strings"
-)
+import "bytes"
 
-// Dialect is a transcript format as a runtime writes it.
-type Dialect int
-
-const (
-	Unknown      Dialect = iota
-	OpenClaw             // OpenClaw and pi sessions, v1 (legacy) and v2–v3
-	ClaudeCode           // Claude Code project transcripts
-	Codex                // Codex CLI rollouts
-	BrainSurgeon         // the flat format of the BrainSurgeon spec and its fixtures
-	Generic              // {"role","content"} chat lines
-)
-
-var dialectNames = map[Dialect]string{
-	OpenClaw:     "openclaw",
-	ClaudeCode:   "claude-code",
-	Codex:        "codex",
-	BrainSurgeon: "brainsurgeon",
-	Generic:      "generic",
+// Dialect is a transcript format as a runtime writes it: everything the
+// filters need to know about a runtime's lines is asked of it, so a
+// runtime is one file (dialect_*.go) and one registry line (registry.go),
+// and no filter names one.
+//
+// The zero Dialect (nil) is explicit "auto": not given and not yet
+// detected. Source detects it from the first lines; once a transcript is
+// read, the dialect is never nil (lines no dialect claims are Generic's).
+type Dialect interface {
+	// String is the name --format takes and reports print.
+	String() string
+	// Aliases are further names ParseDialect accepts.
+	Aliases() []string
+	// HelpName is how --format help lists it: the name, with the other
+	// name people know the runtime by, e.g. "openclaw (pi)".
+	HelpName() string
+	// Title names the runtime for people (the web UI).
+	Title() string
+	// Claims reports whether object line t says it is of this dialect.
+	// Detection asks the registered dialects in order: a line two could
+	// write goes to the first that claims it.
+	Claims(t *Tree) bool
+	// IDFields are the members that may hold an entry's own id, in the
+	// order they are tried (DESIGN §3); the last is where a generated
+	// id goes.
+	IDFields() []string
+	// ViewEntry fills in what of the entry view of object line t the
+	// dialect decides: role, time, message, tool calls, the candidate
+	// values and the session id of a header (see View).
+	ViewEntry(t *Tree, e *Entry)
+	// Spends reports whether object line t carries what cost reports
+	// read; SpendRecord is the spend record that stands for it (see
+	// SpendRecord), or nil when the dialect has none.
+	Spends(t *Tree) bool
+	SpendRecord(t *Tree, by, id, parent string) []byte
 }
 
-func (d Dialect) String() string {
-	if s, ok := dialectNames[d]; ok {
-		return s
+// Unknown is the zero Dialect, for tests and callers that spell "auto".
+var Unknown Dialect
+
+// NameOf is d's name, "unknown" for the zero Dialect.
+func NameOf(d Dialect) string {
+	if d == nil {
+		return "unknown"
 	}
-	return "unknown"
+	return d.String()
 }
 
-// DialectNames lists the names ParseDialect accepts, for help text.
-const DialectNames = "auto, openclaw (pi), claude-code (claude), codex, brainsurgeon, generic"
-
-// DialectList lists the names of the dialects ParseDialect accepts, with
-// auto first, as they are written (without the aliases).
-func DialectList() []string {
-	return []string{"auto", "openclaw", "claude-code", "codex", "brainsurgeon", "generic"}
-}
-
-// ParseDialect parses a --format value; "" and "auto" mean detect.
-func ParseDialect(s string) (Dialect, error) {
-	switch strings.ToLower(s) {
-	case "", "auto":
-		return Unknown, nil
-	case "openclaw", "pi":
-		return OpenClaw, nil
-	case "claude-code", "claude", "claudecode":
-		return ClaudeCode, nil
-	case "codex":
-		return Codex, nil
-	case "brainsurgeon":
-		return BrainSurgeon, nil
-	case "generic", "chat":
-		return Generic, nil
-	}
-	return Unknown, fmt.Errorf("unknown format %q (want %s)", s, DialectNames)
-}
-
-// Classify guesses the dialect of one parsed line, or Unknown when the line
+// Classify guesses the dialect of one parsed line, or nil when the line
 // does not say (a blank line, a snapshot that several dialects could write).
 func Classify(t *Tree) Dialect {
 	if len(t.Nodes) == 0 || t.Nodes[0].Kind != '{' {
-		return Unknown
+		return nil
 	}
-	typ := t.Str(t.Get(0, "type"))
-	switch {
-	case t.Get(0, "payload") >= 0 && typ != "":
-		return Codex
-	case t.Get(0, "uuid") >= 0 || t.Get(0, "parentUuid") >= 0 || t.Get(0, "leafUuid") >= 0:
-		return ClaudeCode
-	case t.Get(0, "sessionId") >= 0 && (t.Get(0, "message") >= 0 || t.Get(0, "requestId") >= 0):
-		return ClaudeCode
-	case typ == "file-history-snapshot" || typ == "queue-operation" || typ == "summary":
-		return ClaudeCode
-	case typ == "session" || (typ == "message" && t.Get(t.Get(0, "message"), "role") >= 0):
-		return OpenClaw
-	case typ == "model_change" || typ == "thinking_level_change" || typ == "compaction" || typ == "custom_message" || typ == "branch_summary":
-		return OpenClaw
-	case t.Get(0, "__id") >= 0 && brainSurgeonTypes[typ]:
-		return BrainSurgeon
-	case brainSurgeonTypes[typ]:
-		return BrainSurgeon
-	case t.Get(0, "role") >= 0 || t.Get(0, "messages") >= 0:
-		return Generic
+	for _, d := range detectOrder() {
+		if d.Claims(t) {
+			return d
+		}
 	}
-	return Unknown
-}
-
-var brainSurgeonTypes = map[string]bool{
-	"user_message": true, "assistant_message": true, "tool_call": true, "tool_result": true, "thinking": true,
+	return nil
 }
 
 // DetectLines is how many leading lines detection looks at before it
 // settles for Generic.
 const DetectLines = 64
 
+// Fallback is the dialect of a transcript whose first DetectLines lines
+// none claims.
+func Fallback() Dialect { return Generic }
+
 // DetectIn is the dialect the first lines of head say (Classify, over at
-// most DetectLines of its lines), or Unknown when none says. head may end
+// most DetectLines of its lines), or nil when none says. head may end
 // in the middle of a line: that piece is not read.
 func DetectIn(head []byte) Dialect {
 	var p Parser
@@ -112,10 +85,10 @@ func DetectIn(head []byte) Dialect {
 		line := head[:i]
 		head = head[i+1:]
 		if t, err := p.Parse(line); err == nil {
-			if d := Classify(t); d != Unknown {
+			if d := Classify(t); d != nil {
 				return d
 			}
 		}
 	}
-	return Unknown
+	return nil
 }

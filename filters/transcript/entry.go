@@ -185,35 +185,18 @@ func View(t *Tree, d Dialect) Entry {
 	if t.Get(0, SpentField) >= 0 {
 		return e // a spend record: no message, nothing to move
 	}
-	v := viewer{t: t, e: &e}
-	switch d {
-	case OpenClaw:
-		v.openclaw()
-	case ClaudeCode:
-		v.claude()
-	case Codex:
-		v.codex()
-	case BrainSurgeon:
-		v.brainsurgeon()
-	default:
-		v.generic()
+	if d == nil {
+		d = Fallback() // what an undetected transcript is read as
 	}
+	d.ViewEntry(t, &e)
 	e.ID, e.IDField = entryID(t, d)
 	return e
 }
 
+// entryID is the entry's own id and the member holding it, or "" and
+// the member a generated id goes in (DESIGN §3: __id).
 func entryID(t *Tree, d Dialect) (string, string) {
-	var fields []string
-	switch d {
-	case OpenClaw:
-		fields = []string{"id", "__id"}
-	case ClaudeCode:
-		fields = []string{"uuid", "__id"}
-	case BrainSurgeon:
-		fields = []string{"__id", "id"}
-	default:
-		fields = []string{"__id"}
-	}
+	fields := d.IDFields()
 	for _, f := range fields {
 		if n := t.Get(0, f); n >= 0 && t.Nodes[n].Kind == '"' {
 			if id := t.Str(n); id != "" {
@@ -289,105 +272,7 @@ var spendKeys = map[string]bool{
 
 func (v *viewer) str(i int, names ...string) string { return v.t.Str(v.t.Path(i, names...)) }
 
-// --- OpenClaw / pi -------------------------------------------------------
-
-func (v *viewer) openclaw() {
-	t, e := v.t, v.e
-	e.Time = v.str(0, "timestamp")
-	switch v.str(0, "type") {
-	case "session":
-		e.SessionID = v.str(0, "id")
-	case "message":
-		msg := t.Get(0, "message")
-		e.Message = true
-		e.Role = v.str(msg, "role")
-		v.piMessage(msg, e.Role)
-	case "custom_message":
-		e.Message = true
-		e.Role = "custom"
-		v.piContent(t.Get(0, "content"), Text)
-	}
-}
-
-func (v *viewer) piMessage(msg int, role string) {
-	t, e := v.t, v.e
-	content := t.Get(msg, "content")
-	switch role {
-	case "toolResult":
-		e.ToolName = v.str(msg, "toolName")
-		v.piContent(content, ToolResult)
-		v.leaves(t.Get(msg, "details"), ToolResult)
-	case "bashExecution":
-		e.ToolName = "bash"
-		v.add(t.Get(msg, "output"), ToolResult)
-	default:
-		v.piContent(content, Text)
-	}
-}
-
-// piContent handles pi content: a string or an array of text, thinking,
-// toolCall and image blocks. textKind is what a text block counts as.
-func (v *viewer) piContent(content int, textKind Kind) {
-	t := v.t
-	if content < 0 {
-		return
-	}
-	if t.Nodes[content].Kind == '"' {
-		v.add(content, textKind)
-		return
-	}
-	t.Children(content, func(b, _ int) {
-		switch v.str(b, "type") {
-		case "text":
-			v.add(t.Get(b, "text"), textKind)
-		case "thinking":
-			v.addBlock(b, t.Get(b, "thinking"), Thinking, "text")
-		case "toolCall":
-			v.tool(v.str(b, "name"), v.str(b, "id"))
-			v.leaves(t.Get(b, "arguments"), ToolCall)
-		case "image":
-			v.addImage(b, t.Get(b, "data"), textKind, "text")
-		}
-	})
-}
-
-// --- Claude Code and Anthropic-style blocks ------------------------------
-
-func (v *viewer) claude() {
-	t, e := v.t, v.e
-	e.Time = v.str(0, "timestamp")
-	typ := v.str(0, "type")
-	if id := v.str(0, "sessionId"); id != "" {
-		e.SessionID = id
-	}
-	if typ == "progress" {
-		// What the runtime showed while a tool, hook or subagent ran:
-		// never sent to the model. What names a message and its spend
-		// stays, whatever --min-length: cost reports read a subagent's
-		// answers here (id, model, requestId, usage, timestamps).
-		v.leavesBut(t.Get(0, "data"), Bookkeeping, spendKeys)
-		return
-	}
-	if typ != "user" && typ != "assistant" {
-		return
-	}
-	e.Message = true
-	e.Role = typ
-	msg := t.Get(0, "message")
-	v.anthropicContent(t.Get(msg, "content"), Text)
-	if r := t.Get(0, "toolUseResult"); r >= 0 {
-		// The runtime's own record of the result the line's tool_result
-		// block answers: the same call.
-		outer := v.call
-		t.Children(t.Get(msg, "content"), func(b, _ int) {
-			if v.call == outer && v.str(b, "type") == "tool_result" {
-				v.call = v.str(b, "tool_use_id")
-			}
-		})
-		v.leaves(r, ToolResult)
-		v.call = outer
-	}
-}
+// --- Anthropic-style blocks (Claude Code, generic chat) ---------------
 
 // anthropicContent handles Messages API content: a string or an array of
 // text, thinking, redacted_thinking, tool_use, tool_result and image blocks.
@@ -419,159 +304,6 @@ func (v *viewer) anthropicContent(content int, textKind Kind) {
 		case "image":
 			v.addImage(b, t.Path(b, "source", "data"), textKind, "text")
 		}
-	})
-}
-
-// --- Codex ----------------------------------------------------------------
-
-func (v *viewer) codex() {
-	t, e := v.t, v.e
-	e.Time = v.str(0, "timestamp")
-	p := t.Get(0, "payload")
-	switch v.str(0, "type") {
-	case "session_meta":
-		e.SessionID = v.str(p, "id")
-	case "response_item":
-		e.Message = true
-		v.codexItem(p)
-	case "event_msg":
-		switch v.str(p, "type") {
-		case "exec_command_end", "patch_apply_end":
-			v.call = v.str(p, "call_id")
-			for _, f := range []string{"stdout", "stderr", "aggregated_output", "formatted_output"} {
-				v.add(t.Get(p, f), ToolResult)
-			}
-			v.call = ""
-		case "agent_reasoning", "agent_reasoning_raw_content":
-			v.add(t.Get(p, "text"), Thinking)
-		case "agent_message", "user_message":
-			v.add(t.Get(p, "message"), Text)
-		}
-	}
-}
-
-func (v *viewer) codexItem(p int) {
-	t, e := v.t, v.e
-	e.Role = v.str(p, "role")
-	switch v.str(p, "type") {
-	case "message":
-		v.codexContent(t.Get(p, "content"), Text)
-	case "function_call", "custom_tool_call":
-		e.Role = "assistant"
-		v.tool(v.str(p, "name"), v.str(p, "call_id"))
-		v.add(t.Get(p, "arguments"), ToolCall)
-		v.add(t.Get(p, "input"), ToolCall)
-	case "function_call_output", "custom_tool_call_output":
-		e.Role = "tool"
-		v.call = v.str(p, "call_id")
-		out := t.Get(p, "output")
-		if out >= 0 && t.Nodes[out].Kind == '{' {
-			out = t.Get(out, "content") // the {content, success} shape of some forks
-		}
-		v.codexContent(out, ToolResult)
-	case "reasoning":
-		e.Role = "assistant"
-		for _, f := range []string{"summary", "content"} {
-			t.Children(t.Get(p, f), func(b, _ int) { v.add(t.Get(b, "text"), Thinking) })
-		}
-	}
-}
-
-func (v *viewer) codexContent(content int, textKind Kind) {
-	t := v.t
-	if content < 0 {
-		return
-	}
-	if t.Nodes[content].Kind == '"' {
-		v.add(content, textKind)
-		return
-	}
-	t.Children(content, func(b, _ int) {
-		switch v.str(b, "type") {
-		case "input_text", "output_text", "text":
-			v.add(t.Get(b, "text"), textKind)
-		case "input_image":
-			v.addImage(b, t.Get(b, "image_url"), textKind, "input_text")
-		}
-	})
-}
-
-// --- BrainSurgeon flat ----------------------------------------------------
-
-var brainSurgeonKinds = map[string]Kind{
-	"tool_result": ToolResult, "tool_call": ToolCall, "thinking": Thinking,
-	"user_message": Text, "assistant_message": Text,
-}
-
-func (v *viewer) brainsurgeon() {
-	t, e := v.t, v.e
-	e.Time = v.str(0, "timestamp")
-	typ := v.str(0, "type")
-	kind, ok := brainSurgeonKinds[typ]
-	if !ok {
-		return
-	}
-	e.Message = true
-	e.Role = strings.TrimSuffix(typ, "_message")
-	if typ == "tool_call" {
-		v.tool(firstNonEmpty(v.str(0, "toolName"), v.str(0, "name")), "")
-	}
-	if typ == "tool_result" {
-		e.ToolName = v.str(0, "toolName")
-	}
-	// The value-bearing members the BrainSurgeon trigger detector checks.
-	for _, f := range []string{"content", "text", "output", "result", "data", "thinking", "input", "arguments"} {
-		v.leaves(t.Get(0, f), kind)
-	}
-	if msg := t.Get(0, "message"); msg >= 0 {
-		if t.Nodes[msg].Kind == '"' {
-			v.add(msg, kind)
-		} else {
-			v.leaves(t.Get(msg, "content"), kind)
-		}
-	}
-}
-
-func firstNonEmpty(s ...string) string {
-	for _, x := range s {
-		if x != "" {
-			return x
-		}
-	}
-	return ""
-}
-
-// --- generic chat ---------------------------------------------------------
-
-func (v *viewer) generic() {
-	t, e := v.t, v.e
-	if msgs := t.Get(0, "messages"); msgs >= 0 {
-		e.Message = true
-		t.Children(msgs, func(m, _ int) { v.chatMessage(m) })
-		return
-	}
-	if t.Get(0, "role") >= 0 {
-		e.Message = true
-		e.Role = v.str(0, "role")
-		e.Time = v.str(0, "timestamp") // when the line carries one
-		v.chatMessage(0)
-	}
-}
-
-func (v *viewer) chatMessage(m int) {
-	t := v.t
-	role := v.str(m, "role")
-	kind := Text
-	outer := v.call
-	if role == "tool" || role == "function" {
-		kind = ToolResult
-		v.call = v.str(m, "tool_call_id")
-	}
-	v.anthropicContent(t.Get(m, "content"), kind)
-	v.call = outer
-	t.Children(t.Get(m, "tool_calls"), func(c, _ int) {
-		v.tool(v.str(c, "function", "name"), v.str(c, "id"))
-		v.add(t.Path(c, "function", "arguments"), ToolCall)
 	})
 }
 

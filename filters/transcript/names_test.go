@@ -12,8 +12,8 @@ func TestNameLists(t *testing.T) {
 			t.Errorf("dialect %q: %v", n, err)
 		}
 	}
-	if len(DialectList()) != len(dialectNames)+1 {
-		t.Errorf("DialectList %v misses a dialect of %v", DialectList(), dialectNames)
+	if len(DialectList()) != len(Dialects())+1 {
+		t.Errorf("DialectList %v misses a dialect of %v", DialectList(), Dialects())
 	}
 	for _, n := range KindNames() {
 		if k, err := ParseKinds(n); err != nil || k.String() != n {

@@ -66,7 +66,7 @@ func (s *Source) ParseIf(fn func(line []byte) bool) { s.parseIf = fn }
 // because ParseIf's function did not accept it.
 func (s *Source) Skipped() bool { return s.skipped }
 
-// NewSource returns a Source over r. A dialect of Unknown means detect it.
+// NewSource returns a Source over r. A nil dialect means detect it.
 // onBad is called for each line that is not valid JSON; a non-nil error
 // from it stops the run (that is how --strict works).
 func NewSource(name string, r io.Reader, d Dialect, onBad func(*BadLineError) error) *Source {
@@ -78,7 +78,7 @@ func NewSource(name string, r io.Reader, d Dialect, onBad func(*BadLineError) er
 // the first call to Next.
 func (s *Source) NumberFrom(n int) { s.r.num = n - 1 }
 
-// Dialect returns the detected or forced dialect (Unknown before the first
+// Dialect returns the detected or forced dialect (nil before the first
 // call to Next).
 func (s *Source) Dialect() Dialect { return s.dialect }
 
@@ -94,7 +94,7 @@ func (s *Source) NextView() (Line, *Tree, error) { return s.next(true) }
 
 func (s *Source) next(view bool) (Line, *Tree, error) {
 	s.note, s.skipped = nil, false
-	if s.dialect == Unknown {
+	if s.dialect == nil {
 		if err := s.detect(); err != nil {
 			return Line{}, nil, err
 		}
@@ -151,13 +151,13 @@ func (s *Source) detect() error {
 		}
 		s.held = append(s.held, line)
 		if t, err := s.p.Parse(line.Body); err == nil {
-			if d := Classify(t); d != Unknown {
+			if d := Classify(t); d != nil {
 				s.dialect = d
 				return nil
 			}
 		}
 	}
-	s.dialect = Generic
+	s.dialect = Fallback()
 	return nil
 }
 

@@ -32,18 +32,10 @@ func Spends(t *Tree, d Dialect) bool {
 	if t.Get(0, SpentField) >= 0 {
 		return true // a record already: it stays one
 	}
-	str := func(names ...string) string { return t.Str(t.Path(0, names...)) }
-	switch d {
-	case ClaudeCode:
-		// An answer, or a subagent's answer inside a progress line.
-		return str("type") == "assistant" && t.Path(0, "message", "usage") >= 0 ||
-			str("type") == "progress" && t.Path(0, "data", "message", "message", "usage") >= 0
-	case OpenClaw:
-		return str("type") == "message" && str("message", "role") == "assistant" && t.Path(0, "message", "usage") >= 0
-	case Codex:
-		return str("type") == "turn_context" || str("type") == "event_msg" && str("payload", "type") == "token_count"
+	if d == nil {
+		return false
 	}
-	return false
+	return d.Spends(t)
 }
 
 // SpendRecord is the spend record that stands for line t of dialect d
@@ -54,97 +46,44 @@ func SpendRecord(t *Tree, d Dialect, by, id, parent string) []byte {
 	if t.Get(0, SpentField) >= 0 {
 		return append([]byte(nil), t.Src...)
 	}
-	tag := append(append([]byte(`{"by":`), AppendQuote(nil, by)...), '}')
-	var b []byte
-	member := func(name string, raw []byte) {
-		if len(b) > 1 {
-			b = append(b, ',')
-		}
-		b = AppendQuote(b, name)
-		b = append(b, ':')
-		b = append(b, raw...)
-	}
-	copyMembers := func(obj int, skip map[string]bool) {
-		t.Children(obj, func(c, _ int) {
-			if k := t.Key(c); !skip[k] {
-				member(k, t.Raw(c))
-			}
-		})
-	}
-	switch d {
-	case Codex:
-		out, err := Splice(nil, t.Src, []Edit{t.InsertMember(0, SpentField, tag)})
-		if err != nil {
-			return nil
-		}
-		return out
-	case ClaudeCode:
-		b = append(b, '{')
-		copyMembers(0, map[string]bool{"type": true, "uuid": true, "parentUuid": true, "logicalParentUuid": true, "message": true, "data": true,
-			"toolUseResult": true, "sourceToolAssistantUUID": true, "toolUseID": true, "parentToolUseID": true,
-			AdjustedField: true, "_extracted": true, "__id": true, "_restored": true})
-		// only keeps the members of object obj named in keep, and the
-		// object kept under name sub, if any.
-		only := func(obj int, keep map[string]bool, sub string, inner []byte) []byte {
-			o := []byte{'{'}
-			t.Children(obj, func(c, _ int) {
-				k := t.Key(c)
-				v := t.Raw(c)
-				switch {
-				case k == sub && inner != nil:
-					v = inner
-				case !keep[k]:
-					return
-				}
-				if len(o) > 1 {
-					o = append(o, ',')
-				}
-				o = AppendQuote(o, k)
-				o = append(o, ':')
-				o = append(o, v...)
-			})
-			return append(o, '}')
-		}
-		answer := map[string]bool{"id": true, "model": true, "usage": true}
-		if m := t.Get(0, "message"); m >= 0 {
-			member("message", only(m, answer, "", nil))
-		} else {
-			// A progress line: the subagent's answer, as it stands there.
-			dm := t.Path(0, "data", "message")
-			inner := only(t.Get(dm, "message"), answer, "", nil)
-			member("data", append(append([]byte(`{"message":`), only(dm, map[string]bool{"type": true, "timestamp": true, "requestId": true}, "message", inner)...), '}'))
-		}
-	case OpenClaw:
-		b = append(b, '{')
-		member("type", []byte(`"message"`))
-		if id != "" {
-			member("id", AppendQuote(nil, id))
-			if parent == "" {
-				member("parentId", []byte("null"))
-			} else {
-				member("parentId", AppendQuote(nil, parent))
-			}
-		}
-		if ts := t.Get(0, "timestamp"); ts >= 0 {
-			member("timestamp", t.Raw(ts))
-		}
-		outer := b
-		b = []byte{'{'}
-		member("role", []byte(`"assistant"`))
-		member("content", []byte(`[]`))
-		t.Children(t.Get(0, "message"), func(c, _ int) {
-			switch k := t.Key(c); k {
-			case "provider", "model", "usage", "timestamp":
-				member(k, t.Raw(c))
-			}
-		})
-		member("stopReason", []byte(`"aborted"`))
-		msg := append(b, '}')
-		b = outer
-		member("message", msg)
-	default:
+	if d == nil {
 		return nil
 	}
-	member(SpentField, tag)
-	return append(b, '}')
+	return d.SpendRecord(t, by, id, parent)
+}
+
+// SpentTag is the value of SpentField on a record written by by.
+func SpentTag(by string) []byte {
+	return append(append([]byte(`{"by":`), AppendQuote(nil, by)...), '}')
+}
+
+// record builds a spend record object member by member.
+type record struct {
+	t *Tree
+	b []byte
+}
+
+// member appends name: raw.
+func (r *record) member(name string, raw []byte) {
+	if len(r.b) > 1 {
+		r.b = append(r.b, ',')
+	}
+	r.b = AppendQuote(r.b, name)
+	r.b = append(r.b, ':')
+	r.b = append(r.b, raw...)
+}
+
+// copyMembers appends the members of object obj not named in skip.
+func (r *record) copyMembers(obj int, skip map[string]bool) {
+	r.t.Children(obj, func(c, _ int) {
+		if k := r.t.Key(c); !skip[k] {
+			r.member(k, r.t.Raw(c))
+		}
+	})
+}
+
+// close ends the record with its SpentField, written by by.
+func (r *record) close(by string) []byte {
+	r.member(SpentField, SpentTag(by))
+	return append(r.b, '}')
 }

@@ -77,7 +77,7 @@ func (b *batch) classify(p *transcript.Parser, d transcript.Dialect, estimates b
 
 // detectDialect tells the dialect from the first lines as
 // transcript.Source does: the first line whose dialect is known, else
-// Generic.
+// the fallback dialect.
 func detectDialect(sp *spool.Spool) (transcript.Dialect, error) {
 	r := transcript.NewReader(sp.Section(0, sp.Size()))
 	var p transcript.Parser
@@ -87,15 +87,15 @@ func detectDialect(sp *spool.Spool) (transcript.Dialect, error) {
 			break
 		}
 		if err != nil {
-			return transcript.Unknown, err
+			return nil, err
 		}
 		if t, err := p.Parse(l.Body); err == nil {
-			if d := transcript.Classify(t); d != transcript.Unknown {
+			if d := transcript.Classify(t); d != nil {
 				return d, nil
 			}
 		}
 	}
-	return transcript.Generic, nil
+	return transcript.Fallback(), nil
 }
 
 // classifyLines calls each for every line of the spool, in order, with

@@ -159,7 +159,7 @@ func scan(ctx context.Context, name string, sp *spool.Spool, opt *Options, onBad
 		}
 	}
 	d := opt.Format
-	if d == transcript.Unknown {
+	if d == nil { // auto
 		var err error
 		if d, err = detectDialect(sp); err != nil {
 			return nil, time.Time{}, err

@@ -173,7 +173,7 @@ func (fi *fileInfo) index(f *os.File, size int64, format transcript.Dialect) err
 		}
 	}
 	fi.dialect = format
-	if format == transcript.Unknown {
+	if format == nil { // auto
 		fi.dialect = fi.detect(f)
 	}
 	return nil
@@ -188,12 +188,12 @@ func (fi *fileInfo) detect(f *os.File) transcript.Dialect {
 			continue
 		}
 		if t, err := p.Parse(body); err == nil {
-			if d := transcript.Classify(t); d != transcript.Unknown {
+			if d := transcript.Classify(t); d != nil {
 				return d
 			}
 		}
 	}
-	return transcript.Generic
+	return transcript.Fallback()
 }
 
 // line reads line i (from 0) without its line feed.
@@ -274,7 +274,7 @@ func (s *Server) row(path string, spark bool) sessionRow {
 	}
 	defer f.Close()
 	row.Bytes, row.Lines, row.Modified = fi.size, len(fi.lines), fi.stamp.mtime
-	row.Runtime = runtimeName(fi.dialect)
+	row.Runtime = fi.dialect.Title()
 	if g, err := gauge.MeasureFile(f, s.gaugeOptions()); err == nil {
 		row.Gauge = &gaugeRow{Tokens: g.Tokens, Window: g.Window, Ratio: g.Ratio, Source: g.Source, Model: g.Model, Text: g.String()}
 	} else {
@@ -312,21 +312,6 @@ func thin(points []point, n int) []int {
 
 func (s *Server) session(w http.ResponseWriter, r *http.Request, path string) {
 	reply(w, s.row(path, false))
-}
-
-// runtimeName names a dialect for people.
-func runtimeName(d transcript.Dialect) string {
-	switch d {
-	case transcript.OpenClaw:
-		return "OpenClaw/pi"
-	case transcript.ClaudeCode:
-		return "Claude Code"
-	case transcript.Codex:
-		return "Codex"
-	case transcript.BrainSurgeon:
-		return "BrainSurgeon"
-	}
-	return "chat"
 }
 
 // project names what a session belongs to from where it lies: the agent

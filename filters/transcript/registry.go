@@ -1,0 +1,146 @@
+package transcript
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+)
+
+// The registry of dialects (the way restic lists its backends): the one
+// place that lists the runtimes bs reads.
+var registry struct {
+	mu       sync.Mutex
+	list     []Dialect // as help lists them; the fallback is last
+	detect   []Dialect // the order detection asks them in; the fallback is last
+	fallback Dialect
+}
+
+func init() {
+	for _, d := range []Dialect{OpenClaw, ClaudeCode, Codex, BrainSurgeon} {
+		Register(d)
+	}
+	registerFallback(Generic)
+	// Detection asks Codex first, as its {timestamp,type,payload}
+	// envelope may hold anything, then Claude Code, whose envelope
+	// members (uuid, sessionId) say more than a type pi also writes.
+	registry.detect = []Dialect{Codex, ClaudeCode, OpenClaw, BrainSurgeon, Generic}
+}
+
+// Register adds d to the dialects ParseDialect knows and detection asks,
+// before the fallback (generic chat claims any line with a role). It is
+// for init functions and tests; it panics on a name already taken, as
+// two dialects answering to one --format would be a bug.
+func Register(d Dialect) {
+	registry.mu.Lock()
+	defer registry.mu.Unlock()
+	for _, name := range append([]string{d.String()}, d.Aliases()...) {
+		if lookup(name) != nil {
+			panic(fmt.Sprintf("transcript: dialect name %q registered twice", name))
+		}
+	}
+	registry.list = insert(registry.list, d)
+	registry.detect = insert(registry.detect, d)
+}
+
+// insert is list with d added before the fallback, in a new slice:
+// Classify may be reading the old one.
+func insert(list []Dialect, d Dialect) []Dialect {
+	list = append([]Dialect(nil), list...)
+	if registry.fallback != nil {
+		return append(list[:len(list)-1], d, registry.fallback)
+	}
+	return append(list, d)
+}
+
+// registerFallback makes d the dialect asked last and used when no line
+// tells.
+func registerFallback(d Dialect) {
+	Register(d)
+	registry.mu.Lock()
+	defer registry.mu.Unlock()
+	registry.fallback = d
+}
+
+// Unregister removes d from the registry, for a test that registered a
+// dialect of its own.
+func Unregister(d Dialect) {
+	registry.mu.Lock()
+	defer registry.mu.Unlock()
+	registry.list = without(registry.list, d)
+	registry.detect = without(registry.detect, d)
+}
+
+func without(list []Dialect, d Dialect) []Dialect {
+	var out []Dialect
+	for _, x := range list {
+		if x != d {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// Dialects lists the registered dialects as help lists them.
+func Dialects() []Dialect {
+	registry.mu.Lock()
+	defer registry.mu.Unlock()
+	return append([]Dialect(nil), registry.list...)
+}
+
+// detectOrder is the registered dialects in the order detection asks them.
+func detectOrder() []Dialect {
+	registry.mu.Lock()
+	defer registry.mu.Unlock()
+	return registry.detect
+}
+
+// lookup finds a dialect by name or alias; the caller holds the lock.
+func lookup(name string) Dialect {
+	name = strings.ToLower(name)
+	for _, d := range registry.list {
+		if d.String() == name {
+			return d
+		}
+		for _, a := range d.Aliases() {
+			if a == name {
+				return d
+			}
+		}
+	}
+	return nil
+}
+
+// DialectNames lists the names ParseDialect accepts, for help text: each
+// dialect's name with its aliases in parentheses.
+func DialectNames() string {
+	names := []string{"auto"}
+	for _, d := range Dialects() {
+		names = append(names, d.HelpName())
+	}
+	return strings.Join(names, ", ")
+}
+
+// DialectList lists the names of the dialects ParseDialect accepts, with
+// auto first, as they are written (without the aliases).
+func DialectList() []string {
+	names := []string{"auto"}
+	for _, d := range Dialects() {
+		names = append(names, d.String())
+	}
+	return names
+}
+
+// ParseDialect parses a --format value; "" and "auto" mean detect (nil).
+func ParseDialect(s string) (Dialect, error) {
+	switch strings.ToLower(s) {
+	case "", "auto":
+		return nil, nil
+	}
+	registry.mu.Lock()
+	d := lookup(s)
+	registry.mu.Unlock()
+	if d != nil {
+		return d, nil
+	}
+	return nil, fmt.Errorf("unknown format %q (want %s)", s, DialectNames())
+}
