@@ -81,6 +81,7 @@ func (v *viewer) codexItem(p int) {
 	case "function_call_output", "custom_tool_call_output":
 		e.Role = "tool"
 		v.call = v.str(p, "call_id")
+		v.answers(v.call)
 		out := t.Get(p, "output")
 		if out >= 0 && t.Nodes[out].Kind == '{' {
 			out = t.Get(out, "content") // the {content, success} shape of some forks

@@ -49,6 +49,7 @@ func (v *viewer) chatMessage(m int) {
 	if role == "tool" || role == "function" {
 		kind = ToolResult
 		v.call = v.str(m, "tool_call_id")
+		v.answers(v.call)
 	}
 	v.anthropicContent(t.Get(m, "content"), kind)
 	v.call = outer

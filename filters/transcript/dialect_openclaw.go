@@ -87,6 +87,7 @@ func (v *viewer) piMessage(msg int, role string) {
 	switch role {
 	case "toolResult":
 		e.ToolName = v.str(msg, "toolName")
+		v.answers(v.str(msg, "toolCallId"))
 		v.piContent(content, ToolResult)
 		v.leaves(t.Get(msg, "details"), ToolResult)
 	case "bashExecution":

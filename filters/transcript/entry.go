@@ -107,16 +107,20 @@ func (v Value) Moves(types Kind) bool {
 
 // Entry is the view of one transcript line that filters work with.
 type Entry struct {
-	Tree      *Tree
-	ID        string // the entry id, "" when the entry has none
-	IDField   string // the member that holds it: id, uuid or __id
-	Role      string
-	Time      string
-	Message   bool     // a conversation message, counted by --keep-recent
-	Tools     []string // names of the tool calls this entry makes
-	CallIDs   []string // their ids, where the dialect gives them ("" otherwise)
-	ToolName  string   // the tool a result belongs to, where the line says it
-	SessionID string   // set on header lines that name the session
+	Tree     *Tree
+	ID       string // the entry id, "" when the entry has none
+	IDField  string // the member that holds it: id, uuid or __id
+	Role     string
+	Time     string
+	Message  bool     // a conversation message, counted by --keep-recent
+	Tools    []string // names of the tool calls this entry makes
+	CallIDs  []string // their ids, where the dialect gives them ("" otherwise)
+	ToolName string   // the tool a result belongs to, where the line says it
+	// Answers are the ids of the tool calls whose results the entry
+	// carries, where the dialect gives them: with CallIDs, how a call
+	// and its result pair (filters must not part them).
+	Answers   []string
+	SessionID string // set on header lines that name the session
 	Values    []Value
 
 	// bs's own members, -1 when absent.
@@ -213,6 +217,13 @@ type viewer struct {
 	call string // the call whose result the values being added belong to
 }
 
+// answers records that the entry carries the result of call id.
+func (v *viewer) answers(id string) {
+	if id != "" {
+		v.e.Answers = append(v.e.Answers, id)
+	}
+}
+
 // tool records a tool call the entry makes.
 func (v *viewer) tool(name, id string) {
 	v.e.Tools = append(v.e.Tools, name)
@@ -299,6 +310,7 @@ func (v *viewer) anthropicContent(content int, textKind Kind) {
 		case "tool_result":
 			outer := v.call
 			v.call = v.str(b, "tool_use_id")
+			v.answers(v.call)
 			v.anthropicContent(t.Get(b, "content"), ToolResult)
 			v.call = outer
 		case "image":

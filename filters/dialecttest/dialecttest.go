@@ -1,0 +1,413 @@
+// Package dialecttest is the conformance suite every transcript dialect
+// passes, as blobstore/storetest is for stores. Given a dialect and
+// sample transcripts in it, Run checks that the dialect answers what the
+// filters ask (it claims its lines, views its entries, pairs tool calls
+// with their results) and runs the filters over each sample: extract and
+// restore, trim, archive, a forced roll, gauge and checkpoint. Every
+// change a filter makes must come back byte for byte with restore --all,
+// no filter may part a tool call from its result, and the lines the
+// filters write (roll's notes, archive's markers, checkpoint's context
+// entries) must be in the runtime's own shape: they classify as the
+// dialect.
+//
+// It lives beside the filters, not in transcript, because it runs them.
+package dialecttest
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/bstools/bs/blobstore"
+	"github.com/bstools/bs/filters/archive"
+	"github.com/bstools/bs/filters/checkpoint"
+	"github.com/bstools/bs/filters/extract"
+	"github.com/bstools/bs/filters/gauge"
+	"github.com/bstools/bs/filters/restore"
+	"github.com/bstools/bs/filters/roll"
+	"github.com/bstools/bs/filters/transcript"
+	"github.com/bstools/bs/filters/trim"
+)
+
+// Sample is a transcript in the dialect under test.
+type Sample struct {
+	Name string
+	Data []byte
+	// UsageOnly marks a sample that holds only what cost reports read
+	// (ccusage's fixtures): no message, so no value to move.
+	UsageOnly bool
+}
+
+// now is the time every filter acts at, so runs repeat.
+var now = time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC)
+
+// Run runs the suite for dialect d over samples. d must be registered.
+func Run(t *testing.T, d transcript.Dialect, samples []Sample) {
+	t.Helper()
+	t.Run("registry", func(t *testing.T) { checkRegistry(t, d) })
+	if len(samples) == 0 {
+		t.Fatal("no samples: the suite needs transcripts in the dialect")
+	}
+	// A sample may hold no turn to archive (one conversation a line) or
+	// nothing to evict, but a dialect whose samples never give the
+	// filters one leaves turns or messages unanswered.
+	var archived, rolled, content int
+	for _, s := range samples {
+		t.Run(s.Name, func(t *testing.T) {
+			in := answers(t, d, s)
+			t.Run("extract", func(t *testing.T) { checkExtract(t, d, s, in) })
+			t.Run("trim", func(t *testing.T) { checkTrim(t, d, s.Data, in) })
+			t.Run("archive", func(t *testing.T) { archived += checkArchive(t, d, s.Data, in) })
+			t.Run("roll", func(t *testing.T) { rolled += checkRoll(t, d, s.Data, in) })
+			t.Run("gauge", func(t *testing.T) { checkGauge(t, d, s.Data) })
+			t.Run("checkpoint", func(t *testing.T) { checkCheckpoint(t, d, s.Data) })
+		})
+		if !s.UsageOnly {
+			content++
+		}
+	}
+	if content > 0 && archived == 0 {
+		t.Errorf("archive found no turn to archive in any sample: the dialect does not tell prompts, replies and tool results")
+	}
+	if content > 0 && rolled == 0 {
+		t.Errorf("a forced roll evicted nothing in any sample: the dialect does not tell its messages")
+	}
+}
+
+// checkRegistry: --format finds the dialect by its names, help lists it,
+// and no other dialect answers to its names.
+func checkRegistry(t *testing.T, d transcript.Dialect) {
+	for _, name := range append([]string{d.String()}, d.Aliases()...) {
+		got, err := transcript.ParseDialect(name)
+		if err != nil || got != d {
+			t.Errorf("ParseDialect(%q) = %v, %v; want %v", name, got, err, d)
+		}
+	}
+	if !slices.Contains(transcript.DialectList(), d.String()) {
+		t.Errorf("DialectList %v does not list %q", transcript.DialectList(), d)
+	}
+	if !slices.Contains(transcript.Dialects(), d) {
+		t.Errorf("%v is not registered", d)
+	}
+	if d.Title() == "" || d.HelpName() == "" {
+		t.Errorf("%v has no title or help name", d)
+	}
+	if len(d.IDFields()) == 0 {
+		t.Errorf("%v names no member for an entry's id (generated ids go in the last)", d)
+	}
+}
+
+// pairing is what a transcript says of its tool calls: the ids of the
+// calls made and of the results carried, each in order.
+type pairing struct {
+	calls, results []string
+	tools          int // tool calls, with or without ids
+	named          int // results that name their tool
+}
+
+// orphans are the results whose call is not in the transcript, and the
+// calls with no result in it.
+func (p pairing) orphans() (results, calls map[string]bool) {
+	results, calls = map[string]bool{}, map[string]bool{}
+	for _, r := range p.results {
+		if !slices.Contains(p.calls, r) {
+			results[r] = true
+		}
+	}
+	for _, c := range p.calls {
+		if c != "" && !slices.Contains(p.results, c) {
+			calls[c] = true
+		}
+	}
+	return results, calls
+}
+
+// view reads data in dialect d: its pairing and its object lines.
+func view(t *testing.T, d transcript.Dialect, data []byte) (pairing, [][]byte) {
+	t.Helper()
+	var p pairing
+	var lines [][]byte
+	src := transcript.NewSource("sample", bytes.NewReader(data), d, func(*transcript.BadLineError) error { return nil })
+	for {
+		l, tr, err := src.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tr == nil || tr.Nodes[0].Kind != '{' {
+			continue
+		}
+		lines = append(lines, l.Body)
+		e := transcript.View(tr, d)
+		p.calls = append(p.calls, e.CallIDs...)
+		p.results = append(p.results, e.Answers...)
+		p.tools += len(e.Tools)
+		if e.ToolName != "" {
+			p.named++
+		}
+	}
+	return p, lines
+}
+
+// answers checks that d answers the questions the filters ask of a
+// sample: detection, entry views, ids where the dialect has them, and
+// how tool calls pair with their results. It returns the sample's
+// pairing.
+func answers(t *testing.T, d transcript.Dialect, s Sample) pairing {
+	t.Helper()
+	data := s.Data
+	if got := transcript.DetectIn(data); got != d {
+		t.Errorf("detected as %v, want %v", transcript.NameOf(got), d)
+	}
+	src := transcript.NewSource("sample", bytes.NewReader(data), nil, func(*transcript.BadLineError) error { return nil })
+	if _, _, err := src.Next(); err != nil && err != io.EOF {
+		t.Fatal(err)
+	}
+	if src.Dialect() != d {
+		t.Errorf("a Source detects %v, want %v", src.Dialect(), d)
+	}
+	p, lines := view(t, d, data)
+	messages := 0
+	for _, line := range lines {
+		var parser transcript.Parser
+		tr, err := parser.Parse(line)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := transcript.View(tr, d)
+		if e.Message {
+			messages++
+		}
+		if !slices.Contains(d.IDFields(), e.IDField) {
+			t.Errorf("an entry's id is in %q, not one of IDFields %v", e.IDField, d.IDFields())
+		}
+	}
+	if messages == 0 && !s.UsageOnly {
+		t.Errorf("the dialect finds no message in %d lines: it does not view its entries", len(lines))
+	}
+	if p.tools > 0 && len(p.calls) == 0 && p.named == 0 {
+		t.Errorf("%d tool calls, but neither call ids nor results that name their tool: nothing pairs them", p.tools)
+	}
+	if len(p.results) > 0 && len(p.calls) == 0 {
+		t.Errorf("results answer call ids %v, but no call has an id", p.results[:1])
+	}
+	return p
+}
+
+// kept checks that out parts no tool call from its result that in kept
+// together.
+func kept(t *testing.T, d transcript.Dialect, in pairing, out []byte) {
+	t.Helper()
+	p, _ := view(t, d, out)
+	inResults, inCalls := in.orphans()
+	outResults, outCalls := p.orphans()
+	for r := range outResults {
+		if !inResults[r] {
+			t.Errorf("the result of call %q lost its call", r)
+		}
+	}
+	for c := range outCalls {
+		if !inCalls[c] {
+			t.Errorf("call %q lost its result", c)
+		}
+	}
+}
+
+// added are the lines of out that are not lines of in: what a filter
+// wrote or changed.
+func added(in, out []byte) [][]byte {
+	had := map[string]bool{}
+	for _, l := range bytes.Split(in, []byte("\n")) {
+		had[string(l)] = true
+	}
+	var lines [][]byte
+	for _, l := range bytes.Split(out, []byte("\n")) {
+		if !had[string(l)] {
+			lines = append(lines, l)
+		}
+	}
+	return lines
+}
+
+// own checks that every line of out that in does not have (what the
+// filter wrote) classifies as d, or says nothing of its dialect.
+func own(t *testing.T, d transcript.Dialect, in, out []byte, what string) {
+	t.Helper()
+	var p transcript.Parser
+	for _, l := range added(in, out) {
+		if len(bytes.TrimSpace(l)) == 0 {
+			continue
+		}
+		tr, err := p.Parse(l)
+		if err != nil {
+			t.Errorf("%s wrote a line that is not JSON: %.200s", what, l)
+			continue
+		}
+		if got := transcript.Classify(tr); got != nil && got != d {
+			t.Errorf("%s wrote a line of %v, not %v: %.300s", what, got, d, l)
+		}
+	}
+}
+
+// written checks that the lines of out that are not in in include one of
+// the kind the filter writes (field names its member), in the dialect's
+// shape.
+func written(t *testing.T, d transcript.Dialect, in, out []byte, field, what string) {
+	t.Helper()
+	var p transcript.Parser
+	for _, l := range added(in, out) {
+		tr, err := p.Parse(l)
+		if err != nil || tr.Nodes[0].Kind != '{' || tr.Get(0, field) < 0 {
+			continue
+		}
+		switch got := transcript.Classify(tr); got {
+		case d:
+		case nil:
+			// A shape the runtime reads but that does not tell its
+			// runtime by itself (pi's custom entries): detection goes
+			// on to the next line, which the other checks cover.
+			t.Logf("%s: %s line says nothing of its dialect: %.200s", what, field, l)
+		default:
+			t.Errorf("%s: %s line is %v, not in %v's shape: %.300s", what, field, got, d, l)
+		}
+		return
+	}
+	t.Errorf("%s wrote no line with %s", what, field)
+}
+
+// back checks that restore --all gives in back from out, byte for byte.
+func back(t *testing.T, d transcript.Dialect, store blobstore.Store, in, out []byte, what string) {
+	t.Helper()
+	var got bytes.Buffer
+	if _, _, err := restore.Run(context.Background(), "sample", bytes.NewReader(out), &got, restore.Options{All: true, Store: store, Format: d, Now: now}); err != nil {
+		t.Fatalf("restore after %s: %v", what, err)
+	}
+	if !bytes.Equal(got.Bytes(), in) {
+		t.Errorf("restore --all after %s does not give the input back: %s", what, firstDiff(in, got.Bytes()))
+	}
+}
+
+func firstDiff(want, got []byte) string {
+	i := 0
+	for i < len(want) && i < len(got) && want[i] == got[i] {
+		i++
+	}
+	lo := max(0, i-80)
+	return fmt.Sprintf("at byte %d of %d (got %d)\nwant …%.200q\n got …%.200q", i, len(want), len(got), want[lo:], got[lo:])
+}
+
+func checkExtract(t *testing.T, d transcript.Dialect, s Sample, in pairing) {
+	data := s.Data
+	store := new(blobstore.Mem)
+	opt := extract.Defaults()
+	opt.KeepRecent, opt.MinLength, opt.Types = 0, 0, transcript.AllKinds
+	opt.KeepAfterRestore, opt.Now, opt.Format, opt.Store = 0, now, d, store
+	var out bytes.Buffer
+	st, err := extract.Run(context.Background(), "sample", bytes.NewReader(data), &out, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Values == 0 && !s.UsageOnly {
+		t.Errorf("extract moved nothing with every kind of every length eligible: the dialect offers no values")
+	}
+	kept(t, d, in, out.Bytes())
+	back(t, d, store, data, out.Bytes(), "extract")
+}
+
+func checkTrim(t *testing.T, d transcript.Dialect, data []byte, in pairing) {
+	store := new(blobstore.Mem)
+	opt := trim.Defaults()
+	opt.KeepLastAssistants, opt.MinPrunableChars, opt.SoftMax, opt.SoftHead, opt.SoftTail = 0, 0, 10, 3, 3
+	opt.SoftTrimRatio, opt.HardClearRatio, opt.Window = 0.0001, 0.0002, 1000
+	opt.Now, opt.Format, opt.Store = now, d, store
+	var out bytes.Buffer
+	if _, err := trim.Run(context.Background(), "sample", bytes.NewReader(data), &out, opt); err != nil {
+		t.Fatal(err)
+	}
+	kept(t, d, in, out.Bytes())
+	own(t, d, data, out.Bytes(), "trim")
+	back(t, d, store, data, out.Bytes(), "trim")
+}
+
+// checkArchive returns the turns archived.
+func checkArchive(t *testing.T, d transcript.Dialect, data []byte, in pairing) int {
+	store := new(blobstore.Mem)
+	opt := archive.Defaults()
+	opt.TokenThreshold, opt.ToolCallThreshold, opt.KeepRecent = 1, 1, 0
+	opt.Now, opt.Format, opt.Store = now, d, store
+	var out bytes.Buffer
+	st, err := archive.Run(context.Background(), "sample", bytes.NewReader(data), &out, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept(t, d, in, out.Bytes())
+	own(t, d, data, out.Bytes(), "archive")
+	if st.Archived > 0 {
+		written(t, d, data, out.Bytes(), transcript.ArchivedField, "archive")
+	} else {
+		t.Logf("archive: no turn archived")
+	}
+	back(t, d, store, data, out.Bytes(), "archive")
+	return st.Archived
+}
+
+// checkRoll returns the messages evicted.
+func checkRoll(t *testing.T, d transcript.Dialect, data []byte, in pairing) int {
+	store := new(blobstore.Mem)
+	opt := roll.Defaults()
+	opt.Window, opt.Trigger, opt.Target, opt.MinKeep = 40, 0.01, 0.005, 1
+	opt.Now, opt.Format, opt.Store = now, d, store
+	var out bytes.Buffer
+	st, err := roll.Run(context.Background(), "sample", bytes.NewReader(data), &out, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !st.Rolled {
+		t.Logf("roll: nothing to evict")
+		return 0
+	}
+	kept(t, d, in, out.Bytes())
+	own(t, d, data, out.Bytes(), "roll")
+	written(t, d, data, out.Bytes(), transcript.RolledField, "roll")
+	back(t, d, store, data, out.Bytes(), "roll")
+	return st.Messages
+}
+
+func checkGauge(t *testing.T, d transcript.Dialect, data []byte) {
+	res, err := gauge.Measure("sample", bytes.NewReader(data), nil, gauge.Options{Format: d, Estimator: gauge.CharsPer4{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Tokens <= 0 {
+		t.Errorf("the gauge counts %d tokens: the dialect puts nothing in context", res.Tokens)
+	}
+}
+
+func checkCheckpoint(t *testing.T, d transcript.Dialect, data []byte) {
+	opt := checkpoint.Defaults()
+	opt.Dir = checkpoint.Dir{Root: t.TempDir()}
+	opt.SessionKey, opt.Force, opt.NoticeFrom, opt.Now, opt.Format = "sample", true, 0.0001, now, d
+	opt.Gauge = gauge.Options{Format: d, Estimator: gauge.CharsPer4{}, Window: 1000}
+	var out bytes.Buffer
+	res, err := checkpoint.Run("sample", bytes.NewReader(data), &out, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Written == nil {
+		t.Errorf("no checkpoint written under --force: %s", res.Skipped)
+	}
+	if !bytes.HasPrefix(out.Bytes(), data) {
+		t.Fatalf("checkpoint changed the transcript: %s", firstDiff(data, out.Bytes()))
+	}
+	if res.Injected {
+		written(t, d, data, out.Bytes(), checkpoint.InjectedField, "checkpoint")
+	} else {
+		t.Errorf("checkpoint appended no notice at a gauge of %.2f", res.Gauge.Ratio)
+	}
+}
