@@ -111,11 +111,6 @@ const chunkSize = 1 << 20
 // durable together and their synthetic entries written.
 const commitEvery = 8 << 20
 
-type rawMember struct {
-	name string
-	raw  []byte
-}
-
 // turn is what archive keeps of one turn: offsets and small facts, never
 // its lines.
 type turn struct {
@@ -133,10 +128,8 @@ type turn struct {
 	openCall            bool
 	blocked             string
 	promptID, lastID    string
-	lastTS, lastMsgTS   []byte
-	api, provider       []byte
-	model               []byte
-	context             []rawMember
+	lastTS              []byte
+	standIn             transcript.StandIn // what the synthetic entry repeats of the turn's lines
 	notes               notes
 	codexEventPrompt    bool // the prompt is a Codex event_msg
 	msgsSincePrompt     int
@@ -288,9 +281,9 @@ func (s *scanner) line(ctx context.Context, l transcript.Line, t *transcript.Tre
 	e := transcript.View(t, d)
 	k := classify(t, d, &e, acct)
 	prompt := k.prompt
-	if d == transcript.Codex && s.cur != nil && s.cur.msgsSincePrompt == 0 {
+	if s.cur != nil && s.cur.msgsSincePrompt == 0 {
 		// Codex writes a user message twice: as a response item and as an
-		// event. The second of the pair belongs to the first's turn.
+		// event (Echo). The second of the pair belongs to the first's turn.
 		if k.prompt && s.cur.codexEventPrompt || k.codexUser && !s.cur.codexEventPrompt {
 			prompt, k.codexUser = false, false
 		}
@@ -352,15 +345,15 @@ func (s *scanner) line(ctx context.Context, l transcript.Line, t *transcript.Tre
 			tu.pairs++
 		}
 	}
-	if d == transcript.BrainSurgeon && k.isResult {
+	if k.byOrder {
 		tu.pairs++
 	}
-	tu.openCall = k.isCall // BrainSurgeon's calls carry no ids
+	tu.openCall = k.isCall // a call without an id, unanswered until a result follows
 	tu.finished = k.assistant || k.interrupt
 	tu.notes.add(t, d, &e, &k)
 	if k.depth == 0 { // a holder's text never counts as a max-turns stop
 		if k.assistant && hasMaxTurnsText(l.Body) {
-			if strings.Contains(entryText(t, &e, maxLastText), maxTurnsText) {
+			if strings.Contains(transcript.EntryText(t, &e, maxLastText), maxTurnsText) {
 				tu.maxTurns = true
 			}
 		}
@@ -372,26 +365,7 @@ func (s *scanner) line(ctx context.Context, l transcript.Line, t *transcript.Tre
 		}
 	}
 	tu.lastTS = rawOf(t, t.Get(0, "timestamp"))
-	switch d {
-	case transcript.OpenClaw:
-		msg := t.Get(0, "message")
-		tu.lastMsgTS = rawOf(t, t.Get(msg, "timestamp"))
-		if k.assistant && k.depth == 0 {
-			tu.api, tu.provider, tu.model = rawOf(t, t.Get(msg, "api")), rawOf(t, t.Get(msg, "provider")), rawOf(t, t.Get(msg, "model"))
-		}
-	case transcript.ClaudeCode:
-		tu.context = tu.context[:0]
-		for _, f := range []string{"isSidechain", "userType", "cwd", "sessionId", "version", "gitBranch"} {
-			if i := t.Get(0, f); i >= 0 {
-				tu.context = append(tu.context, rawMember{f, rawOf(t, i)})
-			}
-		}
-	case transcript.BrainSurgeon:
-		tu.context = tu.context[:0]
-		if i := t.Get(0, "sessionId"); i >= 0 {
-			tu.context = append(tu.context, rawMember{"sessionId", rawOf(t, i)})
-		}
-	}
+	d.FollowTurn(t, k.assistant && k.depth == 0, &tu.standIn)
 	return nil
 }
 
@@ -694,7 +668,9 @@ func (wk *worker) do(ctx context.Context, j *job) {
 		}
 	}
 	m := j.marker()
-	j.line = synth(tu.d, tu, markerText(tu.id, j.summary), metaJSON(m, opt.Now), opt.Now)
+	si := tu.standIn
+	si.ID, si.Parent, si.Time, si.Key = tu.lastID, tu.promptID, tu.lastTS, tu.id
+	j.line = tu.d.StandInEntry(&si, transcript.StandInNote{Text: markerText(tu.id, j.summary), Field: transcript.ArchivedField, Meta: metaJSON(m, opt.Now), Now: opt.Now})
 	if t, err := wk.tp.Parse(bytes.TrimSuffix(j.line, []byte{'\n'})); err == nil {
 		j.added = gauge.Contents(t, tu.d, opt.Estimator, nil)
 	}
@@ -719,7 +695,7 @@ func (wk *worker) spend(j *job, chunk []byte, off int64) {
 			return
 		}
 		id, parent := "", ""
-		if tu.d == transcript.OpenClaw && tu.lastID != "" {
+		if tu.lastID != "" { // a tree's records hang from the prompt (the others ignore ids)
 			sum := sha256.Sum256(fmt.Appendf(nil, "%s-%d-%d", tu.promptID, tu.start, at))
 			id, parent = hex.EncodeToString(sum[:4]), tu.promptID
 		}

@@ -1,12 +1,10 @@
 package archive
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"strconv"
-	"time"
 
 	"github.com/bstools/bs/blobstore"
 	"github.com/bstools/bs/filters/transcript"
@@ -137,101 +135,6 @@ func (m *Marker) WriteHolder(ctx context.Context, store blobstore.Store, w io.Wr
 		off = end
 	}
 	return nil
-}
-
-// synth builds the synthetic assistant entry that stands for an archived
-// turn, in the dialect's own shape, so the runtime still loads the file.
-func synth(d transcript.Dialect, tu *turn, text string, meta []byte, now time.Time) []byte {
-	q := func(s string) []byte { return transcript.AppendQuote(nil, s) }
-	raw := func(b []byte, fallback []byte) []byte {
-		if len(b) > 0 {
-			return b
-		}
-		return fallback
-	}
-	nowStr := q(now.UTC().Format("2006-01-02T15:04:05.000Z"))
-	ts := raw(tu.lastTS, nowStr)
-	var b bytes.Buffer
-	member := func(name string, v []byte) {
-		if b.Len() > 1 {
-			b.WriteByte(',')
-		}
-		b.Write(q(name))
-		b.WriteByte(':')
-		b.Write(v)
-	}
-	b.WriteByte('{')
-	switch d {
-	case transcript.OpenClaw:
-		member("type", []byte(`"message"`))
-		if tu.lastID != "" {
-			member("id", q(tu.lastID))
-			parent := []byte("null")
-			if tu.promptID != "" {
-				parent = q(tu.promptID)
-			}
-			member("parentId", parent)
-		}
-		member("timestamp", ts)
-		var msg bytes.Buffer
-		msg.WriteString(`{"role":"assistant","content":[{"type":"text","text":`)
-		msg.Write(q(text))
-		msg.WriteString(`}],"api":`)
-		msg.Write(raw(tu.api, []byte(`"bs"`)))
-		msg.WriteString(`,"provider":`)
-		msg.Write(raw(tu.provider, []byte(`"bs"`)))
-		msg.WriteString(`,"model":`)
-		msg.Write(raw(tu.model, []byte(`"bs-archive"`)))
-		msg.WriteString(`,"usage":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":0,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"stop","timestamp":`)
-		msg.Write(raw(tu.lastMsgTS, []byte(strconv.FormatInt(now.UnixMilli(), 10))))
-		msg.WriteByte('}')
-		member("message", msg.Bytes())
-	case transcript.ClaudeCode:
-		parent := []byte("null")
-		if tu.promptID != "" {
-			parent = q(tu.promptID)
-		}
-		member("parentUuid", parent)
-		for _, c := range tu.context {
-			member(c.name, c.raw)
-		}
-		member("type", []byte(`"assistant"`))
-		var msg bytes.Buffer
-		msg.WriteString(`{"id":`)
-		msg.Write(q("msg_bs_archive_" + tu.id))
-		msg.WriteString(`,"type":"message","role":"assistant","model":"<synthetic>","content":[{"type":"text","text":`)
-		msg.Write(q(text))
-		msg.WriteString(`}],"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":0,"output_tokens":0}}`)
-		member("message", msg.Bytes())
-		uuid := tu.lastID
-		if uuid == "" {
-			uuid = "bs-archive-" + tu.id
-		}
-		member("uuid", q(uuid))
-		member("timestamp", ts)
-	case transcript.Codex:
-		member("timestamp", ts)
-		member("type", []byte(`"response_item"`))
-		var p bytes.Buffer
-		p.WriteString(`{"type":"message","role":"assistant","content":[{"type":"output_text","text":`)
-		p.Write(q(text))
-		p.WriteString(`}]}`)
-		member("payload", p.Bytes())
-	case transcript.BrainSurgeon:
-		member("__id", q(transcript.GeneratedIDPrefix+"archive-"+tu.id))
-		for _, c := range tu.context {
-			member(c.name, c.raw)
-		}
-		member("type", []byte(`"assistant_message"`))
-		member("timestamp", ts)
-		member("text", q(text))
-	default:
-		member("role", []byte(`"assistant"`))
-		member("content", q(text))
-	}
-	member(transcript.ArchivedField, meta)
-	b.WriteString("}\n")
-	return b.Bytes()
 }
 
 // markerText is the text of the synthetic entry (seed 002): the archived

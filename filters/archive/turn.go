@@ -13,13 +13,15 @@ import (
 type lineKind struct {
 	msg       bool   // a conversation message
 	prompt    bool   // a user message that starts a turn
-	codexUser bool   // a Codex event_msg user_message (a prompt unless it echoes one)
+	codexUser bool   // a prompt recorded beside its message item (transcript.Turn.Echo)
 	assistant bool   // an assistant message (a candidate final reply)
 	blocked   string // why a turn holding this line is never archived
 	depth     int    // the depth of the holder this line stands for (an archive marker)
 	maxTurns  bool   // the line records a max-turns stop
-	isResult  bool   // a tool result (BrainSurgeon counts pairs by results)
-	isCall    bool   // a tool call (BrainSurgeon: an unanswered one ends a turn open)
+	isResult  bool   // a tool result
+	failed    bool   // a tool result that says its call failed
+	isCall    bool   // a tool call without an id (an unanswered one ends a turn open)
+	byOrder   bool   // a result that pairs with the call before it by order
 	interrupt bool   // the user interrupted the turn (Claude Code): it ends there
 
 	issued, answered []string // tool call ids the line makes and answers
@@ -28,7 +30,6 @@ type lineKind struct {
 // classify reads what archive needs from one line.
 func classify(t *transcript.Tree, d transcript.Dialect, e *transcript.Entry, acct gauge.Line) lineKind {
 	var k lineKind
-	str := func(i int, names ...string) string { return t.Str(t.Path(i, names...)) }
 	if a := t.Get(0, transcript.ArchivedField); a >= 0 {
 		k.msg, k.assistant = true, true
 		k.depth = max(intAt(t, t.Get(a, "depth")), 1)
@@ -44,120 +45,11 @@ func classify(t *transcript.Tree, d transcript.Dialect, e *transcript.Entry, acc
 		return k
 	}
 	k.msg = e.Message
-	k.issued, k.answered = callIDs(t, d)
-	switch d {
-	case transcript.OpenClaw:
-		role := str(0, "message", "role")
-		k.prompt = k.msg && role == "user"
-		k.assistant = k.msg && role == "assistant"
-		k.isResult = role == "toolResult"
-	case transcript.ClaudeCode:
-		typ := str(0, "type")
-		if typ == "user" {
-			result := false
-			t.Children(t.Path(0, "message", "content"), func(b, _ int) {
-				if str(b, "type") == "tool_result" {
-					result = true
-				}
-			})
-			k.prompt, k.isResult = !result, result
-			if !result && bytes.Contains(t.Src, []byte(interruptText)) && strings.HasPrefix(entryText(t, e, 64), interruptText) {
-				k.prompt, k.interrupt = false, true
-			}
-		}
-		k.assistant = typ == "assistant"
-		if str(0, "subtype") == "error_max_turns" {
-			k.maxTurns = true
-		}
-	case transcript.Codex:
-		p := t.Get(0, "payload")
-		switch str(0, "type") {
-		case "response_item":
-			switch str(p, "type") {
-			case "message":
-				k.prompt = str(p, "role") == "user"
-				k.assistant = str(p, "role") == "assistant"
-			case "reasoning", "function_call", "custom_tool_call", "local_shell_call":
-				k.assistant = true
-			}
-		case "event_msg":
-			k.codexUser = str(p, "type") == "user_message"
-		}
-	case transcript.BrainSurgeon:
-		switch str(0, "type") {
-		case "user_message":
-			k.prompt = true
-		case "assistant_message", "thinking":
-			k.assistant = true
-		case "tool_call":
-			k.assistant, k.isCall = true, true
-		case "tool_result":
-			k.isResult = true
-		}
-	default:
-		switch str(0, "role") {
-		case "user":
-			k.prompt = k.msg
-		case "assistant":
-			k.assistant = k.msg
-		case "tool", "function":
-			k.isResult = true
-		}
-	}
-	for _, f := range []string{"stop_reason", "stopReason"} {
-		if s := str(0, f); s == "max_turns" || s == "error_max_turns" {
-			k.maxTurns = true
-		}
-		if s := str(0, "message", f); s == "max_turns" || s == "error_max_turns" {
-			k.maxTurns = true
-		}
-	}
+	tl := d.Turn(t, e)
+	k.issued, k.answered = tl.Issued, tl.Answered
+	k.prompt, k.assistant, k.codexUser, k.interrupt, k.maxTurns = tl.Prompt, tl.Assistant, tl.Echo, tl.Interrupt, tl.MaxTurns
+	k.isResult, k.isCall, k.byOrder, k.failed = tl.Result, tl.Call, tl.ByOrder, tl.Failed
 	return k
-}
-
-// callIDs returns the tool call ids a line makes and the ones it answers
-// (as bs roll pairs them).
-func callIDs(t *transcript.Tree, d transcript.Dialect) (issued, answered []string) {
-	str := func(i int, names ...string) string { return t.Str(t.Path(i, names...)) }
-	blocks := func(content int, fn func(b int)) { t.Children(content, func(b, _ int) { fn(b) }) }
-	add := func(list *[]string, id string) {
-		if id != "" {
-			*list = append(*list, id)
-		}
-	}
-	switch d {
-	case transcript.OpenClaw:
-		msg := t.Get(0, "message")
-		blocks(t.Get(msg, "content"), func(b int) {
-			if str(b, "type") == "toolCall" {
-				add(&issued, str(b, "id"))
-			}
-		})
-		if str(msg, "role") == "toolResult" {
-			add(&answered, str(msg, "toolCallId"))
-		}
-	case transcript.ClaudeCode:
-		blocks(t.Path(0, "message", "content"), func(b int) {
-			switch str(b, "type") {
-			case "tool_use", "server_tool_use":
-				add(&issued, str(b, "id"))
-			case "tool_result", "web_search_tool_result":
-				add(&answered, str(b, "tool_use_id"))
-			}
-		})
-	case transcript.Codex:
-		p := t.Get(0, "payload")
-		switch str(p, "type") {
-		case "function_call", "custom_tool_call", "local_shell_call":
-			add(&issued, str(p, "call_id"))
-		case "function_call_output", "custom_tool_call_output":
-			add(&answered, str(p, "call_id"))
-		}
-	case transcript.Generic:
-		t.Children(t.Get(0, "tool_calls"), func(c, _ int) { add(&issued, str(c, "id")) })
-		add(&answered, str(0, "tool_call_id"))
-	}
-	return issued, answered
 }
 
 func intAt(t *transcript.Tree, i int) int {
@@ -173,10 +65,6 @@ func intAt(t *transcript.Tree, i int) int {
 	}
 	return n
 }
-
-// interruptText starts the line Claude Code writes when the user stops a
-// turn: the turn ends there, finished.
-const interruptText = "[Request interrupted by user"
 
 // maxTurnsText is the text corteza's agent loop leaves when it stops at
 // its turn limit.
@@ -209,7 +97,7 @@ const (
 
 // addPrompt records the user prompt.
 func (n *notes) addPrompt(t *transcript.Tree, e *transcript.Entry) {
-	n.task = gist(entryText(t, e, 600), 120)
+	n.task = gist(transcript.EntryText(t, e, 600), 120)
 }
 
 // add records a message line of the turn after its prompt.
@@ -218,7 +106,7 @@ func (n *notes) add(t *transcript.Tree, d transcript.Dialect, e *transcript.Entr
 		n.calls++
 		n.addTool(name)
 	}
-	if k.isResult && isError(t, d) {
+	if k.isResult && k.failed {
 		n.errors++
 	}
 	if len(e.Tools) > 0 && len(n.files) < maxFiles {
@@ -229,7 +117,7 @@ func (n *notes) add(t *transcript.Tree, d transcript.Dialect, e *transcript.Entr
 		}
 	}
 	if k.assistant {
-		text := entryText(t, e, maxLastText)
+		text := transcript.EntryText(t, e, maxLastText)
 		if strings.TrimSpace(text) == "" {
 			n.lastIsEnd = false
 			return
@@ -307,45 +195,6 @@ func (n *notes) addFile(f string) {
 		return
 	}
 	n.files = append(n.files, f)
-}
-
-// isError reports whether a tool result says it failed.
-func isError(t *transcript.Tree, d transcript.Dialect) bool {
-	switch d {
-	case transcript.OpenClaw:
-		return string(t.Raw(max(t.Path(0, "message", "isError"), 0))) == "true"
-	case transcript.ClaudeCode:
-		bad := false
-		t.Children(t.Path(0, "message", "content"), func(b, _ int) {
-			if e := t.Get(b, "is_error"); e >= 0 && string(t.Raw(e)) == "true" {
-				bad = true
-			}
-		})
-		return bad
-	case transcript.BrainSurgeon:
-		s := t.Get(0, "success")
-		return s >= 0 && string(t.Raw(s)) == "false"
-	}
-	return false
-}
-
-// entryText is the text of an entry's text values (not tool calls, results
-// or thinking), decoded up to about limit bytes.
-func entryText(t *transcript.Tree, e *transcript.Entry, limit int) string {
-	var b strings.Builder
-	for _, v := range e.Values {
-		if v.Kind != transcript.Text || v.Block != "" {
-			continue
-		}
-		if b.Len() > 0 {
-			b.WriteString("\n")
-		}
-		b.WriteString(t.StrPrefix(v.Measure, limit-b.Len()))
-		if b.Len() >= limit {
-			break
-		}
-	}
-	return b.String()
 }
 
 // gist collapses white space and clips s to about n characters.

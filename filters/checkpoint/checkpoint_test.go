@@ -564,7 +564,7 @@ func checkNotice(t *testing.T, in, rest []byte, text string) {
 		}
 	}
 	d = src.Dialect()
-	if m := tr.Get(0, InjectedField); m < 0 || !isNotice(tr, m) || injectedText(tr, d) != text {
+	if m := tr.Get(0, InjectedField); m < 0 || !isNotice(tr, m) || d.ContextText(tr) != text {
 		t.Fatalf("notice line %s (dialect %v) does not carry %q", rest, d, text)
 	}
 	again := append(append([]byte{}, in...), rest...)

@@ -40,30 +40,9 @@ const noticeMeta = `{"by":"bs checkpoint","notice":"context"}`
 // node m, marks a notice.
 func isNotice(t *transcript.Tree, m int) bool { return t.Str(t.Get(m, "notice")) != "" }
 
-// injectedText is the text of an entry bs checkpoint appended, in the
-// shape inject.entry gives it.
-func injectedText(t *transcript.Tree, d transcript.Dialect) string {
-	str := func(names ...string) string { return t.Str(t.Path(0, names...)) }
-	switch d {
-	case transcript.OpenClaw:
-		return str("content")
-	case transcript.ClaudeCode:
-		return str("message", "content")
-	case transcript.Codex:
-		c := t.Path(0, "payload", "content")
-		if c < 0 || t.Nodes[c].Kind != '[' || t.Nodes[c].First < 0 {
-			return ""
-		}
-		return t.Str(t.Get(t.Nodes[c].First, "text"))
-	case transcript.BrainSurgeon:
-		return str("text")
-	}
-	return str("content")
-}
-
 // appendNotice writes to w the entry that puts text into the context
 // after the transcript obs saw, in the shape the runtime
-// takes injected context in (inject.entry), unless the last notice bs
+// takes injected context in (Dialect.ContextEntry), unless the last notice bs
 // appended said the same. It reports whether it wrote one.
 func appendNotice(w io.Writer, obs *Observer, text string, now time.Time) (bool, error) {
 	if text == "" || text == obs.lastNotice {
@@ -74,8 +53,7 @@ func appendNotice(w io.Writer, obs *Observer, text string, now time.Time) (bool,
 		b = append(b, '\n') // the last line was unfinished: ours starts a new one
 	}
 	link := obs.link
-	link.d = obs.dialect
-	b = append(b, link.entry(text, "bs:context", noticeMeta, "notice", now)...)
+	b = append(b, obs.dialect.ContextEntry(&link, transcript.ContextNote{Text: text, Kind: "bs:context", Field: InjectedField, Meta: noticeMeta, Salt: "notice", Now: now})...)
 	_, err := w.Write(b)
 	return err == nil, err
 }

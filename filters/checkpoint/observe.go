@@ -48,7 +48,7 @@ type Observer struct {
 	// What a notice appended after the transcript links to, the last
 	// notice bs appended, and whether the last line ended with a line
 	// feed (appendNotice).
-	link       inject
+	link       transcript.Tail
 	lastNotice string
 	endsLine   bool
 	dialect    transcript.Dialect // the transcript's, once Observe has read it
@@ -96,26 +96,12 @@ func (o *Observer) sessionID() string {
 	return o.SessionID
 }
 
-// isCompaction reports whether a line is a runtime's compaction entry.
-func isCompaction(t *transcript.Tree, d transcript.Dialect) bool {
-	typ := t.Str(t.Get(0, "type"))
-	switch d {
-	case transcript.OpenClaw:
-		return typ == "compaction"
-	case transcript.ClaudeCode:
-		return typ == "system" && t.Str(t.Get(0, "subtype")) == "compact_boundary"
-	case transcript.Codex:
-		return typ == "compacted"
-	}
-	return false
-}
-
 // Add takes one parsed line of dialect d.
 func (o *Observer) Add(t *transcript.Tree, d transcript.Dialect) {
 	if len(t.Nodes) == 0 || t.Nodes[0].Kind != '{' {
 		return
 	}
-	o.link.see(t, d)
+	d.Follow(t, &o.link)
 	if r := t.Get(0, transcript.RolledField); r >= 0 {
 		if t.Get(r, "tokens") >= 0 {
 			o.Compactions++ // the line of a bs roll note that stands for the compaction
@@ -124,11 +110,11 @@ func (o *Observer) Add(t *transcript.Tree, d transcript.Dialect) {
 	}
 	if m := t.Get(0, InjectedField); m >= 0 {
 		if isNotice(t, m) {
-			o.lastNotice = injectedText(t, d)
+			o.lastNotice = d.ContextText(t)
 		}
 		return
 	}
-	if isCompaction(t, d) {
+	if d.IsCompaction(t) {
 		o.Compactions++
 	}
 	v := view{o: o, t: t}

@@ -105,15 +105,6 @@ func (n *note) hash(salt string) []byte {
 // shortID is an 8-hex id like pi's.
 func (n *note) shortID(salt string) string { return hex.EncodeToString(n.hash(salt)[:4]) }
 
-// uuid is a version-4-shaped id like Claude Code's.
-func (n *note) uuid(salt string) string {
-	h := n.hash(salt)
-	h[6] = h[6]&0x0f | 0x40
-	h[8] = h[8]&0x3f | 0x80
-	x := hex.EncodeToString(h[:16])
-	return x[0:8] + "-" + x[8:12] + "-" + x[12:16] + "-" + x[16:20] + "-" + x[20:32]
-}
-
 func q(s string) string { return string(transcript.AppendQuote(nil, s)) }
 
 // rolled is the _rolled member of a note that carries the accounting,
@@ -404,65 +395,33 @@ func (n *note) compaction(tokensAfter, scope int, newline bool) []byte {
 		q(n.now), q(n.text), index, n.tokens, r))
 }
 
-// noNoteText is the text of a note that goes to the model as a message
-// (Claude Code's summary, pi's marker in a tree) under --no-note.
-const noNoteText = "[Context rolled]"
-
 // messageText is the note's text for a line that goes to the model as a
-// message, which must not be empty: --no-note leaves the least there is.
-func (n *note) messageText() string {
-	if n.text == "" {
-		return noNoteText
-	}
-	return n.text
-}
+// message (pi's marker in a tree).
+func (n *note) messageText() string { return transcript.RollNote{Text: n.text}.MessageText() }
 
-// notes are the lines that replace the evicted range in the other
-// dialects; after counts the lines that follow them.
-func (n *note) notes(evicted string, tokensAfter, after int) [][]byte {
-	ev := fmt.Sprintf("%q:%s", transcript.EvictedField, evicted)
-	switch n.d {
-	case transcript.ClaudeCode:
-		boundary, summary := n.uuid("boundary"), n.uuid("summary")
-		// Claude Code follows the parentUuids from the last message. When
-		// they lead to an evicted line, the summary takes that uuid, so
-		// the chain runs through the summary to the boundary, as after
-		// Claude Code's own compaction, instead of stopping short. The
-		// chain from the first kept message is the one to mend when the
-		// last message's does not enter the range (a sidechain's line).
-		leaf, main := claudeLeaf(n.lines)
-		if x := n.evictedParent(leaf, true); x != "" {
-			summary = x
-		} else if x := n.evictedParent(n.firstKept, true); x != "" {
-			summary = x
-		}
-		logical := n.lastID(n.p.to) // the last line before the compaction
-		if logical == summary {
-			// The summary took that uuid: pointing at it would make the
-			// boundary its own grandparent. The line before the range
-			// is the nearest one still in the file.
-			logical = n.lastID(n.p.from)
-		}
-		text := n.messageText()
-		// In a subagent's file, whose lines are all a sidechain's, the
-		// notes are too.
-		sidechain := !main
-		session := ""
-		if n.session != "" {
-			session = fmt.Sprintf(`,"sessionId":%s`, q(n.session))
-		}
-		return [][]byte{
-			[]byte(fmt.Sprintf(`{"parentUuid":null,"logicalParentUuid":%s,"isSidechain":%t,"type":"system","subtype":"compact_boundary","content":"Conversation compacted","isMeta":false,"timestamp":%s,"uuid":%s,"level":"info","compactMetadata":{"trigger":"bs-roll","preTokens":%d}%s,%s,%s}`+"\n",
-				nullOr(logical), sidechain, q(n.now), q(boundary), n.tokens, session, ev, n.rolled(tokensAfter, after+1, false))),
-			[]byte(fmt.Sprintf(`{"parentUuid":%s,"isSidechain":%t,"type":"user","message":{"role":"user","content":%s},"isVisibleInTranscriptOnly":true,"isCompactSummary":true,"uuid":%s,"timestamp":%s%s,%s}`+"\n",
-				q(boundary), sidechain, q(text), q(summary), q(n.now), session, rolledTag())),
-		}
-	case transcript.Codex:
-		return [][]byte{[]byte(fmt.Sprintf(`{"timestamp":%s,"type":"compacted","payload":{"message":%s},%s,%s}`+"\n", q(n.now), q(n.text), ev, n.rolled(tokensAfter, after, false)))}
-	case transcript.BrainSurgeon:
-		return [][]byte{[]byte(fmt.Sprintf(`{"__id":%s,"type":"system","timestamp":%s,"text":%s,%s,%s}`+"\n", q(transcript.GeneratedIDPrefix+n.shortID("note")), q(n.now), q(n.text), ev, n.rolled(tokensAfter, after, false)))}
-	}
-	return [][]byte{[]byte(fmt.Sprintf(`{"role":"system","content":%s,%s,%s}`+"\n", q(n.text), ev, n.rolled(tokensAfter, after, false)))}
+// notes are the lines that replace the evicted range in the runtimes
+// whose compaction is a note in its place (nil for pi's); evicted gives
+// the EvictedField value, and after counts the lines that follow them.
+func (n *note) notes(evicted func(after int) string, tokensAfter, after int) [][]byte {
+	return n.d.RollNote(transcript.RollNote{
+		Text: n.text, Now: n.now, Tokens: n.tokens, Evicted: evicted,
+		Rolled:  func(more int) string { return n.rolled(tokensAfter, after+more, false) },
+		Tag:     rolledTag(),
+		After:   after,
+		Session: n.session,
+		Hash:    n.hash,
+		Chain: func() transcript.RollChain {
+			// The chain from the first kept message is the one to mend
+			// when the last message's does not enter the range (a
+			// sidechain's line).
+			leaf, main := claudeLeaf(n.lines)
+			x := n.evictedParent(leaf, true)
+			if x == "" {
+				x = n.evictedParent(n.firstKept, true)
+			}
+			return transcript.RollChain{Evicted: x, LastBefore: n.lastID(n.p.to), LastBeforeRange: n.lastID(n.p.from), Main: main}
+		},
+	})
 }
 
 // spendRecords are the spend records of the evicted lines that carry what

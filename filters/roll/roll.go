@@ -794,13 +794,15 @@ func write(ctx context.Context, w io.Writer, sp *spool.Spool, lines []line, d tr
 		}
 	}
 	skip := len(p.keep)
-	switch {
-	case d == transcript.ClaudeCode:
-		skip++
-	case linked != nil:
+	if linked != nil {
 		skip = len(linked)
 	}
-	evicted := fmt.Sprintf(`{"blobs":%s,"bytes":%d,"skip":%d}`, list, to-from, skip)
+	// A note of several lines (Claude Code's boundary and summary) has
+	// restore --all drop those after its first too.
+	evictedAfter := func(after int) string {
+		return fmt.Sprintf(`{"blobs":%s,"bytes":%d,"skip":%d}`, list, to-from, skip+after)
+	}
+	evicted := evictedAfter(0)
 	// The spend records stand right before the marker: restore --all
 	// drops them with the marker it puts back, and keeps them with a
 	// marker it cannot.
@@ -809,10 +811,11 @@ func write(ctx context.Context, w io.Writer, sp *spool.Spool, lines []line, d tr
 		return st, errors.Join(err, sp.CopyTo(w))
 	}
 	afterNote := len(p.keep) + len(lines) - p.to
+	notes := n.notes(evictedAfter, p.tokensAfter, afterNote)
 	bw := &errWriter{w: w}
 	bw.copy(sp.Section(0, from))
 	bw.write(spent...)
-	if d == transcript.OpenClaw {
+	if notes == nil { // pi: a marker in place, a compaction appended last
 		bw.write(n.marker(evicted))
 		if linked != nil {
 			bw.write(linked...)
@@ -843,7 +846,7 @@ func write(ctx context.Context, w io.Writer, sp *spool.Spool, lines []line, d tr
 			bw.write(n.compaction(p.tokensAfter, 0, false))
 		}
 	} else {
-		bw.write(n.notes(evicted, p.tokensAfter, afterNote)...)
+		bw.write(notes...)
 		for _, i := range p.keep {
 			bw.copy(sp.Section(lines[i].off, int64(lines[i].n)))
 		}

@@ -37,6 +37,38 @@ type Dialect interface {
 	// SpendRecord), or nil when the dialect has none.
 	Spends(t *Tree) bool
 	SpendRecord(t *Tree, by, id, parent string) []byte
+
+	// IsCompaction reports whether object line t is the runtime's own
+	// compaction entry.
+	IsCompaction(t *Tree) bool
+
+	// Follow keeps in tail what the dialect needs of object line t to
+	// append a line after it (ContextEntry): the session, the last
+	// entry's id.
+	Follow(t *Tree, tail *Tail)
+	// ContextEntry is the line, ending in a line feed, that puts n's
+	// text into the model's context after the lines tail followed, in
+	// the shape the runtime takes injected context in, linked to the
+	// last entry where the runtime keeps a chain.
+	ContextEntry(tail *Tail, n ContextNote) []byte
+	// ContextText is the text of a line ContextEntry wrote.
+	ContextText(t *Tree) string
+
+	// RollNote is the lines, each ending in a line feed, that stand where
+	// bs roll evicted a range, in the runtime's compaction shape, the
+	// first carrying EvictedField; nil when the runtime's compaction is
+	// not a note in place of the range (pi's).
+	RollNote(n RollNote) [][]byte
+
+	// Turn is what object line t, viewed as e, is to the conversation's
+	// turns: prompt, answer, tool call or result, and how calls pair.
+	Turn(t *Tree, e *Entry) Turn
+	// FollowTurn keeps in s what the entry that stands for a turn
+	// repeats of the turn's line t (answer: t is an answer of the
+	// model's own); StandInEntry is that entry, ending in a line feed,
+	// in the runtime's shape for an assistant answer.
+	FollowTurn(t *Tree, answer bool, s *StandIn)
+	StandInEntry(s *StandIn, n StandInNote) []byte
 }
 
 // Unknown is the zero Dialect, for tests and callers that spell "auto".

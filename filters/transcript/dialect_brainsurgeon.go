@@ -71,3 +71,65 @@ func firstNonEmpty(s ...string) string {
 	}
 	return ""
 }
+
+// Follow: entries name their session.
+func (brainSurgeon) Follow(t *Tree, tail *Tail) {
+	if s := t.Str(t.Get(0, "sessionId")); s != "" {
+		tail.Session = s
+	}
+}
+
+// ContextEntry is a system entry with a generated __id.
+func (brainSurgeon) ContextEntry(tail *Tail, n ContextNote) []byte {
+	return []byte(`{"__id":` + quote(GeneratedIDPrefix+n.hash(tail)[:16]) + `,"type":"system","timestamp":` + n.stamp() + `,"text":` + quote(n.Text) + `,` + n.tag() + "}\n")
+}
+
+func (brainSurgeon) ContextText(t *Tree) string { return t.Str(t.Get(0, "text")) }
+
+// IsCompaction: the flat format has no compaction entry.
+func (brainSurgeon) IsCompaction(*Tree) bool { return false }
+
+// RollNote is a system entry carrying the note.
+func (brainSurgeon) RollNote(n RollNote) [][]byte {
+	return [][]byte{[]byte(`{"__id":` + quote(GeneratedIDPrefix+shortID(n.Hash("note"))) + `,"type":"system","timestamp":` + quote(n.Now) + `,"text":` + quote(n.Text) + `,` + quote(EvictedField) + `:` + n.Evicted(0) + `,` + n.Rolled(0) + "}\n")}
+}
+
+// Turn: the entry's type says it; calls carry no ids, so a result
+// answers the call before it.
+func (brainSurgeon) Turn(t *Tree, e *Entry) Turn {
+	k := Turn{MaxTurns: maxTurnsStop(t)}
+	switch t.Str(t.Get(0, "type")) {
+	case "user_message":
+		k.Prompt = true
+	case "assistant_message", "thinking":
+		k.Assistant = true
+	case "tool_call":
+		k.Assistant, k.Call = true, true
+	case "tool_result":
+		k.Result, k.ByOrder = true, true
+	}
+	s := t.Get(0, "success")
+	k.Failed = s >= 0 && string(t.Raw(s)) == "false"
+	return k
+}
+
+// FollowTurn keeps the session a stand-in entry names.
+func (brainSurgeon) FollowTurn(t *Tree, _ bool, s *StandIn) {
+	s.Envelope = s.Envelope[:0]
+	if i := t.Get(0, "sessionId"); i >= 0 {
+		s.Envelope = append(s.Envelope, Member{"sessionId", rawCopy(t, i)})
+	}
+}
+
+// StandInEntry is an assistant_message with a generated __id.
+func (brainSurgeon) StandInEntry(s *StandIn, n StandInNote) []byte {
+	var o object
+	o.member("__id", AppendQuote(nil, GeneratedIDPrefix+"archive-"+s.Key))
+	for _, c := range s.Envelope {
+		o.member(c.Name, c.Raw)
+	}
+	o.member("type", []byte(`"assistant_message"`))
+	o.member("timestamp", s.stamp(n.Now))
+	o.member("text", AppendQuote(nil, n.Text))
+	return o.close(n)
+}

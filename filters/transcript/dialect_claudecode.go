@@ -1,5 +1,12 @@
 package transcript
 
+import (
+	"bytes"
+	"encoding/hex"
+	"strconv"
+	"strings"
+)
+
 // ClaudeCode is Claude Code's project transcripts (FORMATS §3): one line
 // per content block, linked by uuid and parentUuid, with sidechains and
 // compact boundaries.
@@ -115,4 +122,168 @@ func (v *viewer) claude() {
 		v.leaves(r, ToolResult)
 		v.call = outer
 	}
+}
+
+// Follow: every line names the session, and the uuid the next one's
+// parentUuid takes, with the cwd and version a new line repeats.
+func (claudeCode) Follow(t *Tree, tail *Tail) {
+	str := func(names ...string) string { return t.Str(t.Path(0, names...)) }
+	if id := str("uuid"); id != "" {
+		tail.LastID = id
+	}
+	if s := str("sessionId"); s != "" {
+		tail.Session = s
+	}
+	if s := str("cwd"); s != "" {
+		tail.Cwd = s
+	}
+	if s := str("version"); s != "" {
+		tail.Version = s
+	}
+}
+
+// ContextEntry is a meta user message, chained to the last line.
+func (claudeCode) ContextEntry(tail *Tail, n ContextNote) []byte {
+	h := n.hash(tail)
+	uuid := h[0:8] + "-" + h[8:12] + "-4" + h[13:16] + "-8" + h[17:20] + "-" + h[20:32]
+	extra := ""
+	if tail.Session != "" {
+		extra += `,"sessionId":` + quote(tail.Session)
+	}
+	if tail.Cwd != "" {
+		extra += `,"cwd":` + quote(tail.Cwd)
+	}
+	if tail.Version != "" {
+		extra += `,"version":` + quote(tail.Version)
+	}
+	return []byte(`{"parentUuid":` + nullOr(tail.LastID) + `,"isSidechain":false,"userType":"external","type":"user","message":{"role":"user","content":` + quote(n.Text) + `},"isMeta":true,"uuid":` + quote(uuid) + `,"timestamp":` + n.stamp() + extra + `,` + n.tag() + "}\n")
+}
+
+func (claudeCode) ContextText(t *Tree) string { return t.Str(t.Path(0, "message", "content")) }
+
+func (claudeCode) IsCompaction(t *Tree) bool {
+	return t.Str(t.Get(0, "type")) == "system" && t.Str(t.Get(0, "subtype")) == "compact_boundary"
+}
+
+// RollNote is a compact_boundary and its summary, as after Claude Code's
+// own compaction. Claude Code follows the parentUuids from the last
+// message; when they lead to an evicted line, the summary takes that
+// uuid, so the chain runs through the summary to the boundary instead of
+// stopping short.
+func (claudeCode) RollNote(n RollNote) [][]byte {
+	boundary, summary := claudeUUID(n.Hash("boundary")), claudeUUID(n.Hash("summary"))
+	chain := n.Chain()
+	if chain.Evicted != "" {
+		summary = chain.Evicted
+	}
+	logical := chain.LastBefore // the last line before the compaction
+	if logical == summary {
+		// The summary took that uuid: pointing at it would make the
+		// boundary its own grandparent. The line before the range is the
+		// nearest one still in the file.
+		logical = chain.LastBeforeRange
+	}
+	// In a subagent's file, whose lines are all a sidechain's, the notes
+	// are too.
+	sidechain := "false"
+	if !chain.Main {
+		sidechain = "true"
+	}
+	session := ""
+	if n.Session != "" {
+		session = `,"sessionId":` + quote(n.Session)
+	}
+	ev := quote(EvictedField) + ":" + n.Evicted(1)
+	return [][]byte{
+		[]byte(`{"parentUuid":null,"logicalParentUuid":` + nullOr(logical) + `,"isSidechain":` + sidechain + `,"type":"system","subtype":"compact_boundary","content":"Conversation compacted","isMeta":false,"timestamp":` + quote(n.Now) + `,"uuid":` + quote(boundary) + `,"level":"info","compactMetadata":{"trigger":"bs-roll","preTokens":` + strconv.Itoa(n.Tokens) + `}` + session + `,` + ev + `,` + n.Rolled(1) + "}\n"),
+		[]byte(`{"parentUuid":` + quote(boundary) + `,"isSidechain":` + sidechain + `,"type":"user","message":{"role":"user","content":` + quote(n.MessageText()) + `},"isVisibleInTranscriptOnly":true,"isCompactSummary":true,"uuid":` + quote(summary) + `,"timestamp":` + quote(n.Now) + session + `,` + n.Tag + "}\n"),
+	}
+}
+
+// claudeUUID is a version-4-shaped id like Claude Code's.
+func claudeUUID(h []byte) string {
+	h[6] = h[6]&0x0f | 0x40
+	h[8] = h[8]&0x3f | 0x80
+	x := hex.EncodeToString(h[:16])
+	return x[0:8] + "-" + x[8:12] + "-" + x[12:16] + "-" + x[16:20] + "-" + x[20:32]
+}
+
+// interruptText starts the line Claude Code writes when the user stops a
+// turn.
+const interruptText = "[Request interrupted by user"
+
+// Turn: a user line is a prompt unless it carries tool results (or says
+// the user stopped the turn); calls are tool_use blocks, answered by
+// tool_result blocks, server tools' included.
+func (claudeCode) Turn(t *Tree, e *Entry) Turn {
+	str := func(i int, names ...string) string { return t.Str(t.Path(i, names...)) }
+	var k Turn
+	typ := str(0, "type")
+	if typ == "user" {
+		result := false
+		t.Children(t.Path(0, "message", "content"), func(b, _ int) {
+			if str(b, "type") == "tool_result" {
+				result = true
+			}
+		})
+		k.Prompt, k.Result = !result, result
+		if !result && bytes.Contains(t.Src, []byte(interruptText)) && strings.HasPrefix(EntryText(t, e, 64), interruptText) {
+			k.Prompt, k.Interrupt = false, true
+		}
+	}
+	k.Assistant = typ == "assistant"
+	k.MaxTurns = str(0, "subtype") == "error_max_turns" || maxTurnsStop(t)
+	t.Children(t.Path(0, "message", "content"), func(b, _ int) {
+		switch str(b, "type") {
+		case "tool_use", "server_tool_use":
+			k.Issued = ids(k.Issued, str(b, "id"))
+		case "tool_result", "web_search_tool_result":
+			k.Answered = ids(k.Answered, str(b, "tool_use_id"))
+		}
+		if x := t.Get(b, "is_error"); x >= 0 && string(t.Raw(x)) == "true" {
+			k.Failed = true
+		}
+	})
+	return k
+}
+
+// claudeEnvelope are the members every Claude Code line repeats, which a
+// stand-in line repeats too.
+var claudeEnvelope = []string{"isSidechain", "userType", "cwd", "sessionId", "version", "gitBranch"}
+
+// FollowTurn keeps the envelope of the turn's last line.
+func (claudeCode) FollowTurn(t *Tree, _ bool, s *StandIn) {
+	s.Envelope = s.Envelope[:0]
+	for _, f := range claudeEnvelope {
+		if i := t.Get(0, f); i >= 0 {
+			s.Envelope = append(s.Envelope, Member{f, rawCopy(t, i)})
+		}
+	}
+}
+
+// StandInEntry is a synthetic assistant line in the turn's envelope,
+// taking the uuid of the turn's last line.
+func (claudeCode) StandInEntry(s *StandIn, n StandInNote) []byte {
+	var o object
+	parent := []byte("null")
+	if s.Parent != "" {
+		parent = AppendQuote(nil, s.Parent)
+	}
+	o.member("parentUuid", parent)
+	for _, c := range s.Envelope {
+		o.member(c.Name, c.Raw)
+	}
+	o.member("type", []byte(`"assistant"`))
+	msg := AppendQuote([]byte(`{"id":`), "msg_bs_archive_"+s.Key)
+	msg = append(msg, `,"type":"message","role":"assistant","model":"<synthetic>","content":[{"type":"text","text":`...)
+	msg = AppendQuote(msg, n.Text)
+	msg = append(msg, `}],"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":0,"output_tokens":0}}`...)
+	o.member("message", msg)
+	uuid := s.ID
+	if uuid == "" {
+		uuid = "bs-archive-" + s.Key
+	}
+	o.member("uuid", AppendQuote(nil, uuid))
+	o.member("timestamp", s.stamp(n.Now))
+	return o.close(n)
 }

@@ -113,3 +113,70 @@ func (v *viewer) codexContent(content int, textKind Kind) {
 		}
 	})
 }
+
+// Follow: session_meta names the session; lines carry no ids.
+func (codex) Follow(t *Tree, tail *Tail) {
+	if t.Str(t.Get(0, "type")) == "session_meta" {
+		tail.Session = t.Str(t.Path(0, "payload", "id"))
+	}
+}
+
+// ContextEntry is a user message item.
+func (codex) ContextEntry(tail *Tail, n ContextNote) []byte {
+	return []byte(`{"timestamp":` + n.stamp() + `,"type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":` + quote(n.Text) + `}]},` + n.tag() + "}\n")
+}
+
+func (codex) ContextText(t *Tree) string {
+	c := t.Path(0, "payload", "content")
+	if c < 0 || t.Nodes[c].Kind != '[' || t.Nodes[c].First < 0 {
+		return ""
+	}
+	return t.Str(t.Get(t.Nodes[c].First, "text"))
+}
+
+func (codex) IsCompaction(t *Tree) bool { return t.Str(t.Get(0, "type")) == "compacted" }
+
+// RollNote is a compacted item carrying the note.
+func (codex) RollNote(n RollNote) [][]byte {
+	return [][]byte{[]byte(`{"timestamp":` + quote(n.Now) + `,"type":"compacted","payload":{"message":` + quote(n.Text) + `},` + quote(EvictedField) + `:` + n.Evicted(0) + `,` + n.Rolled(0) + "}\n")}
+}
+
+// Turn: a user message item is a prompt, and so is a user_message event
+// that does not echo one; reasoning and calls are the assistant's side.
+func (codex) Turn(t *Tree, e *Entry) Turn {
+	str := func(i int, names ...string) string { return t.Str(t.Path(i, names...)) }
+	k := Turn{MaxTurns: maxTurnsStop(t)}
+	p := t.Get(0, "payload")
+	switch str(0, "type") {
+	case "response_item":
+		switch str(p, "type") {
+		case "message":
+			k.Prompt = str(p, "role") == "user"
+			k.Assistant = str(p, "role") == "assistant"
+		case "reasoning", "function_call", "custom_tool_call", "local_shell_call":
+			k.Assistant = true
+		}
+	case "event_msg":
+		k.Echo = str(p, "type") == "user_message"
+	}
+	switch str(p, "type") {
+	case "function_call", "custom_tool_call", "local_shell_call":
+		k.Issued = ids(k.Issued, str(p, "call_id"))
+	case "function_call_output", "custom_tool_call_output":
+		k.Answered = ids(k.Answered, str(p, "call_id"))
+	}
+	return k
+}
+
+// FollowTurn: a stand-in item repeats nothing of the lines before.
+func (codex) FollowTurn(*Tree, bool, *StandIn) {}
+
+// StandInEntry is an assistant message item.
+func (codex) StandInEntry(s *StandIn, n StandInNote) []byte {
+	var o object
+	o.member("timestamp", s.stamp(n.Now))
+	o.member("type", []byte(`"response_item"`))
+	p := append(AppendQuote([]byte(`{"type":"message","role":"assistant","content":[{"type":"output_text","text":`), n.Text), `}]}`...)
+	o.member("payload", p)
+	return o.close(n)
+}

@@ -58,3 +58,50 @@ func (v *viewer) chatMessage(m int) {
 		v.add(t.Path(c, "function", "arguments"), ToolCall)
 	})
 }
+
+// Follow: chat lines name no session and carry no ids.
+func (generic) Follow(*Tree, *Tail) {}
+
+// ContextEntry is a system message.
+func (generic) ContextEntry(tail *Tail, n ContextNote) []byte {
+	return []byte(`{"role":"system","content":` + quote(n.Text) + `,` + n.tag() + "}\n")
+}
+
+func (generic) ContextText(t *Tree) string { return t.Str(t.Get(0, "content")) }
+
+// IsCompaction: chat has no compaction entry.
+func (generic) IsCompaction(*Tree) bool { return false }
+
+// RollNote is a system message carrying the note.
+func (generic) RollNote(n RollNote) [][]byte {
+	return [][]byte{[]byte(`{"role":"system","content":` + quote(n.Text) + `,` + quote(EvictedField) + `:` + n.Evicted(0) + `,` + n.Rolled(0) + "}\n")}
+}
+
+// Turn: the role says it; calls are tool_calls, answered by a tool
+// message's tool_call_id.
+func (generic) Turn(t *Tree, e *Entry) Turn {
+	str := func(i int, names ...string) string { return t.Str(t.Path(i, names...)) }
+	k := Turn{MaxTurns: maxTurnsStop(t)}
+	switch str(0, "role") {
+	case "user":
+		k.Prompt = e.Message
+	case "assistant":
+		k.Assistant = e.Message
+	case "tool", "function":
+		k.Result = true
+	}
+	t.Children(t.Get(0, "tool_calls"), func(c, _ int) { k.Issued = ids(k.Issued, str(c, "id")) })
+	k.Answered = ids(k.Answered, str(0, "tool_call_id"))
+	return k
+}
+
+// FollowTurn: a stand-in message repeats nothing of the lines before.
+func (generic) FollowTurn(*Tree, bool, *StandIn) {}
+
+// StandInEntry is an assistant message.
+func (generic) StandInEntry(s *StandIn, n StandInNote) []byte {
+	var o object
+	o.member("role", []byte(`"assistant"`))
+	o.member("content", AppendQuote(nil, n.Text))
+	return o.close(n)
+}

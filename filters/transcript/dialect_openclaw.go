@@ -1,5 +1,7 @@
 package transcript
 
+import "strconv"
+
 // OpenClaw is OpenClaw's and pi's sessions (FORMATS §1): v1 (legacy, no
 // entry ids) and v2–v3 (a tree of entries by id and parentId), after a
 // {"type":"session"} header.
@@ -122,4 +124,94 @@ func (v *viewer) piContent(content int, textKind Kind) {
 			v.addImage(b, t.Get(b, "data"), textKind, "text")
 		}
 	})
+}
+
+// Follow: the header names the session; entries with ids make a tree
+// (v2+), as does a header of a version after 1.
+func (openClaw) Follow(t *Tree, tail *Tail) {
+	str := func(names ...string) string { return t.Str(t.Path(0, names...)) }
+	if str("type") == "session" {
+		tail.Session = str("id")
+	}
+	if id := str("id"); id != "" && str("type") != "session" {
+		tail.LastID, tail.Tree = id, true
+	} else if str("type") == "session" && t.Get(0, "version") >= 0 && string(t.Raw(t.Get(0, "version"))) != "1" {
+		tail.Tree = true
+	}
+}
+
+// ContextEntry is a custom_message pi gives the model as a user message,
+// hung from the last entry in a tree.
+func (openClaw) ContextEntry(tail *Tail, n ContextNote) []byte {
+	ids := ""
+	if tail.Tree {
+		ids = `,"id":` + quote(n.hash(tail)[:8]) + `,"parentId":` + nullOr(tail.LastID)
+	}
+	return []byte(`{"type":"custom_message","customType":` + quote(n.Kind) + `,"content":` + quote(n.Text) + `,"display":false` + ids + `,"timestamp":` + n.stamp() + `,` + n.tag() + "}\n")
+}
+
+func (openClaw) ContextText(t *Tree) string { return t.Str(t.Get(0, "content")) }
+
+func (openClaw) IsCompaction(t *Tree) bool { return t.Str(t.Get(0, "type")) == "compaction" }
+
+// RollNote is nil: pi's context is the path to a compaction appended
+// last that names the first entry it keeps, so bs roll writes a marker
+// where the range was and a compaction at the end, from the tree itself.
+func (openClaw) RollNote(RollNote) [][]byte { return nil }
+
+// Turn: the message's role says prompt, answer or result; the tool
+// calls are toolCall blocks, answered by a toolResult's toolCallId.
+func (openClaw) Turn(t *Tree, e *Entry) Turn {
+	str := func(i int, names ...string) string { return t.Str(t.Path(i, names...)) }
+	msg := t.Get(0, "message")
+	role := str(msg, "role")
+	k := Turn{Prompt: e.Message && role == "user", Assistant: e.Message && role == "assistant", Result: role == "toolResult", MaxTurns: maxTurnsStop(t)}
+	k.Failed = string(t.Raw(max(t.Path(0, "message", "isError"), 0))) == "true"
+	t.Children(t.Get(msg, "content"), func(b, _ int) {
+		if str(b, "type") == "toolCall" {
+			k.Issued = ids(k.Issued, str(b, "id"))
+		}
+	})
+	if role == "toolResult" {
+		k.Answered = ids(k.Answered, str(msg, "toolCallId"))
+	}
+	return k
+}
+
+// FollowTurn keeps the message's own timestamp, and of an answer the
+// api, provider and model a stand-in answer repeats.
+func (openClaw) FollowTurn(t *Tree, answer bool, s *StandIn) {
+	msg := t.Get(0, "message")
+	s.MsgTime = rawCopy(t, t.Get(msg, "timestamp"))
+	if answer {
+		s.API, s.Provider, s.Model = rawCopy(t, t.Get(msg, "api")), rawCopy(t, t.Get(msg, "provider")), rawCopy(t, t.Get(msg, "model"))
+	}
+}
+
+// StandInEntry is an assistant message with zero usage (which the
+// gauges skip), taking the id of the turn's last entry in a tree.
+func (openClaw) StandInEntry(s *StandIn, n StandInNote) []byte {
+	var o object
+	o.member("type", []byte(`"message"`))
+	if s.ID != "" {
+		o.member("id", AppendQuote(nil, s.ID))
+		parent := []byte("null")
+		if s.Parent != "" {
+			parent = AppendQuote(nil, s.Parent)
+		}
+		o.member("parentId", parent)
+	}
+	o.member("timestamp", s.stamp(n.Now))
+	msg := []byte(`{"role":"assistant","content":[{"type":"text","text":`)
+	msg = AppendQuote(msg, n.Text)
+	msg = append(msg, `}],"api":`...)
+	msg = append(msg, rawOr(s.API, []byte(`"bs"`))...)
+	msg = append(msg, `,"provider":`...)
+	msg = append(msg, rawOr(s.Provider, []byte(`"bs"`))...)
+	msg = append(msg, `,"model":`...)
+	msg = append(msg, rawOr(s.Model, []byte(`"bs-archive"`))...)
+	msg = append(msg, `,"usage":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":0,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"stop","timestamp":`...)
+	msg = append(msg, rawOr(s.MsgTime, []byte(strconv.FormatInt(n.Now.UnixMilli(), 10)))...)
+	o.member("message", append(msg, '}'))
+	return o.close(n)
 }
