@@ -1,0 +1,116 @@
+package dialecttest_test
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/bstools/bs/filters/dialecttest"
+	"github.com/bstools/bs/filters/transcript"
+)
+
+// parley is a made-up runtime's format: every line carries "parley":1;
+// "who" says human, bot or tool; a bot's "calls" hold its tool calls
+// ({ref, fn, args}) and a tool line answers one by its "ref". Adding a
+// runtime to bs is this type and one Register line: no filter changes.
+type parley struct{}
+
+func (parley) String() string     { return "parley" }
+func (parley) Aliases() []string  { return []string{"toy"} }
+func (parley) HelpName() string   { return "parley (toy)" }
+func (parley) Title() string      { return "Parley" }
+func (parley) IDFields() []string { return []string{"id", "__id"} }
+
+func (parley) Claims(t *transcript.Tree) bool { return t.Get(0, "parley") >= 0 }
+
+func (parley) ViewEntry(t *transcript.Tree, e *transcript.Entry) {
+	str := func(i int, name string) string { return t.Str(t.Get(i, name)) }
+	value := func(node int, kind transcript.Kind, call string) {
+		if node >= 0 && t.Nodes[node].Kind == '"' {
+			e.Values = append(e.Values, transcript.Value{Node: node, Pointer: t.Pointer(node), Kind: kind, Measure: node, Call: call})
+		}
+	}
+	e.Time = str(0, "at")
+	if s := str(0, "session"); s != "" {
+		e.SessionID = s
+	}
+	switch str(0, "who") {
+	case "human":
+		e.Message, e.Role = true, "user"
+		value(t.Get(0, "said"), transcript.Text, "")
+	case "bot":
+		e.Message, e.Role = true, "assistant"
+		value(t.Get(0, "said"), transcript.Text, "")
+		t.Children(t.Get(0, "calls"), func(c, _ int) {
+			e.Tools = append(e.Tools, str(c, "fn"))
+			e.CallIDs = append(e.CallIDs, str(c, "ref"))
+			value(t.Get(c, "args"), transcript.ToolCall, "")
+		})
+	case "tool":
+		e.Message, e.Role, e.ToolName = true, "tool", str(0, "fn")
+		e.Answers = append(e.Answers, str(0, "ref"))
+		value(t.Get(0, "said"), transcript.ToolResult, str(0, "ref"))
+	}
+}
+
+// IsCompaction: parley has no compaction of its own.
+func (parley) IsCompaction(*transcript.Tree) bool { return false }
+
+// Follow keeps the session the header names.
+func (parley) Follow(t *transcript.Tree, tail *transcript.Tail) {
+	if s := t.Str(t.Get(0, "session")); s != "" {
+		tail.Session = s
+	}
+}
+
+// ContextEntry: parley takes context from a "host" line.
+func (parley) ContextEntry(_ *transcript.Tail, n transcript.ContextNote) []byte {
+	return line(`"who":"host","said":`+quote(n.Text), n.Field, []byte(n.Meta))
+}
+
+func (parley) ContextText(t *transcript.Tree) string { return t.Str(t.Get(0, "said")) }
+
+// RollNote is a host line in place of the range.
+func (parley) RollNote(n transcript.RollNote) [][]byte {
+	return [][]byte{line(`"who":"host","said":`+quote(n.Text)+`,`+quote(transcript.EvictedField)+`:`+n.Evicted(0), "", nil, n.Rolled(0))}
+}
+
+// Turn: a human line is a prompt, a bot line an answer, a tool line a
+// result; calls pair by ref.
+func (parley) Turn(t *transcript.Tree, e *transcript.Entry) transcript.Turn {
+	return transcript.Turn{Prompt: e.Role == "user", Assistant: e.Role == "assistant", Result: e.Role == "tool", Issued: e.CallIDs, Answered: e.Answers}
+}
+
+// FollowTurn: a stand-in bot line repeats nothing.
+func (parley) FollowTurn(*transcript.Tree, bool, *transcript.StandIn) {}
+
+// StandInEntry is a bot line.
+func (parley) StandInEntry(_ *transcript.StandIn, n transcript.StandInNote) []byte {
+	return line(`"who":"bot","said":`+quote(n.Text), n.Field, n.Meta)
+}
+
+// line is a parley line holding members, and field: meta when field is
+// given, and the raw members of more.
+func line(members, field string, meta []byte, more ...string) []byte {
+	b := []byte(`{"parley":1,` + members)
+	if field != "" {
+		b = append(append(b, ","+quote(field)+":"...), meta...)
+	}
+	for _, m := range more {
+		b = append(b, ","+m...)
+	}
+	return append(b, "}\n"...)
+}
+
+func quote(s string) string { return string(transcript.AppendQuote(nil, s)) }
+
+// Parley records no usage: nothing for cost reports to keep.
+func (parley) Spends(*transcript.Tree) bool                                { return false }
+func (parley) SpendRecord(*transcript.Tree, string, string, string) []byte { return nil }
+
+// TestToyDialect: a runtime bs has never heard of passes the suite once
+// it is registered.
+func TestToyDialect(t *testing.T) {
+	transcript.Register(parley{})
+	defer transcript.Unregister(parley{})
+	dialecttest.Run(t, parley{}, samples(t, filepath.Join("testdata", "parley.jsonl")))
+}
