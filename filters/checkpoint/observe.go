@@ -117,19 +117,7 @@ func (o *Observer) Add(t *transcript.Tree, d transcript.Dialect) {
 	if d.IsCompaction(t) {
 		o.Compactions++
 	}
-	v := view{o: o, t: t}
-	switch d {
-	case transcript.OpenClaw:
-		v.openclaw()
-	case transcript.ClaudeCode:
-		v.claude()
-	case transcript.Codex:
-		v.codex()
-	case transcript.BrainSurgeon:
-		v.brainsurgeon()
-	default:
-		v.generic()
-	}
+	d.Converse(t, conversation{o})
 }
 
 // --- what a line says, in conversation terms ----------------------------

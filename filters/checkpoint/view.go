@@ -1,89 +1,47 @@
 package checkpoint
 
 import (
-	"strconv"
 	"strings"
 
 	"github.com/bstools/bs/filters/transcript"
 )
 
-// view reads one line of a dialect into the Observer's conversation events.
-type view struct {
-	o *Observer
-	t *transcript.Tree
+// conversation takes what the dialect reads of each line
+// (transcript.Dialect.Converse) into the Observer's conversation events.
+type conversation struct{ o *Observer }
+
+func (c conversation) Session(id string, replace bool) {
+	if replace || c.o.SessionID == "" {
+		c.o.SessionID = id
+	}
 }
 
-func (v *view) str(i int, names ...string) string { return v.t.Str(v.t.Path(i, names...)) }
+func (c conversation) Agent(id string) { c.o.AgentID = id }
 
-// raw is the JSON text of node i, "" when it is absent.
-func (v *view) raw(i int) string {
-	if i < 0 {
-		return ""
+// User takes a user message's text, unless the runtime put it there.
+func (c conversation) User(text string, chars int, when string) {
+	if !injected(text) {
+		c.o.user(text, chars, when)
 	}
-	return string(v.t.Raw(i))
 }
 
-// isTrue reports whether member name of node i is true.
-func (v *view) isTrue(i int, name string) bool { return v.raw(v.t.Get(i, name)) == "true" }
+func (c conversation) Said(text string, chars int) { c.o.agent(text, chars) }
+func (c conversation) Call(name, id string, t *transcript.Tree, args int) {
+	c.o.call(name, id, t, args)
+}
+func (c conversation) CallJSON(name, id, args string) { c.o.callJSON(name, id, args) }
+func (c conversation) CallRaw(name, id, input string) { c.o.callRaw(name, id, input) }
+func (c conversation) ToolOf(id string) string        { return c.o.toolOf(id) }
 
-// textBytes and headBytes bound what is decoded of one text: a message's
-// gist needs its first and last characters, a tool output's only its
-// first, and a tool output may be megabytes.
-const (
-	textBytes = 16 << 10
-	headBytes = 2 << 10
-)
-
-// text reads content, a string or an array of text blocks (text,
-// input_text, output_text): the start of its text, and its length in
-// characters.
-func (v *view) text(content int) (string, int) { return v.read(content, true) }
-
-// head is the start of content's text, for tool output, whose length does
-// not matter here.
-func (v *view) head(content int) string {
-	s, _ := v.read(content, false)
-	return s
+func (c conversation) Result(tool string, failed bool, head, when string) {
+	c.o.result(tool, failed, head, when)
 }
 
-func (v *view) read(content int, count bool) (string, int) {
-	t := v.t
-	limit := headBytes
-	if count {
-		limit = textBytes
-	}
-	if content < 0 {
-		return "", 0
-	}
-	if t.Nodes[content].Kind == '"' {
-		if !count {
-			return t.StrPrefix(content, limit), 0
-		}
-		return t.StrPrefix(content, limit), transcript.StringChars(t.Raw(content))
-	}
-	var head strings.Builder
-	chars := 0
-	t.Children(content, func(b, _ int) {
-		switch v.str(b, "type") {
-		case "text", "input_text", "output_text":
-			s := t.Get(b, "text")
-			if s < 0 || t.Nodes[s].Kind != '"' {
-				return
-			}
-			if head.Len() < limit {
-				if head.Len() > 0 {
-					head.WriteByte('\n')
-				}
-				head.WriteString(t.StrPrefix(s, limit-head.Len()))
-			}
-			if count {
-				chars += transcript.StringChars(t.Raw(s))
-			} else {
-				chars++
-			}
-		}
-	})
-	return head.String(), chars
+// Ran counts a command the user ran as a use of its tool.
+func (c conversation) Ran(tool string, failed bool, head, when string) {
+	c.o.seq++
+	c.o.tools.add(tool, c.o.seq)
+	c.o.result(tool, failed, head, when)
 }
 
 // Text a runtime puts in a user message that the user did not write.
@@ -105,256 +63,4 @@ func injected(text string) bool {
 		}
 	}
 	return false
-}
-
-func (v *view) user(text string, chars int) {
-	if !injected(text) {
-		v.o.user(text, chars, v.str(0, "timestamp"))
-	}
-}
-
-// --- OpenClaw / pi ----------------------------------------------------------
-
-func (v *view) openclaw() {
-	t, o := v.t, v.o
-	when := v.str(0, "timestamp")
-	switch v.str(0, "type") {
-	case "session":
-		o.SessionID = v.str(0, "id")
-	case "message":
-		msg := t.Get(0, "message")
-		content := t.Get(msg, "content")
-		switch v.str(msg, "role") {
-		case "user":
-			v.user(v.text(content))
-		case "assistant":
-			v.piAssistant(content, when)
-		case "toolResult":
-			head := v.head(content)
-			o.result(v.str(msg, "toolName"), v.isTrue(msg, "isError"), head, when)
-		case "bashExecution": // a command the user ran with !
-			code := v.raw(t.Get(msg, "exitCode"))
-			o.seq++
-			o.tools.add("bash", o.seq)
-			o.result("bash", code != "" && code != "0" && code != "null", t.StrPrefix(t.Get(msg, "output"), headBytes), when)
-		}
-	}
-}
-
-func (v *view) piAssistant(content int, when string) {
-	t, o := v.t, v.o
-	if content < 0 {
-		return
-	}
-	if t.Nodes[content].Kind == '"' {
-		o.agent(v.text(content))
-		return
-	}
-	t.Children(content, func(b, _ int) {
-		switch v.str(b, "type") {
-		case "text":
-			o.agent(v.text(t.Get(b, "text")))
-		case "toolCall":
-			o.call(v.str(b, "name"), v.str(b, "id"), t, t.Get(b, "arguments"))
-		}
-	})
-}
-
-// --- Claude Code --------------------------------------------------------------
-
-func (v *view) claude() {
-	t, o := v.t, v.o
-	if id := v.str(0, "sessionId"); id != "" && o.SessionID == "" {
-		o.SessionID = id
-	}
-	if id := v.str(0, "agentId"); id != "" {
-		o.AgentID = id
-	}
-	if t.Get(0, "isCompactSummary") >= 0 || v.isTrue(0, "isMeta") {
-		return
-	}
-	when := v.str(0, "timestamp")
-	content := t.Path(0, "message", "content")
-	switch v.str(0, "type") {
-	case "user":
-		v.anthropic(content, when, true)
-	case "assistant":
-		v.anthropic(content, when, false)
-	}
-}
-
-// anthropic reads Messages API content: user text, assistant text, tool_use
-// and tool_result blocks.
-func (v *view) anthropic(content int, when string, user bool) {
-	t, o := v.t, v.o
-	if content < 0 {
-		return
-	}
-	say := func(text string, chars int) {
-		if user {
-			v.user(text, chars)
-		} else {
-			o.agent(text, chars)
-		}
-	}
-	if t.Nodes[content].Kind == '"' {
-		say(v.text(content))
-		return
-	}
-	t.Children(content, func(b, _ int) {
-		switch v.str(b, "type") {
-		case "tool_use":
-			o.call(v.str(b, "name"), v.str(b, "id"), t, t.Get(b, "input"))
-		case "tool_result":
-			head := v.head(t.Get(b, "content"))
-			o.result(o.toolOf(v.str(b, "tool_use_id")), v.isTrue(b, "is_error"), head, when)
-		}
-	})
-	if text, chars := v.text(content); chars > 0 {
-		say(text, chars)
-	}
-}
-
-// --- Codex ---------------------------------------------------------------------
-
-func (v *view) codex() {
-	t, o := v.t, v.o
-	p := t.Get(0, "payload")
-	when := v.str(0, "timestamp")
-	switch v.str(0, "type") {
-	case "session_meta":
-		if o.SessionID == "" {
-			o.SessionID = v.str(p, "id")
-		}
-	case "response_item":
-		switch v.str(p, "type") {
-		case "message":
-			switch v.str(p, "role") {
-			case "user":
-				v.user(v.text(t.Get(p, "content")))
-			case "assistant":
-				o.agent(v.text(t.Get(p, "content")))
-			}
-		case "function_call":
-			o.callJSON(v.str(p, "name"), v.str(p, "call_id"), v.str(p, "arguments"))
-		case "custom_tool_call":
-			o.callRaw(v.str(p, "name"), v.str(p, "call_id"), v.str(p, "input"))
-		case "local_shell_call":
-			o.call("shell", v.str(p, "call_id"), t, t.Get(p, "action"))
-		case "function_call_output", "custom_tool_call_output":
-			out := t.Get(p, "output")
-			if out >= 0 && t.Nodes[out].Kind == '{' {
-				out = t.Get(out, "content")
-			}
-			head := v.head(out)
-			o.result(o.toolOf(v.str(p, "call_id")), codexFailed(head), head, when)
-		}
-	}
-}
-
-// codexFailed reads the exit status Codex writes at the top of a command's
-// output ("Process exited with code N", or "Exit code: N"), or in the JSON
-// {"output":…,"metadata":{"exit_code":N}} of older versions.
-func codexFailed(out string) bool {
-	head := out
-	if len(head) > 400 {
-		head = head[:400]
-	}
-	for _, p := range []string{"Process exited with code ", "Exit code: ", `"exit_code":`} {
-		if i := strings.Index(head, p); i >= 0 {
-			rest := strings.TrimSpace(head[i+len(p):])
-			end := strings.IndexFunc(rest, func(r rune) bool { return r < '0' || r > '9' })
-			if end < 0 {
-				end = len(rest)
-			}
-			n, err := strconv.Atoi(rest[:end])
-			return err == nil && n != 0
-		}
-	}
-	return false
-}
-
-// --- BrainSurgeon flat ------------------------------------------------------------
-
-func (v *view) brainsurgeon() {
-	t, o := v.t, v.o
-	when := v.str(0, "timestamp")
-	if id := v.str(0, "sessionId"); id != "" && o.SessionID == "" {
-		o.SessionID = id
-	}
-	body := func() (string, int) {
-		for _, f := range []string{"text", "content", "message", "output", "result"} {
-			if n := t.Get(0, f); n >= 0 {
-				if s, chars := v.text(n); chars > 0 {
-					return s, chars
-				}
-			}
-		}
-		return "", 0
-	}
-	switch v.str(0, "type") {
-	case "user_message":
-		v.user(body())
-	case "assistant_message":
-		o.agent(body())
-	case "tool_call":
-		name := v.str(0, "toolName")
-		if name == "" {
-			name = v.str(0, "name")
-		}
-		args := t.Get(0, "arguments")
-		if args < 0 {
-			args = t.Get(0, "input")
-		}
-		id := v.str(0, "toolCallId")
-		if args >= 0 && t.Nodes[args].Kind == '"' {
-			o.callJSON(name, id, t.Str(args))
-		} else {
-			o.call(name, id, t, args)
-		}
-	case "tool_result":
-		head, _ := body()
-		o.result(v.str(0, "toolName"), v.isTrue(0, "isError"), head, when)
-	}
-}
-
-// --- generic chat -----------------------------------------------------------------
-
-func (v *view) generic() {
-	t := v.t
-	if msgs := t.Get(0, "messages"); msgs >= 0 {
-		t.Children(msgs, func(m, _ int) { v.chat(m) })
-		return
-	}
-	if t.Get(0, "role") >= 0 {
-		v.chat(0)
-	}
-}
-
-func (v *view) chat(m int) {
-	t, o := v.t, v.o
-	when := v.str(0, "timestamp")
-	content := t.Get(m, "content")
-	switch v.str(m, "role") {
-	case "user":
-		v.anthropic(content, when, true)
-	case "assistant":
-		v.anthropic(content, when, false)
-		t.Children(t.Get(m, "tool_calls"), func(c, _ int) {
-			args := t.Path(c, "function", "arguments")
-			name, id := v.str(c, "function", "name"), v.str(c, "id")
-			if args >= 0 && t.Nodes[args].Kind == '"' {
-				o.callJSON(name, id, t.Str(args))
-			} else {
-				o.call(name, id, t, args)
-			}
-		})
-	case "tool", "function":
-		name := v.str(m, "name")
-		if name == "" {
-			name = o.toolOf(v.str(m, "tool_call_id"))
-		}
-		head := v.head(content)
-		o.result(name, false, head, when)
-	}
 }

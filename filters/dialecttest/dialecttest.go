@@ -55,16 +55,16 @@ func Run(t *testing.T, d transcript.Dialect, samples []Sample) {
 	// A sample may hold no turn to archive (one conversation a line) or
 	// nothing to evict, but a dialect whose samples never give the
 	// filters one leaves turns or messages unanswered.
-	var archived, rolled, content int
+	var archived, rolled, conversed, pruned, content int
 	for _, s := range samples {
 		t.Run(s.Name, func(t *testing.T) {
 			in := answers(t, d, s)
 			t.Run("extract", func(t *testing.T) { checkExtract(t, d, s, in) })
-			t.Run("trim", func(t *testing.T) { checkTrim(t, d, s.Data, in) })
+			t.Run("trim", func(t *testing.T) { pruned += checkTrim(t, d, s.Data, in) })
 			t.Run("archive", func(t *testing.T) { archived += checkArchive(t, d, s.Data, in) })
 			t.Run("roll", func(t *testing.T) { rolled += checkRoll(t, d, s.Data, in) })
 			t.Run("gauge", func(t *testing.T) { checkGauge(t, d, s.Data) })
-			t.Run("checkpoint", func(t *testing.T) { checkCheckpoint(t, d, s.Data) })
+			t.Run("checkpoint", func(t *testing.T) { conversed += checkCheckpoint(t, d, s.Data) })
 		})
 		if !s.UsageOnly {
 			content++
@@ -72,6 +72,12 @@ func Run(t *testing.T, d transcript.Dialect, samples []Sample) {
 	}
 	if content > 0 && archived == 0 {
 		t.Errorf("archive found no turn to archive in any sample: the dialect does not tell prompts, replies and tool results")
+	}
+	if content > 0 && pruned == 0 {
+		t.Errorf("trim pruned no tool result in any sample: the dialect does not tell the pruner its results (Prune)")
+	}
+	if content > 0 && conversed == 0 {
+		t.Errorf("no checkpoint names a topic in any sample: the dialect does not read its conversation (Converse)")
 	}
 	if content > 0 && rolled == 0 {
 		t.Errorf("a forced roll evicted nothing in any sample: the dialect does not tell its messages")
@@ -320,19 +326,22 @@ func checkExtract(t *testing.T, d transcript.Dialect, s Sample, in pairing) {
 	back(t, d, store, data, out.Bytes(), "extract")
 }
 
-func checkTrim(t *testing.T, d transcript.Dialect, data []byte, in pairing) {
+// checkTrim returns the tool results trimmed or cleared.
+func checkTrim(t *testing.T, d transcript.Dialect, data []byte, in pairing) int {
 	store := new(blobstore.Mem)
 	opt := trim.Defaults()
 	opt.KeepLastAssistants, opt.MinPrunableChars, opt.SoftMax, opt.SoftHead, opt.SoftTail = 0, 0, 10, 3, 3
 	opt.SoftTrimRatio, opt.HardClearRatio, opt.Window = 0.0001, 0.0002, 1000
 	opt.Now, opt.Format, opt.Store = now, d, store
 	var out bytes.Buffer
-	if _, err := trim.Run(context.Background(), "sample", bytes.NewReader(data), &out, opt); err != nil {
+	st, err := trim.Run(context.Background(), "sample", bytes.NewReader(data), &out, opt)
+	if err != nil {
 		t.Fatal(err)
 	}
 	kept(t, d, in, out.Bytes())
 	own(t, d, data, out.Bytes(), "trim")
 	back(t, d, store, data, out.Bytes(), "trim")
+	return st.Trimmed + st.Cleared
 }
 
 // checkArchive returns the turns archived.
@@ -389,7 +398,9 @@ func checkGauge(t *testing.T, d transcript.Dialect, data []byte) {
 	}
 }
 
-func checkCheckpoint(t *testing.T, d transcript.Dialect, data []byte) {
+// checkCheckpoint returns 1 when the checkpoint names the session's
+// topic, which it takes from the user's messages.
+func checkCheckpoint(t *testing.T, d transcript.Dialect, data []byte) int {
 	opt := checkpoint.Defaults()
 	opt.Dir = checkpoint.Dir{Root: t.TempDir()}
 	opt.SessionKey, opt.Force, opt.NoticeFrom, opt.Now, opt.Format = "sample", true, 0.0001, now, d
@@ -400,7 +411,7 @@ func checkCheckpoint(t *testing.T, d transcript.Dialect, data []byte) {
 		t.Fatal(err)
 	}
 	if res.Written == nil {
-		t.Errorf("no checkpoint written under --force: %s", res.Skipped)
+		t.Fatalf("no checkpoint written under --force: %s", res.Skipped)
 	}
 	if !bytes.HasPrefix(out.Bytes(), data) {
 		t.Fatalf("checkpoint changed the transcript: %s", firstDiff(data, out.Bytes()))
@@ -410,4 +421,8 @@ func checkCheckpoint(t *testing.T, d transcript.Dialect, data []byte) {
 	} else {
 		t.Errorf("checkpoint appended no notice at a gauge of %.2f", res.Gauge.Ratio)
 	}
+	if res.Written != nil && res.Written.Working.Topic != "" {
+		return 1
+	}
+	return 0
 }

@@ -103,6 +103,67 @@ func line(members, field string, meta []byte, more ...string) []byte {
 
 func quote(s string) string { return string(transcript.AppendQuote(nil, s)) }
 
+// Converse reads a line in conversation terms.
+func (parley) Converse(t *transcript.Tree, c transcript.Conversation) {
+	str := func(i int, name string) string { return t.Str(t.Get(i, name)) }
+	if s := str(0, "session"); s != "" {
+		c.Session(s, true)
+	}
+	said, chars := transcript.ConversationText(t, t.Get(0, "said"))
+	switch str(0, "who") {
+	case "human":
+		c.User(said, chars, str(0, "at"))
+	case "bot":
+		c.Said(said, chars)
+		t.Children(t.Get(0, "calls"), func(k, _ int) { c.CallJSON(str(k, "fn"), str(k, "ref"), str(k, "args")) })
+	case "tool":
+		c.Result(str(0, "fn"), false, transcript.ConversationHead(t, t.Get(0, "said")), str(0, "at"))
+	}
+}
+
+// Account: every message is in context; parley records no usage.
+func (parley) Account(t *transcript.Tree) transcript.Account {
+	if t.Get(0, "who") >= 0 {
+		return transcript.Account{Role: transcript.InContext, Text: true, Content: 0}
+	}
+	return transcript.Account{}
+}
+
+// Prune: what each line is to trim's pruner.
+func (parley) Prune(t *transcript.Tree, p *transcript.PruneView) {
+	str := func(i int, name string) string { return t.Str(t.Get(i, name)) }
+	p.ID, p.Time = str(0, "id"), str(0, "at")
+	said := t.Get(0, "said")
+	switch str(0, "who") {
+	case "human":
+		p.Kind = transcript.PruneUser
+		p.Contents = append(p.Contents, said)
+	case "bot":
+		p.Kind = transcript.PruneAssistant
+		p.Texts = append(p.Texts, said)
+		t.Children(t.Get(0, "calls"), func(k, _ int) {
+			p.Texts = append(p.Texts, t.Get(k, "args"))
+			p.Calls = append(p.Calls, transcript.PruneCall{ID: str(k, "ref"), Name: str(k, "fn")})
+		})
+	case "tool":
+		p.Kind = transcript.PruneResults
+		p.Results = append(p.Results, transcript.PruneResult{Node: said, CallID: str(0, "ref"), Tool: str(0, "fn"), Block: "text"})
+	case "host":
+		p.Kind = transcript.PruneOther
+	}
+}
+
+// Threads: a parley is linear.
+func (parley) Threads() transcript.Threading { return transcript.InOrder }
+
+// Link: parley lines link to nothing.
+func (parley) Link(*transcript.Tree) transcript.Link { return transcript.Link{} }
+
+// Unit: a tool line goes with the bot line that called it.
+func (parley) Unit(t *transcript.Tree, _ string) transcript.Unit {
+	return transcript.Unit{Join: t.Str(t.Get(0, "who")) == "tool"}
+}
+
 // Parley records no usage: nothing for cost reports to keep.
 func (parley) Spends(*transcript.Tree) bool                                { return false }
 func (parley) SpendRecord(*transcript.Tree, string, string, string) []byte { return nil }

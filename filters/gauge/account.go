@@ -205,134 +205,37 @@ func classifyRole(t *transcript.Tree, d transcript.Dialect, est Estimator, usage
 		}
 		return Line{}
 	}
-	switch d {
-	case transcript.OpenClaw:
-		switch str(0, "type") {
-		case "message":
-			msg := t.Get(0, "message")
-			if str(msg, "role") == "assistant" {
-				if n, ok := piUsage(t, msg); ok {
-					l := Line{Role: Usage, Tokens: n}
-					if usageEstimate {
-						l.Estimate = content(msg).Estimate
-					}
-					l.Model = str(msg, "model")
-					return l
-				}
-			}
-			l := content(msg)
-			if str(msg, "role") == "assistant" {
-				l.Model = str(msg, "model")
-			}
-			return l
-		case "custom_message", "branch_summary":
-			return content(0)
-		case "compaction":
-			l := content(t.Get(0, "summary"))
-			l.Role = Compaction
-			l.KeptID, l.KeptIndex = str(0, "firstKeptEntryId"), intAt(t, t.Get(0, "firstKeptEntryIndex"))
-			l.Parent = str(0, "parentId")
-			return l
-		case "model_change":
-			return Line{Model: str(0, "modelId")}
-		case "session":
-			return Line{Model: str(0, "modelId")}
-		}
-	case transcript.ClaudeCode:
-		typ := str(0, "type")
-		if typ == "" {
-			typ = str(0, "message", "role") // usage-only lines (ccusage fixtures) have no type
-		}
-		switch typ {
-		case "user":
-			return content(t.Get(0, "message"))
-		case "assistant":
-			msg := t.Get(0, "message")
-			var l Line
-			n, usage := claudeUsage(t, msg)
-			usage = usage && t.Get(0, "isApiErrorMessage") < 0
-			if !usage || usageEstimate {
-				l = content(msg)
-			}
-			if m := str(msg, "model"); m != "" && m != "<synthetic>" {
-				l.Model = m
-			}
-			if usage {
-				l.Role, l.Tokens, l.MsgID = Usage, n, str(msg, "id")
-			}
-			return l
-		case "system":
-			if str(0, "subtype") == "compact_boundary" {
-				return Line{Role: Compaction}
-			}
-		}
-	case transcript.Codex:
-		p := t.Get(0, "payload")
-		switch str(0, "type") {
-		case "response_item":
-			return content(p)
-		case "compacted":
-			l := content(t.Get(p, "replacement_history"))
-			if l.Estimate == 0 {
-				l = content(t.Get(p, "message"))
-			}
-			l.Role = Compaction
-			return l
-		case "turn_context":
-			return Line{Model: str(p, "model")}
-		case "event_msg":
-			if str(p, "type") != "token_count" {
-				return Line{}
-			}
-			info := t.Get(p, "info")
-			l := Line{Window: intAt(t, t.Get(info, "model_context_window"))}
-			last := t.Get(info, "last_token_usage")
-			n := intAt(t, t.Get(last, "total_tokens"))
-			if n == 0 {
-				n = intAt(t, t.Get(last, "input_tokens")) + intAt(t, t.Get(last, "output_tokens"))
-			}
-			if n > 0 {
-				l.Role, l.Tokens = Usage, n
-			}
-			return l
-		}
-	default:
-		e := transcript.View(t, d)
-		if e.Message {
-			return content(0)
-		}
+	if d == nil {
+		d = transcript.Fallback() // what an undetected transcript is read as
 	}
-	return Line{}
+	return account(d.Account(t), content, usageEstimate)
 }
 
-// piUsage reads an OpenClaw/pi assistant message's usage. Messages that
-// ended in an error or were aborted, and all-zero usage (gateway-injected
-// and mirrored messages), carry no context size.
-func piUsage(t *transcript.Tree, msg int) (int, bool) {
-	switch t.Str(t.Get(msg, "stopReason")) {
-	case "error", "aborted":
-		return 0, false
+// account is the Line of a line the dialect accounts as a: content
+// estimates the node its context text is at; a usage line's own text is
+// estimated only with usageEstimate.
+func account(a transcript.Account, content func(int) Line, usageEstimate bool) Line {
+	var l Line
+	switch a.Role {
+	case transcript.InContext:
+		l = content(a.Content)
+	case transcript.UsageReport:
+		if a.Text && usageEstimate {
+			l = content(a.Content)
+		}
+		l.Role, l.Tokens, l.MsgID = Usage, a.Tokens, a.MsgID
+	case transcript.CompactionEntry:
+		if a.Text {
+			l = content(a.Content)
+		}
+		if a.HasFallback && l.Estimate == 0 {
+			l = content(a.Fallback)
+		}
+		l.Role = Compaction
+		l.KeptID, l.KeptIndex, l.Parent = a.KeptID, a.KeptIndex, a.Parent
 	}
-	u := t.Get(msg, "usage")
-	if u < 0 {
-		return 0, false
-	}
-	n := intAt(t, t.Get(u, "input")) + intAt(t, t.Get(u, "cacheRead")) + intAt(t, t.Get(u, "cacheWrite")) + intAt(t, t.Get(u, "output"))
-	if n == 0 {
-		n = intAt(t, t.Get(u, "totalTokens"))
-	}
-	return n, n > 0
-}
-
-// claudeUsage reads a Claude Code assistant line's usage.
-func claudeUsage(t *transcript.Tree, msg int) (int, bool) {
-	u := t.Get(msg, "usage")
-	if u < 0 {
-		return 0, false
-	}
-	n := intAt(t, t.Get(u, "input_tokens")) + intAt(t, t.Get(u, "cache_creation_input_tokens")) +
-		intAt(t, t.Get(u, "cache_read_input_tokens")) + intAt(t, t.Get(u, "output_tokens"))
-	return n, n > 0
+	l.Model, l.Window = a.Model, a.Window
+	return l
 }
 
 func intAt(t *transcript.Tree, i int) int { return int(floatAt(t, i)) }

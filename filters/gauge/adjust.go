@@ -755,11 +755,11 @@ func LedgerLineOf(t *transcript.Tree, d transcript.Dialect, est Estimator, estim
 // NewLedgerLine is LedgerLineOf for a line already classified (acct).
 func NewLedgerLine(acct Line, t *transcript.Tree, d transcript.Dialect) LedgerLine {
 	l := LedgerLine{Line: acct, Entry: true, Bytes: len(t.Src) + 1}
-	switch d {
-	case transcript.OpenClaw:
-		l.ID = piEntryID(t)
-	case transcript.ClaudeCode:
-		l.thread = threadOf(t)
+	switch d.Threads() {
+	case transcript.ParentTree:
+		l.ID = d.Link(t).ID
+	case transcript.ParentChains:
+		l.thread = threads[d.Link(t).Thread]
 	}
 	return l
 }

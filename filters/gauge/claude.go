@@ -116,40 +116,16 @@ func ClaudeContext(nodes []ChainNode) []bool {
 	return on
 }
 
-// ClaudeNode reads a parsed Claude Code line's ChainNode.
-func ClaudeNode(t *transcript.Tree) ChainNode {
-	n := ChainNode{
-		ID:        t.Str(t.Get(0, "uuid")),
-		Parent:    t.Str(t.Get(0, "parentUuid")),
-		Sidechain: isSidechain(t),
-		Ours:      t.Get(0, transcript.RolledField) >= 0,
-	}
-	if t.Str(t.Get(0, "type")) == "assistant" {
-		n.MsgID = t.Str(t.Path(0, "message", "id"))
-	}
-	t.Children(t.Path(0, "message", "content"), func(b, _ int) {
-		switch t.Str(t.Get(b, "type")) {
-		case "tool_use":
-			if id := t.Str(t.Get(b, "id")); id != "" {
-				n.Issued = append(n.Issued, id)
-			}
-		case "tool_result":
-			if id := t.Str(t.Get(b, "tool_use_id")); id != "" {
-				n.Answered = append(n.Answered, id)
-			}
-		}
-	})
-	return n
-}
-
-// isSidechain reports whether a Claude Code line is a subagent's.
-func isSidechain(t *transcript.Tree) bool {
-	return string(t.Raw(max(t.Get(0, "isSidechain"), 0))) == "true"
+// NodeOf reads a parsed line's ChainNode, as its dialect links it.
+func NodeOf(t *transcript.Tree, d transcript.Dialect) ChainNode {
+	l := d.Link(t)
+	return ChainNode{ID: l.ID, Parent: l.Parent, MsgID: l.MsgID, Sidechain: l.Sidechain,
+		Ours: t.Get(0, transcript.RolledField) >= 0, Issued: l.Issued, Answered: l.Answered}
 }
 
 // claudePath is the set of uuids in a Claude Code file's context
 // (ClaudeContext), read from the whole file, or nil when every line counts.
-func claudePath(f *os.File, size int64) map[string]bool {
+func claudePath(f *os.File, size int64, d transcript.Dialect) map[string]bool {
 	var nodes []ChainNode
 	var p transcript.Parser
 	r := transcript.NewReader(io.NewSectionReader(f, 0, size))
@@ -161,7 +137,7 @@ func claudePath(f *os.File, size int64) map[string]bool {
 		var n ChainNode
 		if len(bytes.TrimSpace(line.Body)) > 0 {
 			if t, err := p.Parse(line.Body); err == nil {
-				n = ClaudeNode(t)
+				n = NodeOf(t, d)
 			}
 		}
 		nodes = append(nodes, n)
@@ -224,7 +200,7 @@ func (w *claudeWalk) reaches(stop ChainNode, group map[string]bool) bool {
 // responseBefore is the set of uuids of the lines just before end that
 // belong to the API response msgID: Claude Code writes one response over
 // several lines, and the chain may pass through any of them.
-func responseBefore(f *os.File, end int64, msgID string) map[string]bool {
+func responseBefore(f *os.File, end int64, msgID string, d transcript.Dialect) map[string]bool {
 	group := map[string]bool{}
 	if msgID == "" {
 		return group
@@ -238,7 +214,7 @@ func responseBefore(f *os.File, end int64, msgID string) map[string]bool {
 		if err != nil {
 			return false
 		}
-		n := ClaudeNode(t)
+		n := NodeOf(t, d)
 		if n.MsgID != msgID {
 			return n.MsgID == "" && t.Str(t.Get(0, "type")) == "progress" // progress lines fall between them
 		}

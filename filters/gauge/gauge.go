@@ -65,32 +65,23 @@ const (
 	threadSidechain
 )
 
-// threadOf is the thread of a Claude Code message line, or threadUnknown
-// for another line.
-func threadOf(t *transcript.Tree) thread {
-	switch t.Str(t.Get(0, "type")) {
-	case "user", "assistant":
-		if isSidechain(t) {
-			return threadSidechain
-		}
-		return threadMain
-	}
-	return threadUnknown
-}
+// threads is the thread of a message line, as its dialect links it.
+var threads = [...]thread{transcript.NoThread: threadUnknown, transcript.MainThread: threadMain, transcript.SideThread: threadSidechain}
 
 // skip reports whether a parsed line is out of the context the reading
 // follows: off a pi path, or a Claude Code line of another thread (which
 // it learns from the first message line when it does not know it yet).
 func (o *Options) skip(t *transcript.Tree, d transcript.Dialect) bool {
-	if d != transcript.ClaudeCode {
-		return o.offPath(t)
+	if d.Threads() != transcript.ParentChains {
+		return o.offPath(t, d)
 	}
+	link := d.Link(t)
 	if o.onPath != nil {
-		if id := t.Str(t.Get(0, "uuid")); id != "" && !o.onPath[id] {
+		if id := link.ID; id != "" && !o.onPath[id] {
 			return true
 		}
 	}
-	th := threadOf(t)
+	th := threads[link.Thread]
 	if o.thread == threadUnknown {
 		o.thread = th
 	}
@@ -348,8 +339,8 @@ func Measure(name string, r io.Reader, tee io.Writer, opt Options) (Result, erro
 	// handle takes a line and its tree, which is nil for a blank or bad
 	// line, or one the Source left unparsed (skipped).
 	handle := func(line transcript.Line, t *transcript.Tree, skipped bool) error {
-		valid := -1 // for the ring: whether the line parses, if known
-		if d == transcript.OpenClaw {
+		valid := -1                               // for the ring: whether the line parses, if known
+		if d.Threads() == transcript.ParentTree { // a compaction keeps entries before it
 			defer func() { ring.add(line.Body, valid) }()
 		}
 		if skipped {
@@ -450,11 +441,12 @@ type streamTree struct {
 
 // treeNode is what streamTree takes of a line of dialect d, if anything.
 func treeNode(t *transcript.Tree, d transcript.Dialect) (ChainNode, bool) {
-	switch d {
-	case transcript.OpenClaw:
-		return ChainNode{ID: piEntryID(t), Parent: t.Str(t.Get(0, "parentId"))}, true
-	case transcript.ClaudeCode:
-		return ClaudeNode(t), true
+	switch d.Threads() {
+	case transcript.ParentTree:
+		l := d.Link(t)
+		return ChainNode{ID: l.ID, Parent: l.Parent}, true
+	case transcript.ParentChains:
+		return NodeOf(t, d), true
 	}
 	return ChainNode{}, false
 }
@@ -463,7 +455,7 @@ func (s *streamTree) add(n ChainNode, d transcript.Dialect, num int, reset bool)
 	if n.ID == "" {
 		return
 	}
-	if d == transcript.ClaudeCode {
+	if d.Threads() == transcript.ParentChains {
 		if s.known == nil {
 			s.seed, s.known = maphash.MakeSeed(), map[uint64]bool{}
 		}
@@ -774,15 +766,15 @@ func MeasureFile(f *os.File, opt Options) (Result, error) {
 			return Result{}, err
 		}
 	}
-	if d == transcript.ClaudeCode && opt.thread == threadUnknown {
-		opt.thread = headThread(f)
+	if d.Threads() == transcript.ParentChains && opt.thread == threadUnknown {
+		opt.thread = headThread(f, d)
 	}
 	// Walk lines backwards, newest first, until one ends the accounting.
 	var lines []Line // newest first
 	var p transcript.Parser
 	stop := false
 	var walked int64 // bytes walked back from the end
-	var path piPath
+	path := piPath{d: d}
 	var chain claudeWalk
 	var reset ChainNode // the line the walk stopped at, for Claude Code
 	passedRoll := false // a roll's note off the path was walked over
@@ -808,16 +800,16 @@ func MeasureFile(f *os.File, opt Options) (Result, error) {
 			lines = append(lines, Line{}) // counts for nothing but a line, as in Measure
 			return true
 		}
-		if d == transcript.OpenClaw && !path.back(t) || opt.skip(t, d) {
+		if d.Threads() == transcript.ParentTree && !path.back(t) || opt.skip(t, d) {
 			lines = append(lines, Line{}) // on a branch, or another thread: not in context
 			note, _ := rollNote(t)
-			passedRoll = passedRoll || note && d == transcript.OpenClaw // the path below is pi's
+			passedRoll = passedRoll || note && d.Threads() == transcript.ParentTree // the path below is the tree's
 			return true
 		}
 		l := classify(t, d, opt.Estimator, false, nil)
 		lines = append(lines, l)
-		if d == transcript.ClaudeCode {
-			n := ClaudeNode(t)
+		if d.Threads() == transcript.ParentChains {
+			n := NodeOf(t, d)
 			chain.add(n)
 			reset = n // the last one, when the walk stops
 		}
@@ -838,8 +830,8 @@ func MeasureFile(f *os.File, opt Options) (Result, error) {
 	// (it reaches neither that line nor, read only then, another line of
 	// its response): a rewind left it on a branch. Read the whole file
 	// along the chain, as roll does.
-	if d == transcript.ClaudeCode && stop && !chain.reaches(reset, nil) && !chain.reaches(reset, responseBefore(f, info.Size()-walked, reset.MsgID)) {
-		if on := claudePath(f, info.Size()); on != nil {
+	if d.Threads() == transcript.ParentChains && stop && !chain.reaches(reset, nil) && !chain.reaches(reset, responseBefore(f, info.Size()-walked, reset.MsgID, d)) {
+		if on := claudePath(f, info.Size(), d); on != nil {
 			o := opt
 			o.onPath = on
 			return measureFrom(f, 0, o)
@@ -850,7 +842,7 @@ func MeasureFile(f *os.File, opt Options) (Result, error) {
 		// from before that roll, on a kept entry the user went back to
 		// (Line.RollStart). Read the whole file along the path.
 		o := opt
-		o.onPath = pathFrom(f, 0, info.Size())
+		o.onPath = pathFrom(f, 0, info.Size(), d)
 		return measureFrom(f, 0, o)
 	}
 	if stop {
@@ -870,7 +862,7 @@ func MeasureFile(f *os.File, opt Options) (Result, error) {
 		if at := rollNoteBefore(f, info.Size(), walked); at >= 0 {
 			o := opt
 			if path.tree {
-				o.onPath = pathFrom(f, at, info.Size())
+				o.onPath = pathFrom(f, at, info.Size(), d)
 			}
 			// The model and window named before the note, as a stream
 			// of the whole file would know them.
@@ -1003,17 +995,17 @@ func measureFrom(f *os.File, at int64, opt Options) (Result, error) {
 	return Measure(f.Name(), f, nil, opt)
 }
 
-// headThread is the thread of the first Claude Code message line within
+// headThread is the thread of the first message line of dialect d within
 // the first 4 MiB.
-func headThread(f *os.File) thread {
-	src := transcript.NewSource(f.Name(), io.NewSectionReader(f, 0, 4<<20), transcript.ClaudeCode, func(*transcript.BadLineError) error { return nil })
+func headThread(f *os.File, d transcript.Dialect) thread {
+	src := transcript.NewSource(f.Name(), io.NewSectionReader(f, 0, 4<<20), d, func(*transcript.BadLineError) error { return nil })
 	for {
 		_, t, err := src.Next()
 		if err != nil {
 			return threadUnknown
 		}
 		if t != nil {
-			if th := threadOf(t); th != threadUnknown {
+			if th := threads[d.Link(t).Thread]; th != threadUnknown {
 				return th
 			}
 		}
@@ -1164,6 +1156,7 @@ func EstimateAll(name string, r io.Reader, opt Options) (int, error) {
 // entry off it is on a branch the user went back from. Parents come before
 // their children in the file, so one walk back finds the path.
 type piPath struct {
+	d    transcript.Dialect
 	tree bool   // an entry with an id was seen
 	want string // the id of the next entry on the path
 }
@@ -1171,7 +1164,8 @@ type piPath struct {
 // back takes the next line back and reports whether it is on the path
 // (a line without an id, as the header, is on no branch).
 func (p *piPath) back(t *transcript.Tree) bool {
-	id := piEntryID(t)
+	link := p.d.Link(t)
+	id := link.ID
 	if id == "" {
 		return true
 	}
@@ -1181,20 +1175,20 @@ func (p *piPath) back(t *transcript.Tree) bool {
 	if id != p.want {
 		return false
 	}
-	p.want = t.Str(t.Get(0, "parentId"))
+	p.want = link.Parent
 	return true
 }
 
 // pathFrom is the set of ids on the path from the last entry back to the
 // bytes at off, for a Measure from off to the end.
-func pathFrom(f *os.File, off, size int64) map[string]bool {
+func pathFrom(f *os.File, off, size int64, d transcript.Dialect) map[string]bool {
 	on := map[string]bool{}
-	var path piPath
+	path := piPath{d: d}
 	var p transcript.Parser
 	backwardLines(f, size, func(line []byte) bool {
 		size -= int64(len(line)) + 1
 		if t, err := p.Parse(line); err == nil && path.back(t) {
-			if id := piEntryID(t); id != "" {
+			if id := d.Link(t).ID; id != "" {
 				on[id] = true
 			}
 		}
@@ -1204,21 +1198,12 @@ func pathFrom(f *os.File, off, size int64) map[string]bool {
 }
 
 // offPath reports whether t is a pi entry off Options.onPath.
-func (o Options) offPath(t *transcript.Tree) bool {
+func (o Options) offPath(t *transcript.Tree, d transcript.Dialect) bool {
 	if o.onPath == nil {
 		return false
 	}
-	id := piEntryID(t)
+	id := d.Link(t).ID
 	return id != "" && !o.onPath[id]
-}
-
-// piEntryID is the id of a pi entry, the links of its tree; "" for a line
-// without one and for the session header, whose id names the session.
-func piEntryID(t *transcript.Tree) string {
-	if t.Str(t.Get(0, "type")) == "session" {
-		return ""
-	}
-	return t.Str(t.Get(0, "id"))
 }
 
 // untilStopped passes writes on to w until stop is called, and refuses

@@ -32,7 +32,7 @@ type keptSum struct {
 }
 
 func newKeptSum(l Line, d transcript.Dialect, est Estimator) *keptSum {
-	if l.Role != Compaction || d != transcript.OpenClaw || (l.KeptID == "" && l.KeptIndex <= 0) {
+	if l.Role != Compaction || d.Threads() != transcript.ParentTree || (l.KeptID == "" && l.KeptIndex <= 0) {
 		return nil
 	}
 	return &keptSum{l: l, d: d, est: est, tree: l.KeptID != "", want: l.Parent}
@@ -53,7 +53,8 @@ func (k *keptSum) add(line []byte, number int) bool {
 	if err != nil {
 		return true
 	}
-	id := piEntryID(t)
+	link := k.d.Link(t)
+	id := link.ID
 	if k.tree {
 		// A v2+ session is a tree: the compaction's context is the path up
 		// its parentIds, and an entry of another branch between the kept
@@ -65,7 +66,7 @@ func (k *keptSum) add(line []byte, number int) bool {
 		if id != k.want {
 			return true
 		}
-		k.want = t.Str(t.Get(0, "parentId"))
+		k.want = link.Parent
 	}
 	if l := classify(t, k.d, k.est, true, nil); l.Role == Content || l.Role == Usage {
 		k.sum += l.Estimate

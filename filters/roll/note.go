@@ -63,7 +63,7 @@ func newNote(d transcript.Dialect, lines []line, p plan, opt Options, res gauge.
 			break
 		}
 	}
-	if n.v3 && d == transcript.OpenClaw {
+	if n.v3 && d.Threads() == transcript.ParentTree {
 		n.evicted = map[string]bool{}
 		for i := p.from; i < p.to; i++ {
 			if l := lines[i]; transcript.GivenID(l.id) && !kept(l) {
@@ -116,10 +116,10 @@ func (n *note) rolled(tokens, kept int, newline bool) string {
 	if newline {
 		added = fmt.Sprintf(`,%q:true`, transcript.RolledNewline)
 	}
-	if n.d == transcript.OpenClaw && n.v3 {
+	if n.d.Threads() == transcript.ParentTree && n.v3 {
 		added += fmt.Sprintf(`,"marker":%s`, q(n.markerID()))
 	}
-	if n.d != transcript.OpenClaw {
+	if n.d.Threads() != transcript.ParentTree {
 		// The note stands before the lines it counts: the gauge takes off
 		// what bs takes out of them later by their _extracted.
 		added += fmt.Sprintf(`,"kept_moved":%d`, n.scopeExtracted)
@@ -432,7 +432,7 @@ func (n *note) notes(evicted func(after int) string, tokensAfter, after int) [][
 // compaction.
 func (n *note) spendRecords(sp *spool.Spool) ([][]byte, error) {
 	var out [][]byte
-	tree := n.d == transcript.OpenClaw && n.v3
+	tree := n.d.Threads() == transcript.ParentTree && n.v3
 	parent := ""
 	if tree {
 		parent = n.lastID(n.p.from)

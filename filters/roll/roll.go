@@ -13,7 +13,6 @@ import (
 	"io"
 	"log/slog"
 	"runtime"
-	"strconv"
 	"time"
 
 	"github.com/bstools/bs/blobstore"
@@ -150,10 +149,10 @@ func Run(ctx context.Context, name string, r io.Reader, w io.Writer, opt Options
 		opt.Session = sid
 	}
 	branched := 0
-	switch d {
-	case transcript.OpenClaw:
+	switch d.Threads() {
+	case transcript.ParentTree:
 		branched = markBranches(lines)
-	case transcript.ClaudeCode:
+	case transcript.ParentChains:
 		branched = markClaudeBranches(lines)
 	}
 	if branched > 0 {
@@ -258,48 +257,47 @@ func scan(ctx context.Context, name string, sp *spool.Spool, opt Options) ([]lin
 				sid = e.SessionID
 			}
 			li.msg, li.id, li.time = Evictable(t, e), e.ID, e.Time
-			if d == transcript.OpenClaw && t.Str(t.Get(0, "type")) == "session" {
+			link := d.Link(t)
+			if link.Header && d.Threads() == transcript.ParentTree {
 				li.id = "" // the session's id, not an entry's: no entry's parent
 			}
-			li.issued, li.answered = callIDs(t, d)
-			switch d {
-			case transcript.ClaudeCode:
-				// What Claude Code's chain needs, read as the gauge reads
-				// it, its calls included.
-				n := gauge.ClaudeNode(t)
+			turn := d.Turn(t, &e)
+			li.issued, li.answered = turn.Issued, turn.Answered
+			switch d.Threads() {
+			case transcript.ParentChains:
+				// What the chain needs, read as the gauge reads it, its
+				// calls included.
+				n := gauge.NodeOf(t, d)
 				li.parent, li.msgID, li.sidechain = n.Parent, n.MsgID, n.Sidechain
 				li.issued, li.answered = n.Issued, n.Answered
-			case transcript.OpenClaw:
-				li.parent = t.Str(t.Get(0, "parentId"))
+			case transcript.ParentTree:
+				li.parent = link.Parent
 			}
 			tools.Name(&e)
 			li.tool = transcript.EntryTool(&e)
 			li.bsNote = isNote(t)
-			li.join, li.noise, lastMsgID = joins(t, d, lastMsgID)
+			unit := d.Unit(t, lastMsgID)
+			li.join, li.noise, lastMsgID = unit.Join, unit.Noise, unit.MsgID
 			if li.spends = transcript.Spends(t, d); li.spends && t.Get(0, transcript.SpentField) >= 0 {
 				li.noise = true // a spend record goes with its unit, and stands again before the note
 			}
-			if d == transcript.OpenClaw {
-				switch {
-				case li.acct.Role == gauge.Compaction:
-					// An earlier compaction inside the range goes with it:
-					// a copy on the path would start pi's context at a
-					// kept entry it names that is gone, and cut off
-					// everything before it, this roll's marker among them.
-					li.noise = true
-				case t.Str(t.Get(0, "type")) == "branch_summary":
-					li.msg = true // pi gives it to the model as a message
-				}
+			switch {
+			case li.acct.Role == gauge.Compaction && d.Threads() == transcript.ParentTree:
+				// An earlier compaction inside the range goes with it:
+				// a copy on the path would start pi's context at a
+				// kept entry it names that is gone, and cut off
+				// everything before it, this roll's marker among them.
+				li.noise = true
+			case unit.Message:
+				li.msg = true // the runtime gives it to the model as a message
 			}
 			li.user = li.msg && !li.join && e.Role == "user" && len(li.answered) == 0
 			li.keptIndex = -1
-			if li.acct.Role == gauge.Compaction && d == transcript.OpenClaw {
-				li.keptID = t.Str(t.Get(0, "firstKeptEntryId"))
-				if k := t.Get(0, "firstKeptEntryIndex"); k >= 0 {
-					if n, err := strconv.Atoi(string(t.Raw(k))); err == nil {
-						li.keptIndex = n
-					}
-				}
+			if li.acct.Role == gauge.Compaction && d.Threads() == transcript.ParentTree {
+				// The entry it keeps from, as the pruner reads it.
+				pv := transcript.PruneView{KeptIndex: li.keptIndex}
+				d.Prune(t, &pv)
+				li.keptID, li.keptIndex = pv.KeptID, pv.KeptIndex
 			}
 		}
 		lines = append(lines, li)
@@ -318,84 +316,6 @@ func Evictable(t *transcript.Tree, e transcript.Entry) bool {
 // isNote reports whether a line is one bs roll wrote.
 func isNote(t *transcript.Tree) bool {
 	return t.Get(0, transcript.RolledField) >= 0 || t.Get(0, transcript.EvictedField) >= 0
-}
-
-// joins reports whether a line must stay with the message before it (a
-// tool result with its call, one response split over lines), and whether
-// it is noise that goes with its unit (not in context, not needed to load).
-func joins(t *transcript.Tree, d transcript.Dialect, lastMsgID string) (join, noise bool, msgID string) {
-	str := func(i int, names ...string) string { return t.Str(t.Path(i, names...)) }
-	switch d {
-	case transcript.OpenClaw:
-		return str(0, "message", "role") == "toolResult", false, ""
-	case transcript.ClaudeCode:
-		switch str(0, "type") {
-		case "assistant":
-			id := str(0, "message", "id")
-			return id != "" && id == lastMsgID, false, id
-		case "user":
-			result := false
-			t.Children(t.Path(0, "message", "content"), func(b, _ int) {
-				if str(b, "type") == "tool_result" {
-					result = true
-				}
-			})
-			return result, false, ""
-		case "progress":
-			return true, true, lastMsgID
-		}
-		return false, false, lastMsgID
-	case transcript.Codex:
-		switch str(0, "type") {
-		case "response_item":
-			typ := str(0, "payload", "type")
-			return typ == "function_call_output" || typ == "custom_tool_call_output", false, ""
-		case "event_msg":
-			return true, true, ""
-		}
-	case transcript.BrainSurgeon:
-		return str(0, "type") == "tool_result", false, ""
-	default:
-		r := str(0, "role")
-		return r == "tool" || r == "function", false, ""
-	}
-	return false, false, ""
-}
-
-// callIDs returns the tool call ids a line makes and the ones it answers
-// (Claude Code's come with its gauge.ClaudeNode).
-func callIDs(t *transcript.Tree, d transcript.Dialect) (issued, answered []string) {
-	str := func(i int, names ...string) string { return t.Str(t.Path(i, names...)) }
-	blocks := func(content int, fn func(b int)) { t.Children(content, func(b, _ int) { fn(b) }) }
-	add := func(list *[]string, id string) {
-		if id != "" {
-			*list = append(*list, id)
-		}
-	}
-	switch d {
-	case transcript.OpenClaw:
-		msg := t.Get(0, "message")
-		blocks(t.Get(msg, "content"), func(b int) {
-			if str(b, "type") == "toolCall" {
-				add(&issued, str(b, "id"))
-			}
-		})
-		if str(msg, "role") == "toolResult" {
-			add(&answered, str(msg, "toolCallId"))
-		}
-	case transcript.Codex:
-		p := t.Get(0, "payload")
-		switch str(p, "type") {
-		case "function_call", "custom_tool_call", "local_shell_call":
-			add(&issued, str(p, "call_id"))
-		case "function_call_output", "custom_tool_call_output":
-			add(&answered, str(p, "call_id"))
-		}
-	case transcript.Generic:
-		t.Children(t.Get(0, "tool_calls"), func(c, _ int) { add(&issued, str(c, "id")) })
-		add(&answered, str(0, "tool_call_id"))
-	}
-	return issued, answered
 }
 
 // plan is the range to evict: lines [from, to), of which keep are copied
@@ -788,7 +708,7 @@ func write(ctx context.Context, w io.Writer, sp *spool.Spool, lines []line, d tr
 	// kept copies, and for Claude Code the summary line.
 	n := newNote(d, lines, p, opt, res)
 	var linked [][]byte // for a pi tree: the kept copies, then a bridge
-	if d == transcript.OpenClaw && n.v3 {
+	if d.Threads() == transcript.ParentTree && n.v3 {
 		if linked, err = n.relink(sp); err != nil {
 			return st, errors.Join(err, sp.CopyTo(w))
 		}

@@ -1613,7 +1613,7 @@ func TestSpendRecordsLeaveTheChain(t *testing.T) {
 			if err != nil {
 				continue
 			}
-			n := gauge.ClaudeNode(tr)
+			n := gauge.NodeOf(tr, transcript.ClaudeCode)
 			nodesWith = append(nodesWith, n)
 			if tr.Get(0, transcript.SpentField) >= 0 {
 				records++

@@ -5,7 +5,8 @@ import "bytes"
 // Dialect is a transcript format as a runtime writes it: everything the
 // filters need to know about a runtime's lines is asked of it, so a
 // runtime is one file (dialect_*.go) and one registry line (registry.go),
-// and no filter names one.
+// and the filters ask instead of naming runtimes. The conformance suite in
+// filters/dialecttest checks a dialect's answers against the filters.
 //
 // The zero Dialect (nil) is explicit "auto": not given and not yet
 // detected. Source detects it from the first lines; once a transcript is
@@ -69,6 +70,26 @@ type Dialect interface {
 	// in the runtime's shape for an assistant answer.
 	FollowTurn(t *Tree, answer bool, s *StandIn)
 	StandInEntry(s *StandIn, n StandInNote) []byte
+
+	// Converse reads object line t into c, in conversation terms.
+	Converse(t *Tree, c Conversation)
+
+	// Account is what object line t is to the context window's gauge:
+	// in context or not, the usage and model it records, a compaction.
+	Account(t *Tree) Account
+
+	// Prune fills in what object line t is to a context pruner that
+	// counts characters as OpenClaw's session pruning does (bs trim).
+	Prune(t *Tree, p *PruneView)
+
+	// Threads is how the runtime's lines link into the context, and Link
+	// how object line t links.
+	Threads() Threading
+	Link(t *Tree) Link
+	// Unit is how object line t goes with the lines around it when a
+	// filter takes a range out; lastMsgID is the response of the line
+	// before (Unit.MsgID).
+	Unit(t *Tree, lastMsgID string) Unit
 }
 
 // Unknown is the zero Dialect, for tests and callers that spell "auto".

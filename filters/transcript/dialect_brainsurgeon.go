@@ -133,3 +133,94 @@ func (brainSurgeon) StandInEntry(s *StandIn, n StandInNote) []byte {
 	o.member("text", AppendQuote(nil, n.Text))
 	return o.close(n)
 }
+
+// Converse reads line t into c.
+func (brainSurgeon) Converse(t *Tree, c Conversation) {
+	v := conversing{t: t, c: c}
+	v.brainsurgeon()
+}
+
+func (v *conversing) brainsurgeon() {
+	t, o := v.t, v.c
+	when := v.str(0, "timestamp")
+	if id := v.str(0, "sessionId"); id != "" {
+		o.Session(id, false)
+	}
+	body := func() (string, int) {
+		for _, f := range []string{"text", "content", "message", "output", "result"} {
+			if n := t.Get(0, f); n >= 0 {
+				if s, chars := v.text(n); chars > 0 {
+					return s, chars
+				}
+			}
+		}
+		return "", 0
+	}
+	switch v.str(0, "type") {
+	case "user_message":
+		v.user(body())
+	case "assistant_message":
+		o.Said(body())
+	case "tool_call":
+		name := v.str(0, "toolName")
+		if name == "" {
+			name = v.str(0, "name")
+		}
+		args := t.Get(0, "arguments")
+		if args < 0 {
+			args = t.Get(0, "input")
+		}
+		id := v.str(0, "toolCallId")
+		if args >= 0 && t.Nodes[args].Kind == '"' {
+			o.CallJSON(name, id, t.Str(args))
+		} else {
+			o.Call(name, id, t, args)
+		}
+	case "tool_result":
+		head, _ := body()
+		o.Result(v.str(0, "toolName"), v.isTrue(0, "isError"), head, when)
+	}
+}
+
+// Account: every message is in context; the flat format records no usage.
+func (d brainSurgeon) Account(t *Tree) Account { return viewAccount(t, d) }
+
+// Prune: the entry's type says what it is; a tool result's value is its
+// output, content or result.
+func (brainSurgeon) Prune(t *Tree, p *PruneView) {
+	str := func(names ...string) string { return t.Str(t.Path(0, names...)) }
+	p.ID = firstID(t, "__id", "id")
+	p.Time = str("timestamp")
+	p.Model = str("model")
+	switch str("type") {
+	case "user_message":
+		p.Kind = PruneUser
+		p.Contents = append(p.Contents, t.Get(0, "text"), t.Get(0, "content"))
+	case "assistant_message", "thinking":
+		p.Kind, p.SideItem = PruneAssistant, true
+		p.Contents = append(p.Contents, t.Get(0, "text"), t.Get(0, "content"))
+	case "tool_call":
+		p.Kind, p.SideItem = PruneAssistant, true
+		p.Raws = append(p.Raws, t.Get(0, "input"), t.Get(0, "arguments"))
+	case "tool_result":
+		p.Kind = PruneResults
+		tool := str("toolName")
+		for _, name := range []string{"output", "content", "result"} {
+			if v := t.Get(0, name); v >= 0 {
+				p.Results = append(p.Results, PruneResult{v, "", tool, "text"})
+				break
+			}
+		}
+	}
+}
+
+// Threads: the flat format is linear.
+func (brainSurgeon) Threads() Threading { return InOrder }
+
+// Link: entries link to nothing.
+func (brainSurgeon) Link(*Tree) Link { return Link{} }
+
+// Unit: a tool result goes with the call before it.
+func (brainSurgeon) Unit(t *Tree, lastMsgID string) Unit {
+	return Unit{Join: t.Str(t.Get(0, "type")) == "tool_result"}
+}

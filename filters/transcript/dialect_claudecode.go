@@ -287,3 +287,174 @@ func (claudeCode) StandInEntry(s *StandIn, n StandInNote) []byte {
 	o.member("timestamp", s.stamp(n.Now))
 	return o.close(n)
 }
+
+// Converse reads line t into c.
+func (claudeCode) Converse(t *Tree, c Conversation) {
+	v := conversing{t: t, c: c}
+	v.claude()
+}
+
+func (v *conversing) claude() {
+	t, o := v.t, v.c
+	if id := v.str(0, "sessionId"); id != "" {
+		o.Session(id, false)
+	}
+	if id := v.str(0, "agentId"); id != "" {
+		o.Agent(id)
+	}
+	if t.Get(0, "isCompactSummary") >= 0 || v.isTrue(0, "isMeta") {
+		return
+	}
+	when := v.str(0, "timestamp")
+	content := t.Path(0, "message", "content")
+	switch v.str(0, "type") {
+	case "user":
+		v.anthropic(content, when, true)
+	case "assistant":
+		v.anthropic(content, when, false)
+	}
+}
+
+// Account: an assistant line carries the usage of its response, which
+// the lines of one response share (MsgID); a compact_boundary starts the
+// context again.
+func (claudeCode) Account(t *Tree) Account {
+	str := func(i int, names ...string) string { return t.Str(t.Path(i, names...)) }
+	typ := str(0, "type")
+	if typ == "" {
+		typ = str(0, "message", "role") // usage-only lines (ccusage fixtures) have no type
+	}
+	switch typ {
+	case "user":
+		return content(t.Get(0, "message"))
+	case "assistant":
+		msg := t.Get(0, "message")
+		a := content(msg)
+		n, usage := claudeUsage(t, msg)
+		if m := str(msg, "model"); m != "" && m != "<synthetic>" {
+			a.Model = m
+		}
+		if usage && t.Get(0, "isApiErrorMessage") < 0 {
+			a.Role, a.Tokens, a.MsgID = UsageReport, n, str(msg, "id")
+		}
+		return a
+	case "system":
+		if str(0, "subtype") == "compact_boundary" {
+			a := noAccount
+			a.Role = CompactionEntry
+			return a
+		}
+	}
+	return noAccount
+}
+
+// claudeUsage reads a Claude Code assistant line's usage.
+func claudeUsage(t *Tree, msg int) (int, bool) {
+	u := t.Get(msg, "usage")
+	if u < 0 {
+		return 0, false
+	}
+	n := number(t, t.Get(u, "input_tokens")) + number(t, t.Get(u, "cache_creation_input_tokens")) +
+		number(t, t.Get(u, "cache_read_input_tokens")) + number(t, t.Get(u, "output_tokens"))
+	return n, n > 0
+}
+
+// Prune: a user line carries a prompt or tool results; the lines of one
+// response share its message id.
+func (claudeCode) Prune(t *Tree, p *PruneView) {
+	str := func(i int, names ...string) string { return t.Str(t.Path(i, names...)) }
+	p.ID = firstID(t, "uuid", "__id")
+	p.Time = str(0, "timestamp")
+	msg := t.Get(0, "message")
+	content := t.Get(msg, "content")
+	switch str(0, "type") {
+	case "user":
+		p.Kind = PruneUser
+		if content < 0 || t.Nodes[content].Kind != '[' {
+			p.Contents = append(p.Contents, content)
+			return
+		}
+		t.Children(content, func(b, _ int) {
+			switch str(b, "type") {
+			case "tool_result":
+				p.Kind = PruneResults
+				p.Results = append(p.Results, PruneResult{t.Get(b, "content"), str(b, "tool_use_id"), "", "text"})
+			case "text":
+				p.Texts = append(p.Texts, t.Get(b, "text"))
+			case "image":
+				p.Images++
+			}
+		})
+	case "assistant":
+		p.Kind = PruneAssistant
+		p.MsgID = str(msg, "id")
+		if m := str(msg, "model"); m != "<synthetic>" {
+			p.Model = m
+		}
+		t.Children(content, func(b, _ int) {
+			switch str(b, "type") {
+			case "text":
+				p.Texts = append(p.Texts, t.Get(b, "text"))
+			case "thinking":
+				p.Texts = append(p.Texts, t.Get(b, "thinking"))
+			case "tool_use":
+				p.Raws = append(p.Raws, t.Get(b, "input"))
+				p.Calls = append(p.Calls, PruneCall{str(b, "id"), str(b, "name")})
+			}
+		})
+	case "system":
+		p.Compaction = str(0, "subtype") == "compact_boundary"
+	}
+}
+
+// Threads: Claude Code's lines chain by parentUuid, with sidechains and
+// compact boundaries.
+func (claudeCode) Threads() Threading { return ParentChains }
+
+// Link is a line's uuid and parentUuid, its response's message id, its
+// thread, and the tool_use and tool_result blocks it carries.
+func (claudeCode) Link(t *Tree) Link {
+	l := Link{ID: t.Str(t.Get(0, "uuid")), Parent: t.Str(t.Get(0, "parentUuid"))}
+	l.Sidechain = string(t.Raw(max(t.Get(0, "isSidechain"), 0))) == "true"
+	switch t.Str(t.Get(0, "type")) {
+	case "assistant":
+		l.MsgID = t.Str(t.Path(0, "message", "id"))
+		fallthrough
+	case "user":
+		l.Thread = MainThread
+		if l.Sidechain {
+			l.Thread = SideThread
+		}
+	}
+	t.Children(t.Path(0, "message", "content"), func(b, _ int) {
+		switch t.Str(t.Get(b, "type")) {
+		case "tool_use":
+			l.Issued = ids(l.Issued, t.Str(t.Get(b, "id")))
+		case "tool_result":
+			l.Answered = ids(l.Answered, t.Str(t.Get(b, "tool_use_id")))
+		}
+	})
+	return l
+}
+
+// Unit: the lines of one response go together, a tool result with its
+// call; progress lines are bookkeeping of the response they follow.
+func (claudeCode) Unit(t *Tree, lastMsgID string) Unit {
+	str := func(i int, names ...string) string { return t.Str(t.Path(i, names...)) }
+	switch str(0, "type") {
+	case "assistant":
+		id := str(0, "message", "id")
+		return Unit{Join: id != "" && id == lastMsgID, MsgID: id}
+	case "user":
+		result := false
+		t.Children(t.Path(0, "message", "content"), func(b, _ int) {
+			if str(b, "type") == "tool_result" {
+				result = true
+			}
+		})
+		return Unit{Join: result}
+	case "progress":
+		return Unit{Join: true, Noise: true, MsgID: lastMsgID}
+	}
+	return Unit{MsgID: lastMsgID}
+}

@@ -1,5 +1,10 @@
 package transcript
 
+import (
+	"strconv"
+	"strings"
+)
+
 // Codex is Codex CLI's rollouts (FORMATS §4): every line a
 // {timestamp,type,payload} envelope, after a session_meta line.
 var Codex Dialect = codex{}
@@ -179,4 +184,160 @@ func (codex) StandInEntry(s *StandIn, n StandInNote) []byte {
 	p := append(AppendQuote([]byte(`{"type":"message","role":"assistant","content":[{"type":"output_text","text":`), n.Text), `}]}`...)
 	o.member("payload", p)
 	return o.close(n)
+}
+
+// Converse reads line t into c.
+func (codex) Converse(t *Tree, c Conversation) {
+	v := conversing{t: t, c: c}
+	v.codex()
+}
+
+func (v *conversing) codex() {
+	t, o := v.t, v.c
+	p := t.Get(0, "payload")
+	when := v.str(0, "timestamp")
+	switch v.str(0, "type") {
+	case "session_meta":
+		o.Session(v.str(p, "id"), false)
+	case "response_item":
+		switch v.str(p, "type") {
+		case "message":
+			switch v.str(p, "role") {
+			case "user":
+				v.user(v.text(t.Get(p, "content")))
+			case "assistant":
+				o.Said(v.text(t.Get(p, "content")))
+			}
+		case "function_call":
+			o.CallJSON(v.str(p, "name"), v.str(p, "call_id"), v.str(p, "arguments"))
+		case "custom_tool_call":
+			o.CallRaw(v.str(p, "name"), v.str(p, "call_id"), v.str(p, "input"))
+		case "local_shell_call":
+			o.Call("shell", v.str(p, "call_id"), t, t.Get(p, "action"))
+		case "function_call_output", "custom_tool_call_output":
+			out := t.Get(p, "output")
+			if out >= 0 && t.Nodes[out].Kind == '{' {
+				out = t.Get(out, "content")
+			}
+			head := v.head(out)
+			o.Result(o.ToolOf(v.str(p, "call_id")), codexFailed(head), head, when)
+		}
+	}
+}
+
+// codexFailed reads the exit status Codex writes at the top of a command's
+// output ("Process exited with code N", or "Exit code: N"), or in the JSON
+// {"output":…,"metadata":{"exit_code":N}} of older versions.
+func codexFailed(out string) bool {
+	head := out
+	if len(head) > 400 {
+		head = head[:400]
+	}
+	for _, p := range []string{"Process exited with code ", "Exit code: ", `"exit_code":`} {
+		if i := strings.Index(head, p); i >= 0 {
+			rest := strings.TrimSpace(head[i+len(p):])
+			end := strings.IndexFunc(rest, func(r rune) bool { return r < '0' || r > '9' })
+			if end < 0 {
+				end = len(rest)
+			}
+			n, err := strconv.Atoi(rest[:end])
+			return err == nil && n != 0
+		}
+	}
+	return false
+}
+
+// Account: items are in context; a token_count event carries the usage
+// of the last request and the window; compacted replaces the context.
+func (codex) Account(t *Tree) Account {
+	str := func(i int, names ...string) string { return t.Str(t.Path(i, names...)) }
+	p := t.Get(0, "payload")
+	switch str(0, "type") {
+	case "response_item":
+		return content(p)
+	case "compacted":
+		a := content(t.Get(p, "replacement_history"))
+		a.Role, a.Fallback, a.HasFallback = CompactionEntry, t.Get(p, "message"), true
+		return a
+	case "turn_context":
+		a := noAccount
+		a.Model = str(p, "model")
+		return a
+	case "event_msg":
+		if str(p, "type") != "token_count" {
+			return noAccount
+		}
+		info := t.Get(p, "info")
+		a := noAccount
+		a.Window = number(t, t.Get(info, "model_context_window"))
+		last := t.Get(info, "last_token_usage")
+		n := number(t, t.Get(last, "total_tokens"))
+		if n == 0 {
+			n = number(t, t.Get(last, "input_tokens")) + number(t, t.Get(last, "output_tokens"))
+		}
+		if n > 0 {
+			a.Role, a.Tokens = UsageReport, n
+		}
+		return a
+	}
+	return noAccount
+}
+
+// Prune: one item per line, the assistant's side in several; the lines
+// carry no id the pruner keys by.
+func (codex) Prune(t *Tree, pv *PruneView) {
+	str := func(i int, names ...string) string { return t.Str(t.Path(i, names...)) }
+	pv.Time = str(0, "timestamp")
+	p := t.Get(0, "payload")
+	switch str(0, "type") {
+	case "turn_context":
+		pv.Model = str(p, "model")
+	case "compacted":
+		pv.Compaction = true
+	case "event_msg":
+		// Codex records each prompt the user types as this event, beside
+		// (or, in a trimmed rollout, instead of) a user message item.
+		pv.Prompt = str(p, "type") == "user_message"
+	case "response_item":
+		switch str(p, "type") {
+		case "message":
+			switch str(p, "role") {
+			case "user":
+				pv.Kind = PruneUser
+				pv.Contents = append(pv.Contents, t.Get(p, "content"))
+			case "assistant":
+				pv.Kind, pv.SideItem = PruneAssistant, true
+				pv.Contents = append(pv.Contents, t.Get(p, "content"))
+			}
+		case "reasoning":
+			pv.Kind, pv.SideItem = PruneAssistant, true
+			t.Children(t.Get(p, "summary"), func(b, _ int) { pv.Texts = append(pv.Texts, t.Get(b, "text")) })
+		case "function_call", "custom_tool_call", "local_shell_call":
+			pv.Kind, pv.SideItem = PruneAssistant, true
+			pv.Texts = append(pv.Texts, t.Get(p, "arguments"), t.Get(p, "input"))
+			pv.Calls = append(pv.Calls, PruneCall{str(p, "call_id"), str(p, "name")})
+		case "function_call_output", "custom_tool_call_output":
+			pv.Kind = PruneResults
+			pv.Results = append(pv.Results, PruneResult{t.Get(p, "output"), str(p, "call_id"), "", "input_text"})
+		}
+	}
+}
+
+// Threads: a rollout is linear.
+func (codex) Threads() Threading { return InOrder }
+
+// Link: rollout lines carry no ids.
+func (codex) Link(*Tree) Link { return Link{} }
+
+// Unit: a call's output goes with its call; events are bookkeeping.
+func (codex) Unit(t *Tree, lastMsgID string) Unit {
+	str := func(i int, names ...string) string { return t.Str(t.Path(i, names...)) }
+	switch str(0, "type") {
+	case "response_item":
+		typ := str(0, "payload", "type")
+		return Unit{Join: typ == "function_call_output" || typ == "custom_tool_call_output"}
+	case "event_msg":
+		return Unit{Join: true, Noise: true}
+	}
+	return Unit{}
 }

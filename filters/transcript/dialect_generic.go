@@ -105,3 +105,87 @@ func (generic) StandInEntry(s *StandIn, n StandInNote) []byte {
 	o.member("content", AppendQuote(nil, n.Text))
 	return o.close(n)
 }
+
+// Converse reads line t into c.
+func (generic) Converse(t *Tree, c Conversation) {
+	v := conversing{t: t, c: c}
+	v.generic()
+}
+
+func (v *conversing) generic() {
+	t := v.t
+	if msgs := t.Get(0, "messages"); msgs >= 0 {
+		t.Children(msgs, func(m, _ int) { v.chat(m) })
+		return
+	}
+	if t.Get(0, "role") >= 0 {
+		v.chat(0)
+	}
+}
+
+func (v *conversing) chat(m int) {
+	t, o := v.t, v.c
+	when := v.str(0, "timestamp")
+	content := t.Get(m, "content")
+	switch v.str(m, "role") {
+	case "user":
+		v.anthropic(content, when, true)
+	case "assistant":
+		v.anthropic(content, when, false)
+		t.Children(t.Get(m, "tool_calls"), func(c, _ int) {
+			args := t.Path(c, "function", "arguments")
+			name, id := v.str(c, "function", "name"), v.str(c, "id")
+			if args >= 0 && t.Nodes[args].Kind == '"' {
+				o.CallJSON(name, id, t.Str(args))
+			} else {
+				o.Call(name, id, t, args)
+			}
+		})
+	case "tool", "function":
+		name := v.str(m, "name")
+		if name == "" {
+			name = o.ToolOf(v.str(m, "tool_call_id"))
+		}
+		head := v.head(content)
+		o.Result(name, false, head, when)
+	}
+}
+
+// Account: every message is in context; chat records no usage.
+func (d generic) Account(t *Tree) Account { return viewAccount(t, d) }
+
+// Prune: the role says what a message is; an assistant's tool calls
+// count their arguments.
+func (generic) Prune(t *Tree, p *PruneView) {
+	str := func(i int, names ...string) string { return t.Str(t.Path(i, names...)) }
+	p.ID = firstID(t, "__id")
+	content := t.Get(0, "content")
+	switch str(0, "role") {
+	case "user":
+		p.Kind = PruneUser
+		p.Contents = append(p.Contents, content)
+	case "assistant":
+		p.Kind = PruneAssistant
+		p.Contents = append(p.Contents, content)
+		p.Model = str(0, "model")
+		t.Children(t.Get(0, "tool_calls"), func(x, _ int) {
+			p.Texts = append(p.Texts, t.Path(x, "function", "arguments"))
+			p.Calls = append(p.Calls, PruneCall{str(x, "id"), str(x, "function", "name")})
+		})
+	case "tool", "function":
+		p.Kind = PruneResults
+		p.Results = append(p.Results, PruneResult{content, str(0, "tool_call_id"), str(0, "name"), "text"})
+	}
+}
+
+// Threads: chat is linear.
+func (generic) Threads() Threading { return InOrder }
+
+// Link: chat lines link to nothing.
+func (generic) Link(*Tree) Link { return Link{} }
+
+// Unit: a tool message goes with the call before it.
+func (generic) Unit(t *Tree, lastMsgID string) Unit {
+	r := t.Str(t.Get(0, "role"))
+	return Unit{Join: r == "tool" || r == "function"}
+}

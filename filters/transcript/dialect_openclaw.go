@@ -215,3 +215,182 @@ func (openClaw) StandInEntry(s *StandIn, n StandInNote) []byte {
 	o.member("message", append(msg, '}'))
 	return o.close(n)
 }
+
+// Converse reads line t into c.
+func (openClaw) Converse(t *Tree, c Conversation) {
+	v := conversing{t: t, c: c}
+	v.openclaw()
+}
+
+func (v *conversing) openclaw() {
+	t, o := v.t, v.c
+	when := v.str(0, "timestamp")
+	switch v.str(0, "type") {
+	case "session":
+		o.Session(v.str(0, "id"), true)
+	case "message":
+		msg := t.Get(0, "message")
+		content := t.Get(msg, "content")
+		switch v.str(msg, "role") {
+		case "user":
+			v.user(v.text(content))
+		case "assistant":
+			v.piAssistant(content, when)
+		case "toolResult":
+			head := v.head(content)
+			o.Result(v.str(msg, "toolName"), v.isTrue(msg, "isError"), head, when)
+		case "bashExecution": // a command the user ran with !
+			code := v.raw(t.Get(msg, "exitCode"))
+			o.Ran("bash", code != "" && code != "0" && code != "null", t.StrPrefix(t.Get(msg, "output"), HeadBytes), when)
+		}
+	}
+}
+
+func (v *conversing) piAssistant(content int, when string) {
+	t, o := v.t, v.c
+	if content < 0 {
+		return
+	}
+	if t.Nodes[content].Kind == '"' {
+		o.Said(v.text(content))
+		return
+	}
+	t.Children(content, func(b, _ int) {
+		switch v.str(b, "type") {
+		case "text":
+			o.Said(v.text(t.Get(b, "text")))
+		case "toolCall":
+			o.Call(v.str(b, "name"), v.str(b, "id"), t, t.Get(b, "arguments"))
+		}
+	})
+}
+
+// Account: an assistant message carries the usage the provider saw;
+// compactions keep the entries from the one they name.
+func (openClaw) Account(t *Tree) Account {
+	str := func(i int, names ...string) string { return t.Str(t.Path(i, names...)) }
+	switch str(0, "type") {
+	case "message":
+		msg := t.Get(0, "message")
+		if str(msg, "role") == "assistant" {
+			if n, ok := piUsage(t, msg); ok {
+				return Account{Role: UsageReport, Tokens: n, Text: true, Content: msg, Fallback: -1, Model: str(msg, "model")}
+			}
+		}
+		a := content(msg)
+		if str(msg, "role") == "assistant" {
+			a.Model = str(msg, "model")
+		}
+		return a
+	case "custom_message", "branch_summary":
+		return content(0)
+	case "compaction":
+		a := content(t.Get(0, "summary"))
+		a.Role = CompactionEntry
+		a.KeptID, a.KeptIndex = str(0, "firstKeptEntryId"), number(t, t.Get(0, "firstKeptEntryIndex"))
+		a.Parent = str(0, "parentId")
+		return a
+	case "model_change", "session":
+		a := noAccount
+		a.Model = str(0, "modelId")
+		return a
+	}
+	return noAccount
+}
+
+// piUsage reads an OpenClaw/pi assistant message's usage. Messages that
+// ended in an error or were aborted, and all-zero usage (gateway-injected
+// and mirrored messages), carry no context size.
+func piUsage(t *Tree, msg int) (int, bool) {
+	switch t.Str(t.Get(msg, "stopReason")) {
+	case "error", "aborted":
+		return 0, false
+	}
+	u := t.Get(msg, "usage")
+	if u < 0 {
+		return 0, false
+	}
+	n := number(t, t.Get(u, "input")) + number(t, t.Get(u, "cacheRead")) + number(t, t.Get(u, "cacheWrite")) + number(t, t.Get(u, "output"))
+	if n == 0 {
+		n = number(t, t.Get(u, "totalTokens"))
+	}
+	return n, n > 0
+}
+
+// Prune: pi's messages by role; compactions keep from the entry they
+// name; an assistant message counts its text, thinking and arguments.
+func (openClaw) Prune(t *Tree, p *PruneView) {
+	str := func(i int, names ...string) string { return t.Str(t.Path(i, names...)) }
+	p.ID, p.Keepable = firstID(t, "id", "__id"), true
+	p.Time = str(0, "timestamp")
+	switch str(0, "type") {
+	case "session", "model_change":
+		p.Model = str(0, "modelId")
+	case "compaction":
+		p.Kind, p.Compaction = PruneOther, true
+		p.KeptID = str(0, "firstKeptEntryId")
+		if k := t.Get(0, "firstKeptEntryIndex"); k >= 0 {
+			if n, err := strconv.Atoi(string(t.Raw(k))); err == nil {
+				p.KeptIndex = n
+			}
+		}
+	case "branch_summary", "custom_message":
+		p.Kind = PruneOther
+	case "message":
+		msg := t.Get(0, "message")
+		content := t.Get(msg, "content")
+		switch str(msg, "role") {
+		case "user":
+			p.Kind = PruneUser
+			p.Contents = append(p.Contents, content)
+		case "assistant":
+			p.Kind = PruneAssistant
+			p.Model = str(msg, "model")
+			if ts := t.Get(msg, "timestamp"); ts >= 0 && t.Nodes[ts].Kind == '0' {
+				p.TimeMs, _ = strconv.ParseInt(string(t.Raw(ts)), 10, 64)
+			}
+			t.Children(content, func(b, _ int) {
+				switch str(b, "type") {
+				case "text":
+					p.Texts = append(p.Texts, t.Get(b, "text"))
+				case "thinking":
+					p.Texts = append(p.Texts, t.Get(b, "thinking"))
+				case "toolCall":
+					if a := t.Get(b, "arguments"); a >= 0 {
+						p.Raws = append(p.Raws, a)
+					} else {
+						p.EmptyArgs++
+					}
+					p.Calls = append(p.Calls, PruneCall{str(b, "id"), str(b, "name")})
+				}
+			})
+		case "toolResult":
+			p.Kind = PruneResults
+			p.Results = append(p.Results, PruneResult{content, str(msg, "toolCallId"), str(msg, "toolName"), "text"})
+		default:
+			p.Kind = PruneOther
+		}
+	}
+}
+
+// Threads: pi's entries make a tree; the context is the path to the last.
+func (openClaw) Threads() Threading { return ParentTree }
+
+// Link is an entry's id and parentId; the header's id names the session,
+// not an entry.
+func (openClaw) Link(t *Tree) Link {
+	var l Link
+	if t.Str(t.Get(0, "type")) == "session" {
+		l.Header = true
+	} else {
+		l.ID = t.Str(t.Get(0, "id"))
+	}
+	l.Parent = t.Str(t.Get(0, "parentId"))
+	return l
+}
+
+// Unit: a tool result goes with its call; a branch summary is given to
+// the model as a message.
+func (openClaw) Unit(t *Tree, lastMsgID string) Unit {
+	return Unit{Join: t.Str(t.Path(0, "message", "role")) == "toolResult", Message: t.Str(t.Get(0, "type")) == "branch_summary"}
+}

@@ -1,7 +1,10 @@
 // Package transcript is the shared machinery every bs filter stands on: a
-// line reader that keeps every byte, a JSON tree with byte spans, dialect
-// detection, an entry view over one line, and a splicer that rewrites values
-// at their byte offsets and leaves every other byte alone.
+// line reader that keeps every byte, a JSON tree with byte spans, the
+// dialects (one file each, dialect_*.go, listed in registry.go: the
+// Dialect interface answers everything the filters ask of a runtime's
+// format, and builds the lines they write in the runtime's own shape), an
+// entry view over one line, and a splicer that rewrites values at their
+// byte offsets and leaves every other byte alone.
 package transcript
 
 import (

@@ -1,22 +1,21 @@
 package trim
 
 import (
-	"strconv"
 	"strings"
 
 	"github.com/bstools/bs/filters/gauge"
 	"github.com/bstools/bs/filters/transcript"
 )
 
-// kind is what a line is to OpenClaw's pruner.
-type kind uint8
+// kind is what a line is to OpenClaw's pruner, as the dialect tells it.
+type kind = transcript.PruneKind
 
 const (
-	none      kind = iota // not part of the context (headers, settings, progress)
-	user                  // a user message: the first one ends the bootstrap guard
-	assistant             // an assistant message, or a later part of one
-	results               // a message carrying tool results
-	other                 // any other message in context: 256 characters
+	none      = transcript.PruneNone
+	user      = transcript.PruneUser
+	assistant = transcript.PruneAssistant
+	results   = transcript.PruneResults
+	other     = transcript.PruneOther // 256 characters
 )
 
 // otherChars is what OpenClaw counts for a message that is neither user,
@@ -51,6 +50,7 @@ type facts struct {
 	keptID     string
 	keptIndex  int
 	id         string // the entry's own id ("" if none)
+	keepable   bool   // a compaction may name id as the first entry it keeps
 
 	// Where edits go, for a line with tool results.
 	fixed     bool // bs's own members are not what bs writes: leave the line alone
@@ -106,18 +106,10 @@ func classify(t *transcript.Tree, d transcript.Dialect, estimates bool) facts {
 	if r := t.Get(0, transcript.RolledField); r >= 0 && t.Get(r, "tokens") >= 0 {
 		f.compaction = true
 	}
-	switch d {
-	case transcript.OpenClaw:
-		c.openclaw()
-	case transcript.ClaudeCode:
-		c.claude()
-	case transcript.Codex:
-		c.codex()
-	case transcript.BrainSurgeon:
-		c.brainsurgeon()
-	default:
-		c.generic()
+	if d == nil {
+		d = transcript.Fallback() // what an undetected transcript is read as
 	}
+	c.prune(d)
 	if len(f.slots) > 0 {
 		c.anchors(d)
 		f.adjusted = transcript.AdjustedSpan(t)
@@ -289,206 +281,34 @@ func (c *classifier) anchors(d transcript.Dialect) {
 	}
 }
 
-// entryID reads the entry's own id from the first of fields that holds one.
-func (c *classifier) entryID(fields ...string) {
-	for _, name := range fields {
-		if n := c.t.Get(0, name); n >= 0 && c.t.Nodes[n].Kind == '"' {
-			if id := c.t.Str(n); id != "" {
-				c.f.id = id
-				return
-			}
-		}
+// prune takes what the dialect says the line is to the pruner, and
+// counts its values as OpenClaw counts them.
+func (c *classifier) prune(d transcript.Dialect) {
+	f := c.f
+	pv := transcript.PruneView{KeptIndex: f.keptIndex}
+	d.Prune(c.t, &pv)
+	f.id, f.keepable, f.time, f.timeMs, f.model, f.msgID = pv.ID, pv.Keepable, pv.Time, pv.TimeMs, pv.Model, pv.MsgID
+	f.sideItem, f.prompt = pv.SideItem, pv.Prompt
+	f.compaction = f.compaction || pv.Compaction
+	f.keptID, f.keptIndex = pv.KeptID, pv.KeptIndex
+	f.kind = pv.Kind
+	if f.kind == other {
+		f.chars = otherChars
 	}
-}
-
-// --- OpenClaw / pi ---------------------------------------------------------
-
-func (c *classifier) openclaw() {
-	t, f := c.t, c.f
-	c.entryID("id", "__id")
-	f.time = c.str(0, "timestamp")
-	switch c.str(0, "type") {
-	case "session", "model_change":
-		f.model = c.str(0, "modelId")
-	case "compaction":
-		f.kind, f.chars, f.compaction = other, otherChars, true
-		f.keptID = c.str(0, "firstKeptEntryId")
-		if k := t.Get(0, "firstKeptEntryIndex"); k >= 0 {
-			if n, err := strconv.Atoi(string(t.Raw(k))); err == nil {
-				f.keptIndex = n
-			}
-		}
-	case "branch_summary", "custom_message":
-		f.kind, f.chars = other, otherChars
-	case "message":
-		msg := t.Get(0, "message")
-		content := t.Get(msg, "content")
-		switch c.str(msg, "role") {
-		case "user":
-			f.kind, f.chars = user, c.blocks(content)
-		case "assistant":
-			f.kind = assistant
-			f.model = c.str(msg, "model")
-			if ts := t.Get(msg, "timestamp"); ts >= 0 && t.Nodes[ts].Kind == '0' {
-				f.timeMs, _ = strconv.ParseInt(string(t.Raw(ts)), 10, 64)
-			}
-			t.Children(content, func(b, _ int) {
-				switch c.str(b, "type") {
-				case "text":
-					f.chars += c.units(t.Get(b, "text"))
-				case "thinking":
-					f.chars += c.units(t.Get(b, "thinking"))
-				case "toolCall":
-					if a := t.Get(b, "arguments"); a >= 0 {
-						f.chars += c.rawLen(a)
-					} else {
-						f.chars += 2 // JSON.stringify({})
-					}
-					f.calls = append(f.calls, call{c.str(b, "id"), c.str(b, "name")})
-				}
-			})
-		case "toolResult":
-			f.kind = results
-			c.result(content, c.str(msg, "toolCallId"), c.str(msg, "toolName"), "text")
-		default:
-			f.kind, f.chars = other, otherChars
-		}
+	for _, n := range pv.Texts {
+		f.chars += c.units(n)
 	}
-}
-
-// --- Claude Code -----------------------------------------------------------
-
-func (c *classifier) claude() {
-	t, f := c.t, c.f
-	c.entryID("uuid", "__id")
-	f.time = c.str(0, "timestamp")
-	msg := t.Get(0, "message")
-	content := t.Get(msg, "content")
-	switch c.str(0, "type") {
-	case "user":
-		f.kind = user
-		if content < 0 || t.Nodes[content].Kind != '[' {
-			f.chars = c.blocks(content)
-			return
-		}
-		t.Children(content, func(b, _ int) {
-			switch c.str(b, "type") {
-			case "tool_result":
-				f.kind = results
-				c.result(t.Get(b, "content"), c.str(b, "tool_use_id"), "", "text")
-			case "text":
-				f.chars += c.units(t.Get(b, "text"))
-			case "image":
-				f.chars += imageChars
-			}
-		})
-	case "assistant":
-		f.kind = assistant
-		f.msgID = c.str(msg, "id")
-		if m := c.str(msg, "model"); m != "<synthetic>" {
-			f.model = m
-		}
-		t.Children(content, func(b, _ int) {
-			switch c.str(b, "type") {
-			case "text":
-				f.chars += c.units(t.Get(b, "text"))
-			case "thinking":
-				f.chars += c.units(t.Get(b, "thinking"))
-			case "tool_use":
-				f.chars += c.rawLen(t.Get(b, "input"))
-				f.calls = append(f.calls, call{c.str(b, "id"), c.str(b, "name")})
-			}
-		})
-	case "system":
-		f.compaction = f.compaction || c.str(0, "subtype") == "compact_boundary"
+	for _, n := range pv.Contents {
+		f.chars += c.blocks(n)
 	}
-}
-
-// --- Codex -----------------------------------------------------------------
-
-func (c *classifier) codex() {
-	t, f := c.t, c.f
-	f.time = c.str(0, "timestamp")
-	p := t.Get(0, "payload")
-	switch c.str(0, "type") {
-	case "turn_context":
-		f.model = c.str(p, "model")
-	case "compacted":
-		f.compaction = true
-	case "event_msg":
-		// Codex records each prompt the user types as this event, beside
-		// (or, in a trimmed rollout, instead of) a user message item.
-		f.prompt = c.str(p, "type") == "user_message"
-	case "response_item":
-		switch c.str(p, "type") {
-		case "message":
-			switch c.str(p, "role") {
-			case "user":
-				f.kind, f.chars = user, c.blocks(t.Get(p, "content"))
-			case "assistant":
-				f.kind, f.sideItem = assistant, true
-				f.chars = c.blocks(t.Get(p, "content"))
-			}
-		case "reasoning":
-			f.kind, f.sideItem = assistant, true
-			t.Children(t.Get(p, "summary"), func(b, _ int) { f.chars += c.units(t.Get(b, "text")) })
-		case "function_call", "custom_tool_call", "local_shell_call":
-			f.kind, f.sideItem = assistant, true
-			f.chars = c.units(t.Get(p, "arguments")) + c.units(t.Get(p, "input"))
-			f.calls = append(f.calls, call{c.str(p, "call_id"), c.str(p, "name")})
-		case "function_call_output", "custom_tool_call_output":
-			f.kind = results
-			c.result(t.Get(p, "output"), c.str(p, "call_id"), "", "input_text")
-		}
+	for _, n := range pv.Raws {
+		f.chars += c.rawLen(n)
 	}
-}
-
-// --- BrainSurgeon flat -------------------------------------------------------
-
-func (c *classifier) brainsurgeon() {
-	t, f := c.t, c.f
-	c.entryID("__id", "id")
-	f.time = c.str(0, "timestamp")
-	f.model = c.str(0, "model")
-	texts := func() int { return c.blocks(t.Get(0, "text")) + c.blocks(t.Get(0, "content")) }
-	switch c.str(0, "type") {
-	case "user_message":
-		f.kind, f.chars = user, texts()
-	case "assistant_message", "thinking":
-		f.kind, f.sideItem, f.chars = assistant, true, texts()
-	case "tool_call":
-		f.kind, f.sideItem = assistant, true
-		f.chars = c.rawLen(t.Get(0, "input")) + c.rawLen(t.Get(0, "arguments"))
-	case "tool_result":
-		f.kind = results
-		tool := c.str(0, "toolName")
-		for _, name := range []string{"output", "content", "result"} {
-			if v := t.Get(0, name); v >= 0 {
-				c.result(v, "", tool, "text")
-				break
-			}
-		}
+	f.chars += pv.Images*imageChars + pv.EmptyArgs*2 // JSON.stringify({})
+	for _, k := range pv.Calls {
+		f.calls = append(f.calls, call{k.ID, k.Name})
 	}
-}
-
-// --- generic chat --------------------------------------------------------------
-
-func (c *classifier) generic() {
-	t, f := c.t, c.f
-	c.entryID("__id")
-	content := t.Get(0, "content")
-	switch c.str(0, "role") {
-	case "user":
-		f.kind, f.chars = user, c.blocks(content)
-	case "assistant":
-		f.kind, f.chars = assistant, c.blocks(content)
-		f.model = c.str(0, "model")
-		t.Children(t.Get(0, "tool_calls"), func(x, _ int) {
-			f.chars += c.units(t.Path(x, "function", "arguments"))
-			f.calls = append(f.calls, call{c.str(x, "id"), c.str(x, "function", "name")})
-		})
-	case "tool", "function":
-		f.kind = results
-		c.result(content, c.str(0, "tool_call_id"), c.str(0, "name"), "text")
+	for _, r := range pv.Results {
+		c.result(r.Node, r.CallID, r.Tool, r.Block)
 	}
 }

@@ -188,7 +188,7 @@ func scan(ctx context.Context, name string, sp *spool.Spool, opt *Options, onBad
 		f := &li.f
 		r.entry = true
 		r.kind, r.chars, r.prompt = f.kind, f.chars, f.prompt
-		if d == transcript.OpenClaw {
+		if f.keepable {
 			r.id = f.id
 		}
 		if f.model != "" {
