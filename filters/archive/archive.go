@@ -838,16 +838,13 @@ func metaJSON(m Marker, now time.Time) []byte {
 // v1KeptIndex is the first kept entry of a pi v1 compaction, pi's or bs
 // roll's, by its number from the start of the file; 0 for any other line.
 func v1KeptIndex(t *transcript.Tree, d transcript.Dialect) int {
-	if d != transcript.OpenClaw || t.Str(t.Get(0, "type")) != "compaction" || t.Get(0, "firstKeptEntryId") >= 0 {
+	if !d.IsCompaction(t) {
 		return 0
 	}
-	k := t.Get(0, "firstKeptEntryIndex")
-	if k < 0 {
+	pv := transcript.PruneView{KeptIndex: -1}
+	d.Prune(t, &pv)
+	if pv.KeptByID || pv.KeptIndex < 0 {
 		return 0
 	}
-	n, err := strconv.Atoi(string(t.Raw(k)))
-	if err != nil || n < 0 {
-		return 0
-	}
-	return n
+	return pv.KeptIndex
 }

@@ -164,6 +164,9 @@ func (parley) Unit(t *transcript.Tree, _ string) transcript.Unit {
 	return transcript.Unit{Join: t.Str(t.Get(0, "who")) == "tool"}
 }
 
+// StatesWindow: parley states no context window.
+func (parley) StatesWindow() bool { return false }
+
 // Parley records no usage: nothing for cost reports to keep.
 func (parley) Spends(*transcript.Tree) bool                                { return false }
 func (parley) SpendRecord(*transcript.Tree, string, string, string) []byte { return nil }

@@ -160,7 +160,7 @@ func runtimeLine(t *transcript.Tree, d transcript.Dialect, est Estimator) Line {
 		return Line{}
 	}
 	l := classifyRole(t, d, est, true, nil, false)
-	if l.Role == Usage || l.Role == Compaction && d != transcript.OpenClaw && t.Get(0, transcript.RolledField) >= 0 {
+	if l.Role == Usage || l.Role == Compaction && d.Threads() != transcript.ParentTree && t.Get(0, transcript.RolledField) >= 0 {
 		l.Role = Content
 	}
 	return l
@@ -178,9 +178,10 @@ func classifyRole(t *transcript.Tree, d transcript.Dialect, est Estimator, usage
 		return Line{Role: Content, Estimate: c.tokens + c.images*ImageTokens}
 	}
 	// A bs roll note states the context it leaves behind, in any dialect.
-	// Roll's copy of the compaction pi started from, which it evicted,
-	// keeps from the marker on: it reads as the pi compaction it is.
-	if r := t.Get(0, transcript.RolledField); rollNotes && r >= 0 && !(d == transcript.OpenClaw && str(0, "type") == "compaction" && t.Get(r, "tokens") < 0) {
+	// In a tree (ParentTree), roll's copy of the compaction the runtime
+	// started from, which it evicted, keeps from the marker on: it reads
+	// as the compaction it is.
+	if r := t.Get(0, transcript.RolledField); rollNotes && r >= 0 && !(d.Threads() == transcript.ParentTree && d.IsCompaction(t) && t.Get(r, "tokens") < 0) {
 		if tok := t.Get(r, "tokens"); tok >= 0 {
 			l := Line{Role: Compaction, Estimate: intAt(t, tok), Scope: intAt(t, t.Get(r, "kept_lines")), Estimator: t.Str(t.Get(r, "estimator")), RollEnd: true, Marker: t.Str(t.Get(r, "marker")), KeptExtracted: -1}
 			if k := t.Get(r, "kept_moved"); k >= 0 {
@@ -188,7 +189,7 @@ func classifyRole(t *transcript.Tree, d transcript.Dialect, est Estimator, usage
 			}
 			return l
 		}
-		if d == transcript.OpenClaw {
+		if d.Threads() == transcript.ParentTree { // roll's tree protocol (roll/note.go)
 			switch str(0, "type") {
 			case "model_change":
 				// The model an evicted answer named, which roll keeps.

@@ -1031,7 +1031,7 @@ func lastModel(f *os.File, size int64, d transcript.Dialect, opt Options) (strin
 				}
 			}
 		}
-		return (model == "" || (d == transcript.Codex && window == 0)) && scanned < 8<<20
+		return (model == "" || (d.StatesWindow() && window == 0)) && scanned < 8<<20
 	})
 	return model, window
 }

@@ -449,11 +449,11 @@ func (n *note) spendRecords(sp *spool.Spool) ([][]byte, error) {
 		if t == nil {
 			continue
 		}
-		// A kept line stays where it is, so it needs no record, except a
-		// Codex turn_context: it names the model the token counts after
-		// it were spent on, and the records come before the kept lines,
-		// so they carry their own copy in order.
-		if kept(l) && !(n.d == transcript.Codex && t.Str(t.Path(0, "type")) == "turn_context") {
+		// A kept line stays where it is, so it needs no record, except
+		// one the records after it are priced by (Codex's turn_context):
+		// the records come before the kept lines, so they carry their
+		// own copy in order.
+		if kept(l) && !n.d.Unit(t, "").SpendAgain {
 			continue
 		}
 		id := ""

@@ -90,6 +90,10 @@ type Dialect interface {
 	// filter takes a range out; lastMsgID is the response of the line
 	// before (Unit.MsgID).
 	Unit(t *Tree, lastMsgID string) Unit
+	// StatesWindow reports whether the runtime's lines state the model's
+	// context window (Account.Window), which a scan for the model then
+	// looks for too.
+	StatesWindow() bool
 }
 
 // Unknown is the zero Dialect, for tests and callers that spell "auto".
@@ -123,7 +127,7 @@ const DetectLines = 64
 
 // Fallback is the dialect of a transcript whose first DetectLines lines
 // none claims.
-func Fallback() Dialect { return Generic }
+func Fallback() Dialect { return registry.fallback }
 
 // DetectIn is the dialect the first lines of head say (Classify, over at
 // most DetectLines of its lines), or nil when none says. head may end

@@ -224,3 +224,6 @@ func (brainSurgeon) Link(*Tree) Link { return Link{} }
 func (brainSurgeon) Unit(t *Tree, lastMsgID string) Unit {
 	return Unit{Join: t.Str(t.Get(0, "type")) == "tool_result"}
 }
+
+// StatesWindow: the lines state no context window.
+func (brainSurgeon) StatesWindow() bool { return false }

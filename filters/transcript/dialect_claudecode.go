@@ -458,3 +458,6 @@ func (claudeCode) Unit(t *Tree, lastMsgID string) Unit {
 	}
 	return Unit{MsgID: lastMsgID}
 }
+
+// StatesWindow: the lines state no context window.
+func (claudeCode) StatesWindow() bool { return false }

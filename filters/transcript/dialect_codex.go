@@ -338,6 +338,11 @@ func (codex) Unit(t *Tree, lastMsgID string) Unit {
 		return Unit{Join: typ == "function_call_output" || typ == "custom_tool_call_output"}
 	case "event_msg":
 		return Unit{Join: true, Noise: true}
+	case "turn_context":
+		return Unit{SpendAgain: true}
 	}
 	return Unit{}
 }
+
+// StatesWindow: token_count events state the model's context window.
+func (codex) StatesWindow() bool { return true }

@@ -189,3 +189,6 @@ func (generic) Unit(t *Tree, lastMsgID string) Unit {
 	r := t.Str(t.Get(0, "role"))
 	return Unit{Join: r == "tool" || r == "function"}
 }
+
+// StatesWindow: the lines state no context window.
+func (generic) StatesWindow() bool { return false }

@@ -328,7 +328,7 @@ func (openClaw) Prune(t *Tree, p *PruneView) {
 		p.Model = str(0, "modelId")
 	case "compaction":
 		p.Kind, p.Compaction = PruneOther, true
-		p.KeptID = str(0, "firstKeptEntryId")
+		p.KeptID, p.KeptByID = str(0, "firstKeptEntryId"), t.Get(0, "firstKeptEntryId") >= 0
 		if k := t.Get(0, "firstKeptEntryIndex"); k >= 0 {
 			if n, err := strconv.Atoi(string(t.Raw(k))); err == nil {
 				p.KeptIndex = n
@@ -394,3 +394,6 @@ func (openClaw) Link(t *Tree) Link {
 func (openClaw) Unit(t *Tree, lastMsgID string) Unit {
 	return Unit{Join: t.Str(t.Path(0, "message", "role")) == "toolResult", Message: t.Str(t.Get(0, "type")) == "branch_summary"}
 }
+
+// StatesWindow: the lines state no context window.
+func (openClaw) StatesWindow() bool { return false }

@@ -53,6 +53,9 @@ type PruneView struct {
 	Compaction bool
 	KeptID     string
 	KeptIndex  int
+	// KeptByID: the compaction names its first kept entry by id (even
+	// an empty one), so a number it also carries is not read.
+	KeptByID bool
 }
 
 // PruneResult is one tool result: its content (node), the call it

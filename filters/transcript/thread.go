@@ -64,4 +64,9 @@ type Unit struct {
 	// Message: the runtime gives the line to the model as a message,
 	// though the entry view counts it as none (pi's branch_summary).
 	Message bool
+	// SpendAgain: a line whose spend record a roll writes even when the
+	// line stays, because the records after it are priced by what it
+	// names (Codex's turn_context names the model of the counts after it,
+	// and the records stand before the kept lines).
+	SpendAgain bool
 }
