@@ -33,12 +33,12 @@ type Conversation interface {
 	ToolOf(id string) string
 }
 
-// textBytes and HeadBytes bound what is decoded of one text: a message's
+// textBytes and headBytes bound what is decoded of one text: a message's
 // gist needs its first and last characters, a tool output's only its
 // first, and a tool output may be megabytes.
 const (
 	textBytes = 16 << 10
-	HeadBytes = 2 << 10
+	headBytes = 2 << 10
 )
 
 // ConversationText reads content, a string or an array of text blocks
@@ -54,7 +54,7 @@ func ConversationHead(t *Tree, content int) string {
 }
 
 func readText(t *Tree, content int, count bool) (string, int) {
-	limit := HeadBytes
+	limit := headBytes
 	if count {
 		limit = textBytes
 	}

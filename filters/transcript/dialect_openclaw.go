@@ -241,7 +241,7 @@ func (v *conversing) openclaw() {
 			o.Result(v.str(msg, "toolName"), v.isTrue(msg, "isError"), head, when)
 		case "bashExecution": // a command the user ran with !
 			code := v.raw(t.Get(msg, "exitCode"))
-			o.Ran("bash", code != "" && code != "0" && code != "null", t.StrPrefix(t.Get(msg, "output"), HeadBytes), when)
+			o.Ran("bash", code != "" && code != "0" && code != "null", t.StrPrefix(t.Get(msg, "output"), headBytes), when)
 		}
 	}
 }
