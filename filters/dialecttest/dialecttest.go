@@ -105,6 +105,19 @@ func checkRegistry(t *testing.T, d transcript.Dialect) {
 	if len(d.IDFields()) == 0 {
 		t.Errorf("%v names no member for an entry's id (generated ids go in the last)", d)
 	}
+	// bs roll writes the note RollNote gives, or with RollTree a marker
+	// and a compaction appended last: one of the two, never both.
+	note := d.RollNote(transcript.RollNote{
+		Text: "note", Now: "2026-01-01T00:00:00Z",
+		Evicted: func(int) string { return "{}" },
+		Rolled:  func(int) string { return `"` + transcript.RolledField + `":{}` },
+		Tag:     `"` + transcript.RolledField + `":{}`,
+		Hash:    func(salt string) []byte { return make([]byte, 32) },
+		Chain:   func() transcript.RollChain { return transcript.RollChain{Main: true} },
+	})
+	if (note == nil) == (d.RollTree() == nil) {
+		t.Errorf("%v: RollNote gives %d lines and RollTree is %v: bs roll needs exactly one of them", d, len(note), d.RollTree())
+	}
 }
 
 // pairing is what a transcript says of its tool calls: the ids of the

@@ -74,6 +74,9 @@ func (parley) RollNote(n transcript.RollNote) [][]byte {
 	return [][]byte{line(`"who":"host","said":`+quote(n.Text)+`,`+quote(transcript.EvictedField)+`:`+n.Evicted(0), "", nil, n.Rolled(0))}
 }
 
+// RollTree is nil: a parley is no tree, and RollNote writes the note.
+func (parley) RollTree() transcript.RollTree { return nil }
+
 // Turn: a human line is a prompt, a bot line an answer, a tool line a
 // result; calls pair by ref.
 func (parley) Turn(t *transcript.Tree, e *transcript.Entry) transcript.Turn {

@@ -18,6 +18,7 @@ import (
 // shape so the runtime still loads the file.
 type note struct {
 	d         transcript.Dialect
+	tree      transcript.RollTree // how the dialect spells the lines, when RollNote writes none (pi's)
 	text      string
 	now       string
 	seed      string // makes the ids this roll writes unique and stable
@@ -42,7 +43,7 @@ type note struct {
 }
 
 func newNote(d transcript.Dialect, lines []line, p plan, opt Options, res gauge.Result) *note {
-	n := &note{d: d, text: p.note, now: opt.Now.UTC().Format(time.RFC3339Nano), tokens: res.Tokens, lines: lines, p: p, session: opt.Session, estimator: opt.Estimator.Name()}
+	n := &note{d: d, tree: d.RollTree(), text: p.note, now: opt.Now.UTC().Format(time.RFC3339Nano), tokens: res.Tokens, lines: lines, p: p, session: opt.Session, estimator: opt.Estimator.Name()}
 	n.seed = fmt.Sprintf("%d-%d-%s", p.from, p.to, n.now)
 	for _, i := range p.keep {
 		n.scopeExtracted += lines[i].acct.Extracted
@@ -63,7 +64,7 @@ func newNote(d transcript.Dialect, lines []line, p plan, opt Options, res gauge.
 			break
 		}
 	}
-	if n.v3 && d.Threads() == transcript.ParentTree {
+	if n.v3 && n.tree != nil {
 		n.evicted = map[string]bool{}
 		for i := p.from; i < p.to; i++ {
 			if l := lines[i]; transcript.GivenID(l.id) && !kept(l) {
@@ -116,10 +117,10 @@ func (n *note) rolled(tokens, kept int, newline bool) string {
 	if newline {
 		added = fmt.Sprintf(`,%q:true`, transcript.RolledNewline)
 	}
-	if n.d.Threads() == transcript.ParentTree && n.v3 {
+	if n.tree != nil && n.v3 {
 		added += fmt.Sprintf(`,"marker":%s`, q(n.markerID()))
 	}
-	if n.d.Threads() != transcript.ParentTree {
+	if n.tree == nil {
 		// The note stands before the lines it counts: the gauge takes off
 		// what bs takes out of them later by their _extracted.
 		added += fmt.Sprintf(`,"kept_moved":%d`, n.scopeExtracted)
@@ -175,26 +176,17 @@ func (n *note) evictedParent(start int, throughKept bool) string {
 	return ""
 }
 
-func nullOr(id string) string {
-	if id == "" {
-		return "null"
-	}
-	return q(id)
-}
-
-// marker is the OpenClaw/pi line that stands where the evicted entries
-// were. In a tree (v2+) it is a custom_message carrying the note: on the
-// path through the compaction it comes before the first kept entry, out of
-// the context, but a user who goes back to a kept entry leaves the
-// compaction off the path, and then the note is what tells the model that
-// messages are missing. A v1 file is no tree: a custom entry, which pi
-// keeps out of the context, does.
+// marker is the line that stands where the evicted entries were
+// (RollTree.Marker). In a tree (v2+) its note goes to the model where a
+// path leaves the compaction: on the path through the compaction it comes
+// before the first kept entry, out of the context, but a user who goes
+// back to a kept entry leaves the compaction off the path, and then the
+// note is what tells the model that messages are missing. A v1 file is
+// no tree: its marker stays out of the context.
 func (n *note) marker(evicted string) []byte {
 	if !n.v3 {
-		return []byte(fmt.Sprintf(`{"type":"custom","customType":"bs:evicted","data":{"note":%s},"timestamp":%s,%q:%s,%s}`+"\n",
-			q(n.text), q(n.now), transcript.EvictedField, evicted, rolledTag()))
+		return n.tree.Marker(transcript.RollMarker{Text: n.text, Now: n.now, Evicted: evicted, Tag: rolledTag()})
 	}
-	text := n.messageText()
 	// The tokens evicted: a user gone back to a kept entry has the usage
 	// recorded there, which counts them; and the earlier rolls whose
 	// notes are among the evicted lines, whose evictions usage after this
@@ -207,8 +199,7 @@ func (n *note) marker(evicted string) []byte {
 	}
 	list, _ := json.Marshal(closes)
 	tag := fmt.Sprintf(`%q:{"by":%q,"evicted_tokens":%d,"closes":%s}`, transcript.RolledField, transcript.RolledBy, n.p.evictedEst, list)
-	return []byte(fmt.Sprintf(`{"type":"custom_message","customType":"bs:evicted","content":%s,"display":false,"id":%s,"parentId":%s,"timestamp":%s,%q:%s,%s}`+"\n",
-		q(text), q(n.markerID()), nullOr(n.lastID(n.p.from)), q(n.now), transcript.EvictedField, evicted, tag))
+	return n.tree.Marker(transcript.RollMarker{Text: n.text, Now: n.now, Evicted: evicted, ID: n.markerID(), Parent: n.lastID(n.p.from), Tag: tag})
 }
 
 func (n *note) markerID() string {
@@ -239,11 +230,7 @@ func (n *note) evictedModel(sp *spool.Spool) ([]string, error) {
 	if t == nil {
 		return nil, err
 	}
-	provider := t.Str(t.Path(0, "message", "provider"))
-	if provider == "" {
-		provider = t.Str(t.Get(0, "provider"))
-	}
-	return []string{provider, n.lines[last].acct.Model}, nil
+	return []string{n.tree.Provider(t), n.lines[last].acct.Model}, nil
 }
 
 // relink returns the lines that follow the marker in a pi tree (v2+): the
@@ -273,8 +260,7 @@ func (n *note) relink(sp *spool.Spool) ([][]byte, error) {
 	}
 	modelChange := func() {
 		id := n.shortID("model")
-		out = append(out, []byte(fmt.Sprintf(`{"type":"model_change","id":%s,"parentId":%s,"timestamp":%s,"provider":%s,"modelId":%s,%s}`+"\n",
-			q(id), q(prev), q(n.now), q(model[0]), q(model[1]), rolledTag())))
+		out = append(out, n.tree.ModelChange(id, prev, n.now, model[0], model[1], rolledTag()))
 		prev = id
 	}
 	lastNaming := -1 // in n.p.keep: the last copy that names a model
@@ -291,11 +277,9 @@ func (n *note) relink(sp *spool.Spool) ([][]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		if t != nil {
-			if k := t.Get(0, "parentId"); k >= 0 && n.lines[i].id != "" {
-				nd := t.Nodes[k]
-				body = append(append(append([]byte{}, body[:nd.Start]...), q(prev)...), body[nd.End:]...)
-				prev = n.lines[i].id
+		if t != nil && n.lines[i].id != "" {
+			if b, ok := n.tree.Reparent(t, body, prev); ok {
+				body, prev = b, n.lines[i].id
 			}
 		}
 		out = append(out, body)
@@ -303,10 +287,7 @@ func (n *note) relink(sp *spool.Spool) ([][]byte, error) {
 			modelChange()
 		}
 	}
-	bridge := func(id, parent string) []byte {
-		return []byte(fmt.Sprintf(`{"type":"custom","customType":"bs:bridge","data":{},"id":%s,"parentId":%s,"timestamp":%s,%s}`+"\n",
-			q(id), q(parent), q(n.now), rolledTag()))
-	}
+	bridge := func(id, parent string) []byte { return n.tree.Bridge(id, parent, n.now, rolledTag()) }
 	if n.bridgeID != "" {
 		out = append(out, bridge(n.bridgeID, prev))
 	}
@@ -359,13 +340,12 @@ func (n *note) startingCompaction(sp *spool.Spool) (line []byte, id string, err 
 	if t == nil {
 		return nil, "", err
 	}
-	before := "0"
-	if k := t.Get(0, "tokensBefore"); k >= 0 {
-		before = string(t.Raw(k))
+	summary, before := n.tree.Summary(t)
+	if before == "" {
+		before = "0" // it states none
 	}
 	id = n.shortID("compaction-kept")
-	return []byte(fmt.Sprintf(`{"type":"compaction","id":%s,"parentId":%s,"timestamp":%s,"summary":%s,"firstKeptEntryId":%s,"tokensBefore":%s,%s}`+"\n",
-		q(id), q(n.markerID()), q(n.now), q(t.Str(t.Get(0, "summary"))), q(n.markerID()), before, rolledTag())), id, nil
+	return n.tree.Compaction(transcript.RollCompaction{ID: id, Parent: n.markerID(), KeptID: n.markerID(), Now: n.now, Summary: summary, TokensBefore: before, Tag: rolledTag()}), id, nil
 }
 
 // compaction is the OpenClaw/pi compaction entry, appended as pi appends
@@ -379,8 +359,7 @@ func (n *note) compaction(tokensAfter, scope int, newline bool) []byte {
 		if n.firstKept < len(n.lines) && n.lines[n.firstKept].id != "" {
 			kept = n.lines[n.firstKept].id
 		}
-		return []byte(fmt.Sprintf(`{"type":"compaction","id":%s,"parentId":%s,"timestamp":%s,"summary":%s,"firstKeptEntryId":%s,"tokensBefore":%d,%s}`+"\n",
-			q(id), nullOr(n.lastID(len(n.lines))), q(n.now), q(n.text), q(kept), n.tokens, r))
+		return n.tree.Compaction(transcript.RollCompaction{ID: id, Parent: n.lastID(len(n.lines)), KeptID: kept, Now: n.now, Summary: n.text, TokensBefore: strconv.Itoa(n.tokens), Tag: r})
 	}
 	// v1 numbers the entries pi parses from 0, the header first (see
 	// entryLine); in the rolled file the marker and the kept copies stand
@@ -391,13 +370,8 @@ func (n *note) compaction(tokensAfter, scope int, newline bool) []byte {
 			index++
 		}
 	}
-	return []byte(fmt.Sprintf(`{"type":"compaction","timestamp":%s,"summary":%s,"firstKeptEntryIndex":%d,"tokensBefore":%d,%s}`+"\n",
-		q(n.now), q(n.text), index, n.tokens, r))
+	return n.tree.Compaction(transcript.RollCompaction{KeptIndex: index, Now: n.now, Summary: n.text, TokensBefore: strconv.Itoa(n.tokens), Tag: r})
 }
-
-// messageText is the note's text for a line that goes to the model as a
-// message (pi's marker in a tree).
-func (n *note) messageText() string { return transcript.RollNote{Text: n.text}.MessageText() }
 
 // notes are the lines that replace the evicted range in the runtimes
 // whose compaction is a note in its place (nil for pi's); evicted gives
@@ -432,7 +406,7 @@ func (n *note) notes(evicted func(after int) string, tokensAfter, after int) [][
 // compaction.
 func (n *note) spendRecords(sp *spool.Spool) ([][]byte, error) {
 	var out [][]byte
-	tree := n.d.Threads() == transcript.ParentTree && n.v3
+	tree := n.tree != nil && n.v3
 	parent := ""
 	if tree {
 		parent = n.lastID(n.p.from)

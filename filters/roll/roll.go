@@ -708,7 +708,7 @@ func write(ctx context.Context, w io.Writer, sp *spool.Spool, lines []line, d tr
 	// kept copies, and for Claude Code the summary line.
 	n := newNote(d, lines, p, opt, res)
 	var linked [][]byte // for a pi tree: the kept copies, then a bridge
-	if d.Threads() == transcript.ParentTree && n.v3 {
+	if n.tree != nil && n.v3 {
 		if linked, err = n.relink(sp); err != nil {
 			return st, errors.Join(err, sp.CopyTo(w))
 		}

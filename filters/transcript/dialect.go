@@ -60,6 +60,10 @@ type Dialect interface {
 	// first carrying EvictedField; nil when the runtime's compaction is
 	// not a note in place of the range (pi's).
 	RollNote(n RollNote) [][]byte
+	// RollTree spells the lines bs roll writes when RollNote is nil (a
+	// marker in place, a compaction appended last); nil when RollNote
+	// writes the note.
+	RollTree() RollTree
 
 	// Turn is what object line t, viewed as e, is to the conversation's
 	// turns: prompt, answer, tool call or result, and how calls pair.

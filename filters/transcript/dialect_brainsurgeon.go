@@ -94,6 +94,9 @@ func (brainSurgeon) RollNote(n RollNote) [][]byte {
 	return [][]byte{[]byte(`{"__id":` + quote(GeneratedIDPrefix+shortID(n.Hash("note"))) + `,"type":"system","timestamp":` + quote(n.Now) + `,"text":` + quote(n.Text) + `,` + quote(EvictedField) + `:` + n.Evicted(0) + `,` + n.Rolled(0) + "}\n")}
 }
 
+// RollTree is nil: RollNote writes the note.
+func (brainSurgeon) RollTree() RollTree { return nil }
+
 // Turn: the entry's type says it; calls carry no ids, so a result
 // answers the call before it.
 func (brainSurgeon) Turn(t *Tree, e *Entry) Turn {

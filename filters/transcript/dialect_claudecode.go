@@ -200,6 +200,9 @@ func (claudeCode) RollNote(n RollNote) [][]byte {
 	}
 }
 
+// RollTree is nil: RollNote writes the note.
+func (claudeCode) RollTree() RollTree { return nil }
+
 // claudeUUID is a version-4-shaped id like Claude Code's.
 func claudeUUID(h []byte) string {
 	h[6] = h[6]&0x0f | 0x40

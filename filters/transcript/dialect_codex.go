@@ -146,6 +146,9 @@ func (codex) RollNote(n RollNote) [][]byte {
 	return [][]byte{[]byte(`{"timestamp":` + quote(n.Now) + `,"type":"compacted","payload":{"message":` + quote(n.Text) + `},` + quote(EvictedField) + `:` + n.Evicted(0) + `,` + n.Rolled(0) + "}\n")}
 }
 
+// RollTree is nil: RollNote writes the note.
+func (codex) RollTree() RollTree { return nil }
+
 // Turn: a user message item is a prompt, and so is a user_message event
 // that does not echo one; reasoning and calls are the assistant's side.
 func (codex) Turn(t *Tree, e *Entry) Turn {

@@ -77,6 +77,9 @@ func (generic) RollNote(n RollNote) [][]byte {
 	return [][]byte{[]byte(`{"role":"system","content":` + quote(n.Text) + `,` + quote(EvictedField) + `:` + n.Evicted(0) + `,` + n.Rolled(0) + "}\n")}
 }
 
+// RollTree is nil: RollNote writes the note.
+func (generic) RollTree() RollTree { return nil }
+
 // Turn: the role says it; calls are tool_calls, answered by a tool
 // message's tool_call_id.
 func (generic) Turn(t *Tree, e *Entry) Turn {

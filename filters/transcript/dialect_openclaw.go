@@ -156,8 +156,82 @@ func (openClaw) IsCompaction(t *Tree) bool { return t.Str(t.Get(0, "type")) == "
 
 // RollNote is nil: pi's context is the path to a compaction appended
 // last that names the first entry it keeps, so bs roll writes a marker
-// where the range was and a compaction at the end, from the tree itself.
+// where the range was and a compaction at the end (RollTree).
 func (openClaw) RollNote(RollNote) [][]byte { return nil }
+
+// RollTree: pi's (piRoll).
+func (openClaw) RollTree() RollTree { return piRoll{} }
+
+// piRoll spells bs roll's note in pi's entries. Its marker and bridges
+// are custom entries, which pi keeps out of the context, but for the
+// marker of a tree: a custom_message, given to the model as a user
+// message where a path leaves the compaction (a user gone back to a kept
+// entry), and out of it on the path through the compaction, which keeps
+// from after it.
+type piRoll struct{}
+
+func (piRoll) Marker(m RollMarker) []byte {
+	ev := quote(EvictedField) + ":" + m.Evicted
+	if m.ID == "" { // v1: no tree, and the compaction's summary is in context
+		return []byte(`{"type":"custom","customType":"bs:evicted","data":{"note":` + quote(m.Text) + `},"timestamp":` + quote(m.Now) + `,` + ev + `,` + m.Tag + "}\n")
+	}
+	return []byte(`{"type":"custom_message","customType":"bs:evicted","content":` + quote(RollNote{Text: m.Text}.MessageText()) + `,"display":false,"id":` + quote(m.ID) + `,"parentId":` + nullOr(m.Parent) + `,"timestamp":` + quote(m.Now) + `,` + ev + `,` + m.Tag + "}\n")
+}
+
+// Compaction keeps from firstKeptEntryId in a tree, from
+// firstKeptEntryIndex in v1.
+func (piRoll) Compaction(c RollCompaction) []byte {
+	if c.ID == "" {
+		return []byte(`{"type":"compaction","timestamp":` + quote(c.Now) + `,"summary":` + quote(c.Summary) + `,"firstKeptEntryIndex":` + strconv.Itoa(c.KeptIndex) + `,"tokensBefore":` + c.TokensBefore + `,` + c.Tag + "}\n")
+	}
+	return []byte(`{"type":"compaction","id":` + quote(c.ID) + `,"parentId":` + nullOr(c.Parent) + `,"timestamp":` + quote(c.Now) + `,"summary":` + quote(c.Summary) + `,"firstKeptEntryId":` + quote(c.KeptID) + `,"tokensBefore":` + c.TokensBefore + `,` + c.Tag + "}\n")
+}
+
+func (piRoll) ModelChange(id, parent, now, provider, model, tag string) []byte {
+	return []byte(`{"type":"model_change","id":` + quote(id) + `,"parentId":` + quote(parent) + `,"timestamp":` + quote(now) + `,"provider":` + quote(provider) + `,"modelId":` + quote(model) + `,` + tag + "}\n")
+}
+
+func (piRoll) Bridge(id, parent, now, tag string) []byte {
+	return []byte(`{"type":"custom","customType":"bs:bridge","data":{},"id":` + quote(id) + `,"parentId":` + quote(parent) + `,"timestamp":` + quote(now) + `,` + tag + "}\n")
+}
+
+// Reparent rewrites the parentId in place, the rest of the line intact.
+func (piRoll) Reparent(t *Tree, body []byte, parent string) ([]byte, bool) {
+	k := t.Get(0, "parentId")
+	if k < 0 {
+		return nil, false
+	}
+	nd := t.Nodes[k]
+	return append(append(append([]byte{}, body[:nd.Start]...), quote(parent)...), body[nd.End:]...), true
+}
+
+// Provider: an answer's message names it; a model_change or a v1 header
+// on the line itself.
+func (piRoll) Provider(t *Tree) string {
+	if p := t.Str(t.Path(0, "message", "provider")); p != "" {
+		return p
+	}
+	return t.Str(t.Get(0, "provider"))
+}
+
+func (piRoll) Summary(t *Tree) (summary, tokensBefore string) {
+	if k := t.Get(0, "tokensBefore"); k >= 0 {
+		tokensBefore = string(t.Raw(k))
+	}
+	return t.Str(t.Get(0, "summary")), tokensBefore
+}
+
+func (piRoll) ReadRolled(t *Tree) RolledLine {
+	switch t.Str(t.Get(0, "type")) {
+	case "model_change":
+		return RolledLine{Model: t.Str(t.Get(0, "modelId"))}
+	case "custom_message":
+		if t.Get(0, EvictedField) >= 0 {
+			return RolledLine{Marker: true, ID: t.Str(t.Get(0, "id")), Content: t.Get(0, "content")}
+		}
+	}
+	return RolledLine{}
+}
 
 // Turn: the message's role says prompt, answer or result; the tool
 // calls are toolCall blocks, answered by a toolResult's toolCallId.

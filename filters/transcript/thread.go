@@ -13,7 +13,7 @@ const (
 	// the file, and a compaction keeps entries that stand before it
 	// (pi). A file without ids (pi v1) is one path. bs roll keeps the
 	// tree whole: a marker where the range was, a compaction appended
-	// last (RollNote is nil).
+	// last (RollNote is nil; RollTree spells the lines).
 	ParentTree
 	// ParentChains: lines name their parent; a compaction starts a new
 	// chain with no parent, subagents' lines are sidechains, and the
