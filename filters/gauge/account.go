@@ -160,7 +160,7 @@ func runtimeLine(t *transcript.Tree, d transcript.Dialect, est Estimator) Line {
 		return Line{}
 	}
 	l := classifyRole(t, d, est, true, nil, false)
-	if l.Role == Usage || l.Role == Compaction && d.Threads() != transcript.ParentTree && t.Get(0, transcript.RolledField) >= 0 {
+	if l.Role == Usage || l.Role == Compaction && d.RollTree() == nil && t.Get(0, transcript.RolledField) >= 0 {
 		l.Role = Content
 	}
 	return l
@@ -169,7 +169,6 @@ func runtimeLine(t *transcript.Tree, d transcript.Dialect, est Estimator) Line {
 // classifyRole is classify without what bs wrote on the line; without
 // rollNotes a line bs roll wrote reads as any other.
 func classifyRole(t *transcript.Tree, d transcript.Dialect, est Estimator, usageEstimate bool, visit func(Part), rollNotes bool) Line {
-	str := func(i int, names ...string) string { return t.Str(t.Path(i, names...)) }
 	content := func(i int) Line {
 		if est == nil {
 			return Line{Role: Content} // its role only (ClassifyRole)
@@ -178,10 +177,10 @@ func classifyRole(t *transcript.Tree, d transcript.Dialect, est Estimator, usage
 		return Line{Role: Content, Estimate: c.tokens + c.images*ImageTokens}
 	}
 	// A bs roll note states the context it leaves behind, in any dialect.
-	// In a tree (ParentTree), roll's copy of the compaction the runtime
+	// In a tree (RollTree), roll's copy of the compaction the runtime
 	// started from, which it evicted, keeps from the marker on: it reads
 	// as the compaction it is.
-	if r := t.Get(0, transcript.RolledField); rollNotes && r >= 0 && !(d.Threads() == transcript.ParentTree && d.IsCompaction(t) && t.Get(r, "tokens") < 0) {
+	if r := t.Get(0, transcript.RolledField); rollNotes && r >= 0 && !(d.RollTree() != nil && d.IsCompaction(t) && t.Get(r, "tokens") < 0) {
 		if tok := t.Get(r, "tokens"); tok >= 0 {
 			l := Line{Role: Compaction, Estimate: intAt(t, tok), Scope: intAt(t, t.Get(r, "kept_lines")), Estimator: t.Str(t.Get(r, "estimator")), RollEnd: true, Marker: t.Str(t.Get(r, "marker")), KeptExtracted: -1}
 			if k := t.Get(r, "kept_moved"); k >= 0 {
@@ -189,19 +188,18 @@ func classifyRole(t *transcript.Tree, d transcript.Dialect, est Estimator, usage
 			}
 			return l
 		}
-		if d.Threads() == transcript.ParentTree { // roll's tree protocol (roll/note.go)
-			switch str(0, "type") {
-			case "model_change":
-				// The model an evicted answer named, which roll keeps.
-				return Line{Model: str(0, "modelId")}
-			case "custom_message":
+		if rt := d.RollTree(); rt != nil { // roll's tree protocol (roll/note.go)
+			switch rl := rt.ReadRolled(t); {
+			case rl.Marker:
 				// The marker of a tree (v2+), whose note is in context
 				// where the path leaves the compaction.
-				if t.Get(0, transcript.EvictedField) >= 0 {
-					l := Line{Role: Content, Estimate: content(t.Get(0, "content")).Estimate, RollStart: true, Marker: str(0, "id"), Evicted: intAt(t, t.Get(r, "evicted_tokens"))}
-					t.Children(t.Get(r, "closes"), func(c, _ int) { l.Closes = append(l.Closes, t.Str(c)) })
-					return l
-				}
+				l := Line{Role: Content, Estimate: content(rl.Content).Estimate, RollStart: true, Marker: rl.ID, Evicted: intAt(t, t.Get(r, "evicted_tokens"))}
+				t.Children(t.Get(r, "closes"), func(c, _ int) { l.Closes = append(l.Closes, t.Str(c)) })
+				return l
+			default:
+				// The model an evicted answer named, which roll keeps
+				// (a model change; none on another line).
+				return Line{Model: rl.Model}
 			}
 		}
 		return Line{}
