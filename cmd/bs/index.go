@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/bstools/bs/internal/progress"
 	"io"
 	"io/fs"
 	"os"
@@ -358,8 +359,8 @@ func openIndex(ctx context.Context, path string, u ui, gone map[string]bool) (*i
 			total += info.Size()
 		}
 	}
-	bar := newProgress(u.w, prgIngest, total, true, "")
-	defer bar.done()
+	bar := progress.New(u.w, prgIngest, total, true, "")
+	defer bar.Done()
 	for _, f := range files {
 		if err := ingest(ctx, ix, f, u, gone, bar); err != nil {
 			ix.Close()
@@ -374,7 +375,7 @@ func openIndex(ctx context.Context, path string, u ui, gone map[string]bool) (*i
 // never blocks search. The rows are read, and their text taken from the
 // store where the queue left it out, on a second goroutine while FTS5
 // takes in the rows before them.
-func ingest(ctx context.Context, ix *index.Index, file string, u ui, gone map[string]bool, bar *progress) error {
+func ingest(ctx context.Context, ix *index.Index, file string, u ui, gone map[string]bool, bar *progress.Bar) error {
 	f, err := os.Open(file)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil // ingested meanwhile
@@ -389,7 +390,7 @@ func ingest(ctx context.Context, ix *index.Index, file string, u ui, gone map[st
 	var stopped error // why the reading stopped before the end, if it did
 	go func() {
 		defer close(batches)
-		stopped = readQueue(ctx, &progressReader{f, bar}, u, gone, func(rows []index.Row) bool {
+		stopped = readQueue(ctx, &progress.Reader{R: f, Bar: bar}, u, gone, func(rows []index.Row) bool {
 			select {
 			case batches <- rows:
 				return true
@@ -627,7 +628,7 @@ func indexCommand() *cli.Command {
 				return &reported{code: exitFailure}
 			}
 			total, done, read := 0, 0, 0
-			bar := newProgress(c.App.ErrWriter, prgIndex, int64(len(cm.files)), false, unitFiles)
+			bar := progress.New(c.App.ErrWriter, prgIndex, int64(len(cm.files)), false, unitFiles)
 			// A file that cannot be read is an error of its own; the
 			// others are indexed.
 			ferr := eachFile(cm.files, func(path string) error {
@@ -637,10 +638,10 @@ func indexCommand() *cli.Command {
 				if err == nil {
 					read++
 				}
-				bar.set(int64(done))
+				bar.Set(int64(done))
 				return err
 			})
-			bar.done()
+			bar.Done()
 			w.close()
 			if w.failed {
 				return &reported{code: exitFailure}

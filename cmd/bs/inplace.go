@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"github.com/bstools/bs/internal/progress"
 	"io"
 	"os"
 	"path/filepath"
@@ -168,7 +169,7 @@ func (ip inPlace) rewriteFile(ctx context.Context, path string, body func(src *o
 	out := &countingWriter{w: tmp}
 	stop := func() {}
 	if ip.showRead && ip.progress.w != nil {
-		stop = fileProgress(ip.progress.w, fmt.Sprintf(prgRead, ip.cmd, path), src)
+		stop = progress.File(ip.progress.w, fmt.Sprintf(prgRead, ip.cmd, path), src)
 	}
 	err = body(src, from, n, out)
 	stop()

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/bstools/bs/internal/progress"
 	"io"
 	"io/fs"
 	"os"
@@ -98,10 +99,10 @@ func (cm *common) readInput(path string, f func(name string, r io.Reader) error)
 	}
 	if cm.showInput {
 		if fh, ok := r.(*os.File); ok && isRegularAtStart(fh) {
-			defer fileProgress(cm.ui.w, fmt.Sprintf(prgRead, cm.cmd, path), fh)()
-		} else if bar := newProgress(cm.ui.w, fmt.Sprintf(prgRead, cm.cmd, path), -1, true, ""); bar != nil {
-			defer bar.done()
-			r = &progressReader{r, bar}
+			defer progress.File(cm.ui.w, fmt.Sprintf(prgRead, cm.cmd, path), fh)()
+		} else if bar := progress.New(cm.ui.w, fmt.Sprintf(prgRead, cm.cmd, path), -1, true, ""); bar != nil {
+			defer bar.Done()
+			r = &progress.Reader{R: r, Bar: bar}
 		}
 	}
 	return cm.checked(path, r, true, func(r io.Reader) error { return f(path, r) })

@@ -5,6 +5,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"github.com/bstools/bs/internal/progress"
 	"io"
 	"os"
 	"path/filepath"
@@ -65,9 +66,9 @@ func bigSession(n int) []byte {
 // quickProgress draws progress after 50ms, on a terminal that is not
 // dumb, for a test whose store and state are its own.
 func quickProgress(t *testing.T) {
-	old := progressDelay
-	t.Cleanup(func() { progressDelay = old })
-	progressDelay = 50 * time.Millisecond
+	old := progress.Delay
+	t.Cleanup(func() { progress.Delay = old })
+	progress.Delay = 50 * time.Millisecond
 	t.Setenv("BS_STORE", t.TempDir())
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
 	t.Setenv("TERM", "xterm")
@@ -112,31 +113,5 @@ func TestProgressOfALockWait(t *testing.T) {
 	}
 	if !strings.Contains(shown, "bs: waiting for "+f+".lock") {
 		t.Errorf("no progress of the wait for the lock: %q", shown)
-	}
-}
-
-// TestProgressNeverGoesBack: a count reported out of order does not move
-// the bar back.
-func TestProgressNeverGoesBack(t *testing.T) {
-	_, tty, err := pty.Open()
-	if err != nil {
-		t.Skipf("no pseudo-terminal: %v", err)
-	}
-	defer tty.Close()
-	t.Setenv("TERM", "xterm")
-	p := newProgress(tty, "test", 100, false, "items")
-	if p == nil {
-		t.Fatal("no progress on a terminal")
-	}
-	defer p.done()
-	p.set(50)
-	p.set(20)
-	p.add(0)
-	if p.n != 50 {
-		t.Errorf("count %d after 50 then 20, want 50", p.n)
-	}
-	// One at a time: a second one draws nothing.
-	if q := newProgress(tty, "other", 1, false, "items"); q != nil {
-		t.Error("two progress lines at once")
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/bstools/bs/internal/progress"
 	"io"
 	"os"
 	"path/filepath"
@@ -159,20 +160,20 @@ func runPrune(c *cli.Context) error {
 
 	// Mark.
 	marks := retention.NewMarks(store)
-	bar := newProgress(stderr, prgMark, int64(len(files)), false, unitTranscrip)
+	bar := progress.New(stderr, prgMark, int64(len(files)), false, unitTranscrip)
 	for i, path := range files {
 		sc, err := markFile(c, marks, path)
 		if err != nil {
-			bar.done()
+			bar.Done()
 			return pruneMarkError(ctx, cm, path, err)
 		}
 		if sc.BadLines > 0 {
 			cm.ui.warnf(msgPruneBadLines, path, sc.BadLines)
 		}
 		cm.log.Debug("marked", "file", path, "lines", sc.Lines, "refs", sc.Refs, "nested_blobs", sc.Nested)
-		bar.set(int64(i + 1))
+		bar.Set(int64(i + 1))
 	}
-	bar.done()
+	bar.Done()
 
 	// Sweep: listing the store (a count), then sweeping what is
 	// unreferenced (of a total).
@@ -180,14 +181,14 @@ func runPrune(c *cli.Context) error {
 	phase := ""
 	opt.Progress = func(ph string, done, total int) {
 		if ph != phase {
-			bar.done()
+			bar.Done()
 			phase = ph
-			bar = newProgress(stderr, fmt.Sprintf(prgSweep, ph), int64(total), false, unitBlobs)
+			bar = progress.New(stderr, fmt.Sprintf(prgSweep, ph), int64(total), false, unitBlobs)
 		}
-		bar.set(int64(done))
+		bar.Set(int64(done))
 	}
 	res, sweepErr := retention.Sweep(ctx, store, marks, opt)
-	bar.done()
+	bar.Done()
 	if sweepErr != nil && ctx.Err() != nil {
 		return sweepErr
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/bstools/bs/internal/progress"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -37,8 +38,8 @@ func (ip inPlace) runtimeLock(ctx context.Context, path string) (release func(),
 	start := time.Now()
 	deadline := start.Add(ip.lockTimeout)
 	wait := 10 * time.Millisecond
-	var bar *progress // the wait, in seconds of --lock-timeout
-	defer func() { bar.done() }()
+	var bar *progress.Bar // the wait, in seconds of --lock-timeout
+	defer func() { bar.Done() }()
 	for {
 		mine, err := createRuntimeLock(lp)
 		if err == nil {
@@ -63,9 +64,9 @@ func (ip inPlace) runtimeLock(ctx context.Context, path string) (release func(),
 			return nil, &busyError{path, fmt.Sprintf(msgRuntimeLocked, lp, holder, ip.lockTimeout)}
 		}
 		if bar == nil && ip.progress.w != nil {
-			bar = newProgress(ip.progress.w, fmt.Sprintf(prgWaitLock, lp, holder), int64(ip.lockTimeout.Seconds()+0.5), false, unitSeconds)
+			bar = progress.New(ip.progress.w, fmt.Sprintf(prgWaitLock, lp, holder), int64(ip.lockTimeout.Seconds()+0.5), false, unitSeconds)
 		}
-		bar.set(int64(time.Since(start) / time.Second))
+		bar.Set(int64(time.Since(start) / time.Second))
 		if err := sleep(ctx, wait); err != nil {
 			return nil, err
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"github.com/bstools/bs/internal/progress"
 	"io"
 	"os"
 
@@ -90,7 +91,7 @@ func runStats(c *cli.Context) error {
 	x.Now, x.Log, x.Workers = cm.now, cm.log, 1
 	opt.Plan = &stats.Plan{Extract: x, Rules: c.StringSlice("rule")}
 
-	text := stats.TextOptions{Chart: c.Bool("chart") || isTerminal(cm.stdout)}
+	text := stats.TextOptions{Chart: c.Bool("chart") || progress.IsTerminal(cm.stdout)}
 	text.Color = text.Chart && os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb"
 	enc := json.NewEncoder(cm.stdout)
 	enc.SetEscapeHTML(false)

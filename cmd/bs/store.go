@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/bstools/bs/internal/progress"
 	"strconv"
 	"strings"
 
@@ -293,15 +294,15 @@ func runStoreVerify(c *cli.Context) error {
 	}
 	// The count only grows (progress.set), and the line is cleared
 	// before the summary.
-	var bar *progress
+	var bar *progress.Bar
 	opt.Progress = func(done, total int64) {
 		if bar == nil {
-			bar = newProgress(c.App.ErrWriter, prgVerify, total, false, unitBlobs)
+			bar = progress.New(c.App.ErrWriter, prgVerify, total, false, unitBlobs)
 		}
-		bar.set(done)
+		bar.Set(done)
 	}
 	res, err := blobstore.Verify(c.Context, s, opt)
-	bar.done()
+	bar.Done()
 	if err != nil {
 		return err
 	}
@@ -429,15 +430,15 @@ func runStoreRepack(c *cli.Context) error {
 		return fmt.Errorf(msgRepackNoPacks, cm.storeDir)
 	}
 	opt := blobstore.RepackOptions{Small: small, DryRun: c.Bool("dry-run")}
-	var bar *progress // bytes copied
+	var bar *progress.Bar // bytes copied
 	opt.Progress = func(done, total int64) {
 		if bar == nil {
-			bar = newProgress(c.App.ErrWriter, prgRepack, total, true, "")
+			bar = progress.New(c.App.ErrWriter, prgRepack, total, true, "")
 		}
-		bar.set(done)
+		bar.Set(done)
 	}
 	res, err := pk.Repack(c.Context, opt)
-	bar.done()
+	bar.Done()
 	for _, p := range res.Damaged {
 		cm.ui.warnf(msgRepackDamaged, p.Err)
 	}

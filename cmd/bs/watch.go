@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/bstools/bs/internal/progress"
 	"io"
 	"io/fs"
 	"os"
@@ -15,7 +16,6 @@ import (
 
 	"github.com/rogpeppe/go-internal/lockedfile"
 	"github.com/urfave/cli/v2"
-	"golang.org/x/term"
 )
 
 func watchCommand() *cli.Command {
@@ -159,13 +159,13 @@ func (w *watcher) pass(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	bar := newProgress(w.stderr, prgWatch, int64(len(files)), false, unitFiles)
-	defer bar.done()
+	bar := progress.New(w.stderr, prgWatch, int64(len(files)), false, unitFiles)
+	defer bar.Done()
 	for i, f := range files {
 		if ctx.Err() != nil {
 			break
 		}
-		bar.set(int64(i + 1))
+		bar.Set(int64(i + 1))
 		info, err := os.Stat(f)
 		if err != nil {
 			continue // gone since the listing
@@ -195,7 +195,7 @@ func (w *watcher) pass(ctx context.Context) error {
 			"bytes_freed", freed, "tokens_freed", freed/4, "took", time.Since(start).Round(time.Millisecond))
 		st.Files[f] = stampOf(after)
 	}
-	bar.done()
+	bar.Done()
 	// Forget files that are gone.
 	for f := range st.Files {
 		if !slices.Contains(files, f) {
@@ -390,15 +390,6 @@ func writeWatchState(path string, st *watchState) error {
 // filterCommands are the commands watch can run in place.
 func filterCommands() []string {
 	return []string{"extract", "restore", "roll", "trim", "archive"}
-}
-
-// isTerminal reports whether w is a terminal.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(interface{ Fd() uintptr })
-	if !ok {
-		return false
-	}
-	return term.IsTerminal(int(f.Fd()))
 }
 
 // hasGlob reports whether a root is a pattern (filepath.Match's

@@ -1,4 +1,6 @@
-package main
+// Package progress draws how far long work has got on standard error, when
+// that is a terminal: the one way bs shows progress.
+package progress
 
 import (
 	"io"
@@ -7,9 +9,10 @@ import (
 	"time"
 
 	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
 )
 
-// progress shows how far long work has got, on standard error when that
+// Bar shows how far long work has got, on standard error when that
 // is a terminal and nothing otherwise: a bar of bytes or items done, the
 // rate and the time left (a counter and the rate when the total is not
 // known). It is the one way bs shows progress. Nothing is drawn in the
@@ -17,7 +20,7 @@ import (
 // the summary after it starts on a clean one. Only one is drawn at a time
 // (bs watch runs filters that would show their own): while one is on, a
 // new one draws nothing. The count never goes back.
-type progress struct {
+type Bar struct {
 	mu     sync.Mutex
 	w      io.Writer
 	desc   string
@@ -30,23 +33,32 @@ type progress struct {
 	closed bool
 }
 
-// progressDelay is how long work runs before its progress is drawn.
-var progressDelay = time.Second
+// Delay is how long work runs before its progress is drawn. Tests shorten
+// it.
+var Delay = time.Second
 
-// showProgress says whether progress is drawn on w: a terminal that is
-// not dumb. Tests replace it.
-var showProgress = func(w io.Writer) bool { return isTerminal(w) && os.Getenv("TERM") != "dumb" }
+// shown says whether progress is drawn on w: a terminal that is not dumb.
+func shown(w io.Writer) bool { return IsTerminal(w) && os.Getenv("TERM") != "dumb" }
+
+// IsTerminal reports whether w is a terminal.
+func IsTerminal(w io.Writer) bool {
+	f, ok := w.(interface{ Fd() uintptr })
+	if !ok {
+		return false
+	}
+	return term.IsTerminal(int(f.Fd()))
+}
 
 var (
 	progressMu     sync.Mutex
-	progressActive *progress
+	progressActive *Bar
 )
 
-// newProgress starts the progress of work on w: total bytes (bytes) or
+// New starts the progress of work on w: total bytes (bytes) or
 // items of unit, -1 when not known. It is nil, and every method a no-op,
 // when nothing is to be drawn.
-func newProgress(w io.Writer, desc string, total int64, bytes bool, unit string) *progress {
-	if !showProgress(w) {
+func New(w io.Writer, desc string, total int64, bytes bool, unit string) *Bar {
+	if !shown(w) {
 		return nil
 	}
 	progressMu.Lock()
@@ -54,14 +66,14 @@ func newProgress(w io.Writer, desc string, total int64, bytes bool, unit string)
 	if progressActive != nil {
 		return nil
 	}
-	p := &progress{w: w, desc: desc, total: total, bytes: bytes, unit: unit}
+	p := &Bar{w: w, desc: desc, total: total, bytes: bytes, unit: unit}
 	progressActive = p
-	p.timer = time.AfterFunc(progressDelay, p.draw)
+	p.timer = time.AfterFunc(Delay, p.draw)
 	return p
 }
 
-// draw makes the bar, once the work has run for progressDelay.
-func (p *progress) draw() {
+// draw makes the bar, once the work has run for Delay.
+func (p *Bar) draw() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
@@ -86,8 +98,8 @@ func (p *progress) draw() {
 	p.bar.Set64(p.n)
 }
 
-// set records that n are done; a smaller n than before is ignored.
-func (p *progress) set(n int64) {
+// Set records that n are done; a smaller n than before is ignored.
+func (p *Bar) Set(n int64) {
 	if p == nil {
 		return
 	}
@@ -102,19 +114,19 @@ func (p *progress) set(n int64) {
 	}
 }
 
-// add records n more done.
-func (p *progress) add(n int64) {
+// Add records n more done.
+func (p *Bar) Add(n int64) {
 	if p == nil {
 		return
 	}
 	p.mu.Lock()
 	m := p.n + n
 	p.mu.Unlock()
-	p.set(m)
+	p.Set(m)
 }
 
-// setTotal changes the total, once it is known.
-func (p *progress) setTotal(total int64) {
+// SetTotal changes the total, once it is known.
+func (p *Bar) SetTotal(total int64) {
 	if p == nil {
 		return
 	}
@@ -126,8 +138,8 @@ func (p *progress) setTotal(total int64) {
 	}
 }
 
-// done clears the line; p draws nothing after it.
-func (p *progress) done() {
+// Done clears the line; p draws nothing after it.
+func (p *Bar) Done() {
 	if p == nil {
 		return
 	}
@@ -145,26 +157,26 @@ func (p *progress) done() {
 	progressMu.Unlock()
 }
 
-// progressReader counts what is read of r on bar.
-type progressReader struct {
-	r   io.Reader
-	bar *progress
+// Reader counts what is read of R on Bar.
+type Reader struct {
+	R   io.Reader
+	Bar *Bar
 }
 
-func (r *progressReader) Read(p []byte) (int, error) {
-	n, err := r.r.Read(p)
-	r.bar.add(int64(n))
+func (r *Reader) Read(p []byte) (int, error) {
+	n, err := r.R.Read(p)
+	r.Bar.Add(int64(n))
 	return n, err
 }
 
-// fileProgress shows how far a reader of f has got through it, by its
+// File shows how far a reader of f has got through it, by its
 // offset, until stop is called: for a file read from start to end.
-func fileProgress(w io.Writer, desc string, f *os.File) (stop func()) {
+func File(w io.Writer, desc string, f *os.File) (stop func()) {
 	info, err := f.Stat()
 	if err != nil || !info.Mode().IsRegular() {
 		return func() {}
 	}
-	bar := newProgress(w, desc, info.Size(), true, "")
+	bar := New(w, desc, info.Size(), true, "")
 	if bar == nil {
 		return func() {}
 	}
@@ -180,7 +192,7 @@ func fileProgress(w io.Writer, desc string, f *os.File) (stop func()) {
 				return
 			case <-t.C:
 				if off, err := f.Seek(0, io.SeekCurrent); err == nil {
-					bar.set(off)
+					bar.Set(off)
 				}
 			}
 		}
@@ -188,6 +200,6 @@ func fileProgress(w io.Writer, desc string, f *os.File) (stop func()) {
 	return func() {
 		close(quit)
 		<-finished
-		bar.done()
+		bar.Done()
 	}
 }
