@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/bstools/bs/internal/inplace"
 	"io"
 	"log/slog"
 	"math"
@@ -413,7 +414,7 @@ type common struct {
 	storeDir string
 	storeOpt blobstore.OpenOptions // --cache, --encrypt-to, --identity
 	inPlace  bool
-	ip       inPlace // the -i flags
+	ip       inplace.Options // the -i flags
 	files    []string
 	stdin    io.Reader
 	stdout   io.Writer
@@ -551,17 +552,49 @@ type filterFunc func(ctx context.Context, name string, r io.Reader, w io.Writer)
 // that cannot be read is an error of its own, and the run goes on to the
 // next.
 func (cm *common) each(ctx context.Context, f filterFunc) error {
+	return cm.eachResuming(ctx, nil, func(ctx context.Context, name string, _ inplace.Start, r io.Reader, w io.Writer) (inplace.Final, error) {
+		return inplace.Final{}, f(ctx, name, r, w)
+	})
+}
+
+// resumingFunc is a filterFunc that can resume an in-place run where the
+// last one's output became final (inplace.Resume): it reads the file from
+// start on and reports its watermark.
+type resumingFunc func(ctx context.Context, name string, start inplace.Start, r io.Reader, w io.Writer) (inplace.Final, error)
+
+// eachResuming is each for a filter that resumes in-place runs under res
+// (nil: it does not).
+func (cm *common) eachResuming(ctx context.Context, res *inplace.Resume, f resumingFunc) error {
 	if !cm.inPlace {
-		return cm.eachInput(func(name string, r io.Reader) error { return f(ctx, name, r, cm.stdout) })
-	}
-	cm.ip.showRead = cm.showInput
-	return eachFile(cm.files, func(path string) error {
-		err := cm.ip.rewrite(ctx, path, func(r io.Reader, w io.Writer) error {
-			// A resumed run reads only what follows the lines it keeps.
-			res := resumableFrom(ctx)
-			whole := res == nil || res.from == 0
-			return cm.checked(path, r, whole, func(r io.Reader) error { return f(ctx, path, r, w) })
+		return cm.eachInput(func(name string, r io.Reader) error {
+			_, err := f(ctx, name, inplace.Start{}, r, cm.stdout)
+			return err
 		})
+	}
+	ip := cm.ip
+	if cm.showInput {
+		ip.ReadLabel = func(path string) string { return fmt.Sprintf(prgRead, cm.cmd, path) }
+	}
+	return eachFile(cm.files, func(path string) error {
+		transform := func(start inplace.Start, r io.Reader, w io.Writer) (final inplace.Final, err error) {
+			// A resumed run reads only what follows the lines it keeps.
+			err = cm.checked(path, r, start.From == 0, func(r io.Reader) error {
+				var ferr error
+				final, ferr = f(ctx, path, start, r, w)
+				return ferr
+			})
+			return final, err
+		}
+		var err error
+		if res != nil {
+			err = inplace.RewriteResuming(ctx, path, ip, *res, transform)
+		} else {
+			err = inplace.Rewrite(ctx, path, ip, func(r io.Reader, w io.Writer) error {
+				_, err := transform(inplace.Start{}, r, w)
+				return err
+			})
+		}
+		err = worded(err)
 		var skip *skipped
 		if errors.As(err, &skip) {
 			cm.log.Info("left unchanged", "file", path, "reason", skip.reason)

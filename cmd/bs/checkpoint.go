@@ -154,7 +154,7 @@ func runCheckpoint(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	cm.ip.force = false // --force forces the checkpoint, not the rewrite
+	cm.ip.Force = false // --force forces the checkpoint, not the rewrite
 	opt := checkpoint.Defaults()
 	opt.Dir, opt.SessionKey = checkpointDir(c), c.String("session-key")
 	opt.Threshold, opt.Force, opt.Trigger, opt.Keep = c.Float64("threshold"), c.Bool("force"), c.String("trigger"), c.Int("keep")

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/bstools/bs/internal/inplace"
 	"io"
 	"runtime"
 	"strings"
@@ -102,14 +103,14 @@ func runExtract(c *cli.Context) error {
 		ix = openIndexWriter(c, cm)
 		defer ix.close()
 	}
-	ctx := c.Context
+	var res *inplace.Resume
 	if cm.inPlace && !opt.DryRun {
 		// In place, a run can resume where the last one's output became
-		// final, for the same options (see resume.go).
-		ctx = withResumable(ctx, fmt.Sprintf("extract v1|%d|%d|%s|%s|%s|%s", opt.KeepRecent, opt.MinLength, opt.Types,
-			opt.KeepAfterRestore, cm.format, strings.Join(c.StringSlice("rule"), "\x00")))
+		// final, for the same options (see internal/inplace).
+		res = &inplace.Resume{Known: knownDialect, Key: fmt.Sprintf("extract v1|%d|%d|%s|%s|%s|%s", opt.KeepRecent, opt.MinLength, opt.Types,
+			opt.KeepAfterRestore, cm.format, strings.Join(c.StringSlice("rule"), "\x00"))}
 	}
-	return cm.each(ctx, func(ctx context.Context, name string, r io.Reader, w io.Writer) error {
+	return cm.eachResuming(c.Context, res, func(ctx context.Context, name string, start inplace.Start, r io.Reader, w io.Writer) (inplace.Final, error) {
 		o := opt
 		o.Session = sessionName(name)
 		if ix != nil {
@@ -117,18 +118,21 @@ func runExtract(c *cli.Context) error {
 			session, r = cm.indexSession(name, r)
 			o.OnMoved = ix.moved(session, opt.Store)
 		}
-		res := resumableFrom(ctx)
-		if res != nil && res.from > 0 {
-			o.Format = res.format
-			o.LinesBefore = res.lines
-			o.Before = io.NewSectionReader(res.before, 0, res.from)
-			cm.log.Info("resuming", "file", name, "from_offset", res.from)
+		if start.From > 0 {
+			o.Format, _ = transcript.ParseDialect(start.Format)
+			o.LinesBefore = start.Lines
+			o.Before = io.NewSectionReader(start.Before, 0, start.From)
+			cm.log.Info("resuming", "file", name, "from_offset", start.From)
 		}
 		st, err := extract.Run(ctx, name, r, w, o)
-		if res != nil && err == nil {
-			res.final, res.format, res.ok = st.Final, st.Dialect, true
-		}
 		cm.log.Info("extract done", "file", name, "values", st.Values, "entries", st.Entries, "bytes_in", st.BytesIn, "bytes_out", st.BytesOut, "bad_lines", st.BadLines)
-		return err
+		return inplace.Final{Offset: st.Final, Format: st.Dialect.String()}, err
 	})
+}
+
+// knownDialect is whether a watermark's format names a dialect this bs
+// reads.
+func knownDialect(name string) bool {
+	d, err := transcript.ParseDialect(name)
+	return err == nil && d != transcript.Unknown
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/bstools/bs/internal/inplace"
 	"io"
 	"log/slog"
 	"os"
@@ -142,12 +143,10 @@ func searchIndex(ixPath string) func(ctx context.Context, q index.Query) ([]inde
 // retrying while the file is busy (changed within --quiet-period, or
 // locked) until --lock-timeout: a tool call arrives just after the runtime
 // wrote the call to the transcript.
-func rewriteWhenQuiet(ctx context.Context, ip inPlace, path string, edit agent.EditFunc) error {
-	deadline := time.Now().Add(ip.lockTimeout)
+func rewriteWhenQuiet(ctx context.Context, ip inplace.Options, path string, edit agent.EditFunc) error {
+	deadline := time.Now().Add(ip.LockTimeout)
 	for {
-		err := ip.rewriteFile(ctx, path, func(src *os.File, from, n int64, w io.Writer) error {
-			return edit(src, n, w)
-		})
+		err := rewriteFile(ctx, ip, path, func(src *os.File, n int64, w io.Writer) error { return edit(src, n, w) })
 		var busy *busyError
 		if !errors.As(err, &busy) || time.Now().After(deadline) {
 			return err

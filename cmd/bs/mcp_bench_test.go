@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"github.com/bstools/bs/internal/inplace"
 	"os"
 	"path/filepath"
 	"strings"
@@ -60,7 +61,7 @@ func BenchmarkPurgeControlRestore(b *testing.B) {
 		b.Fatal(err)
 	}
 	f.Close()
-	ip := inPlace{lockTimeout: 10 * time.Second, force: true}
+	ip := inplace.Options{LockTimeout: 10 * time.Second, Force: true, StateDir: stateDir()}
 	a := agent.New(agent.Env{
 		Sessions: agent.Sessions{File: path},
 		Store:    store,

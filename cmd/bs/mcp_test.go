@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/bstools/bs/internal/inplace"
 	"io"
 	"os"
 	"path/filepath"
@@ -63,7 +64,7 @@ func mcpFixture(t *testing.T) (*mcp.ClientSession, string) {
 		Store:    store,
 		Now:      func() time.Time { return time.Date(2026, 2, 20, 17, 30, 0, 0, time.UTC) },
 		Rewrite: func(ctx context.Context, p string, edit agent.EditFunc) error {
-			return rewriteWhenQuiet(ctx, inPlace{lockTimeout: 2 * time.Second, force: true}, p, edit)
+			return rewriteWhenQuiet(ctx, inplace.Options{LockTimeout: 2 * time.Second, Force: true, StateDir: stateDir()}, p, edit)
 		},
 		Search: func(ctx context.Context, q index.Query) ([]index.Hit, error) {
 			ix, err := openIndex(ctx, index.DefaultPath(), ui{io.Discard}, nil)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/bstools/bs/internal/inplace"
 	"github.com/bstools/bs/internal/progress"
 	"io"
 	"io/fs"
@@ -58,7 +59,7 @@ type fileStamp struct {
 }
 
 func stampOf(info os.FileInfo) fileStamp {
-	_, ino := fileID(info)
+	_, ino := inplace.FileID(info)
 	return fileStamp{Size: info.Size(), Mtime: info.ModTime().UTC(), Inode: ino}
 }
 
@@ -385,6 +386,18 @@ func writeWatchState(path string, st *watchState) error {
 		os.Remove(tmp.Name())
 	}
 	return err
+}
+
+// sleep waits d, or until ctx is done (its error).
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }
 
 // filterCommands are the commands watch can run in place.

@@ -1,6 +1,6 @@
 //go:build unix
 
-package main
+package inplace
 
 import (
 	"errors"
@@ -19,7 +19,7 @@ func fileOwner(info os.FileInfo) (uid, gid int, ok bool) {
 
 // fileID names the file info describes on its device: a rename onto the
 // path gives it another.
-func fileID(info os.FileInfo) (dev, ino uint64) {
+func FileID(info os.FileInfo) (dev, ino uint64) {
 	if st, ok := info.Sys().(*syscall.Stat_t); ok {
 		return uint64(st.Dev), uint64(st.Ino)
 	}
@@ -30,6 +30,3 @@ func fileID(info os.FileInfo) (dev, ino uint64) {
 func processGone(pid int) bool {
 	return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
 }
-
-// isQuotaError is whether err is a disk quota exceeded.
-func isQuotaError(err error) bool { return errors.Is(err, syscall.EDQUOT) }

@@ -1,6 +1,6 @@
 //go:build windows
 
-package main
+package inplace
 
 import "os"
 
@@ -10,7 +10,7 @@ func fileOwner(os.FileInfo) (uid, gid int, ok bool) { return 0, 0, false }
 // fileID: os.FileInfo carries no file index on Windows, so a file that
 // was renamed onto the path goes unnoticed; the runtime's lock is the
 // guard there.
-func fileID(os.FileInfo) (dev, ino uint64) { return 0, 0 }
+func FileID(os.FileInfo) (dev, ino uint64) { return 0, 0 }
 
 // processGone reports whether no process has the id pid.
 func processGone(pid int) bool {
@@ -21,7 +21,3 @@ func processGone(pid int) bool {
 	p.Release()
 	return false
 }
-
-// isQuotaError is whether err is a disk quota exceeded: Windows says disk
-// full (ENOSPC) for that.
-func isQuotaError(error) bool { return false }

@@ -1,16 +1,17 @@
-package main
+package inplace
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/bstools/bs/internal/progress"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"time"
+
+	"github.com/bstools/bs/internal/progress"
 )
 
 // runtimeLockStale is when a runtime's session lock counts as left by a
@@ -30,13 +31,13 @@ type runtimeLockFile struct {
 // runtimeLock takes the runtime's lock on path, <path>.lock, created
 // exclusively with {pid, createdAt} as OpenClaw does, so that the runtime
 // waits for the rewrite instead of appending during it. A lock held by a
-// live process is waited for up to --lock-timeout; a stale one (its pid is
+// live process is waited for up to LockTimeout; a stale one (its pid is
 // gone, or older than 30 minutes) is taken over. release removes the lock
 // if it is still ours.
-func (ip inPlace) runtimeLock(ctx context.Context, path string) (release func(), err error) {
+func (ip Options) runtimeLock(ctx context.Context, path string) (release func(), err error) {
 	lp := path + ".lock"
 	start := time.Now()
-	deadline := start.Add(ip.lockTimeout)
+	deadline := start.Add(ip.LockTimeout)
 	wait := 10 * time.Millisecond
 	var bar *progress.Bar // the wait, in seconds of --lock-timeout
 	defer func() { bar.Done() }()
@@ -61,10 +62,11 @@ func (ip inPlace) runtimeLock(ctx context.Context, path string) (release func(),
 			continue
 		}
 		if time.Now().After(deadline) {
-			return nil, &busyError{path, fmt.Sprintf(msgRuntimeLocked, lp, holder, ip.lockTimeout)}
+			return nil, &BusyError{path, &LockedError{lp, holder, ip.LockTimeout}}
 		}
-		if bar == nil && ip.progress.w != nil {
-			bar = progress.New(ip.progress.w, fmt.Sprintf(prgWaitLock, lp, holder), int64(ip.lockTimeout.Seconds()+0.5), false, unitSeconds)
+		if bar == nil && ip.Progress != nil && ip.WaitLabel != nil {
+			label, unit := ip.WaitLabel(lp, holder)
+			bar = progress.New(ip.Progress, label, int64(ip.LockTimeout.Seconds()+0.5), false, unit)
 		}
 		bar.Set(int64(time.Since(start) / time.Second))
 		if err := sleep(ctx, wait); err != nil {

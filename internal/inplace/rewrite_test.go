@@ -1,8 +1,11 @@
-package main
+package inplace
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -31,20 +34,72 @@ func stressSize(lines, runs int) (int, int) {
 	return lines, runs
 }
 
-// bsBinary is the bs command the tests run as a separate process: the test
-// binary itself, which TestMain turns into bs when called so.
-func bsBinary(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "bs")
-	if err := os.Symlink(os.Args[0], bin); err != nil {
-		t.Fatal(err)
+// TestMain makes the test binary the rewriting process of the tests that
+// need one to kill or to race with writers: with INPLACE_HELPER set it
+// rewrites the file named by its arguments (see helper) instead.
+func TestMain(m *testing.M) {
+	if os.Getenv("INPLACE_HELPER") != "" {
+		os.Exit(helper(os.Args[1:]))
 	}
-	return bin
+	os.Exit(m.Run())
 }
 
-func bsEnv(dir string) []string {
-	return append(os.Environ(), "XDG_STATE_HOME="+filepath.Join(dir, "state"), "BS_STORE="+filepath.Join(dir, "store"),
-		"XDG_DATA_HOME="+filepath.Join(dir, "data"), "BS_NOW=2026-02-20T17:30:00Z")
+// helper rewrites args[0] in place with mark, with --lock-timeout
+// args[1] and --force: exit 0 when done, 3 when a writer holds the file
+// open, 1 on any other error (on stderr).
+func helper(args []string) int {
+	timeout, err := time.ParseDuration(args[1])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	opt := Options{LockTimeout: timeout, Force: true, StateDir: os.Getenv("INPLACE_STATE")}
+	err = Rewrite(context.Background(), args[0], opt, mark)
+	var held *HeldOpenError
+	switch {
+	case errors.As(err, &held):
+		return 3
+	case err != nil:
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// mark is the transform of the tests: every line that does not start with
+// "~" gets one, so the new content differs from the old and unmark gets
+// the old back.
+func mark(r io.Reader, w io.Writer) error {
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return err
+	}
+	var out []byte
+	for _, l := range bytes.SplitAfter(b, []byte("\n")) {
+		if len(l) > 0 && l[0] != '~' {
+			out = append(out, '~')
+		}
+		out = append(out, l...)
+	}
+	_, err = w.Write(out)
+	return err
+}
+
+// unmark undoes mark.
+func unmark(b []byte) []byte {
+	var out []byte
+	for _, l := range bytes.SplitAfter(b, []byte("\n")) {
+		out = append(out, bytes.TrimPrefix(l, []byte("~"))...)
+	}
+	return out
+}
+
+// rewriter runs the test binary as the helper on path, its state under
+// dir.
+func rewriter(dir, path, timeout string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], path, timeout)
+	cmd.Env = append(os.Environ(), "INPLACE_HELPER=1", "INPLACE_STATE="+filepath.Join(dir, "state"))
+	return cmd
 }
 
 const stressHeader = `{"type":"session","version":3,"id":"stress","timestamp":"2026-02-20T10:00:00.000Z","cwd":"/"}` + "\n"
@@ -76,8 +131,8 @@ const (
 
 // TestInPlaceAppendStress: a writer appends lines as fast as it can (with a
 // millisecond between lines, so that its life overlaps the runs) while
-// bs extract -i runs again and again on the file. Afterwards bs restore
-// --all yields exactly the bytes the writer wrote: every line once, in
+// a rewrite runs again and again on the file. Afterwards the file, unmarked,
+// holds exactly the bytes the writer wrote: every line once, in
 // order.
 //
 // A writer that takes the runtime's <file>.lock for each append, as
@@ -97,7 +152,6 @@ func TestInPlaceAppendStress(t *testing.T) {
 		keepOpen := writer == keepsOpen
 		t.Run(writer, func(t *testing.T) {
 			dir := t.TempDir()
-			bs := bsBinary(t)
 			path := filepath.Join(dir, "s.jsonl")
 			if err := os.WriteFile(path, []byte(stressHeader), 0o600); err != nil {
 				t.Fatal(err)
@@ -160,11 +214,9 @@ func TestInPlaceAppendStress(t *testing.T) {
 				if writer == locking {
 					timeout = "10s"
 				}
-				cmd := exec.Command(bs, "extract", "--force", "--lock-timeout", timeout, "--keep-recent", "3", "--min-length", "100", "-i", path)
-				cmd.Env = bsEnv(dir)
-				out, err := cmd.CombinedOutput()
+				out, err := rewriter(dir, path, timeout).CombinedOutput()
 				if err != nil {
-					if !strings.Contains(string(out), "held open for writing by pid") {
+					if code := exitCode(err); code != 3 {
 						t.Fatalf("run %d: %v\n%s", n, err, out)
 					}
 					mu.Lock()
@@ -179,23 +231,19 @@ func TestInPlaceAppendStress(t *testing.T) {
 			if keepOpen {
 				// Whether the runs above met the writer at work depends on
 				// the machine's load; this one surely does.
-				cmd := exec.Command(bs, "extract", "--force", "--lock-timeout", "50ms", "-i", path)
-				cmd.Env = bsEnv(dir)
-				out, err := cmd.CombinedOutput()
-				if err == nil || !strings.Contains(string(out), "held open for writing by pid") {
-					t.Errorf("bs did not refuse the file a writer holds open: %v\n%s", err, out)
+				out, err := rewriter(dir, path, "50ms").CombinedOutput()
+				if exitCode(err) != 3 {
+					t.Errorf("the rewrite did not refuse the file a writer holds open: %v\n%s", err, out)
 				}
 				if err := held.Close(); err != nil {
 					t.Fatal(err)
 				}
 			}
-			cmd := exec.Command(bs, "restore", "--all", path)
-			cmd.Env = bsEnv(dir)
-			var got, stderr bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &got, &stderr
-			if err := cmd.Run(); err != nil {
-				t.Fatalf("restore: %v\n%s", err, stderr.String())
+			marked, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
 			}
+			got := bytes.NewBuffer(unmark(marked))
 			if writer == unlocked {
 				sorted := func(b []byte) string {
 					l := strings.SplitAfter(string(b), "\n")
@@ -203,13 +251,13 @@ func TestInPlaceAppendStress(t *testing.T) {
 					return strings.Join(l, "")
 				}
 				if sorted(got.Bytes()) != sorted(want.Bytes()) {
-					t.Fatalf("after %d runs restore --all does not hold every written line exactly once (%d vs %d bytes)", n, got.Len(), want.Len())
+					t.Fatalf("after %d runs the file does not hold every written line exactly once (%d vs %d bytes)", n, got.Len(), want.Len())
 				}
 				if !bytes.Equal(got.Bytes(), want.Bytes()) {
 					t.Logf("every line is there once, but some are out of order")
 				}
 			} else if !bytes.Equal(got.Bytes(), want.Bytes()) {
-				t.Fatalf("after %d runs (%d refused) restore --all differs from what the writer wrote (%d vs %d bytes)", n, refused, got.Len(), want.Len())
+				t.Fatalf("after %d runs (%d refused) the file differs from what the writer wrote (%d vs %d bytes)", n, refused, got.Len(), want.Len())
 			}
 			cur, _ := os.ReadFile(path)
 			t.Logf("%d lines, %d runs (%d refused); file %d bytes, written %d", lines, n, refused, len(cur), want.Len())
@@ -234,7 +282,7 @@ func takeRuntimeLock(path string) (func(), error) {
 	}
 }
 
-// TestInPlaceKill kills bs extract -i at random moments: the file always
+// TestInPlaceKill kills a rewrite at random moments: the file always
 // holds the old content or the new, and the next run leaves no temp file.
 func TestInPlaceKill(t *testing.T) {
 	if testing.Short() {
@@ -248,7 +296,6 @@ func TestInPlaceKill(t *testing.T) {
 		trials = n
 	}
 	dir := t.TempDir()
-	bs := bsBinary(t)
 	rng := rand.New(rand.NewPCG(7, 7))
 	var orig bytes.Buffer
 	orig.WriteString(stressHeader)
@@ -256,21 +303,16 @@ func TestInPlaceKill(t *testing.T) {
 		orig.Write(stressLine(rng, i, 20000+rng.IntN(200000)))
 	}
 	path := filepath.Join(dir, "k.jsonl")
-	args := []string{"extract", "--force", "--keep-recent", "3", "--min-length", "100"}
-	// The new content, from a run to standard output with the same store.
+	// The new content.
+	var lean bytes.Buffer
+	if err := mark(bytes.NewReader(orig.Bytes()), &lean); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(path, orig.Bytes(), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bs, append(args, path)...)
-	cmd.Env = bsEnv(dir)
-	lean, err := cmd.Output()
-	if err != nil {
-		t.Fatal(err)
-	}
 	start := time.Now()
-	cmd = exec.Command(bs, append(args, "-i", path)...)
-	cmd.Env = bsEnv(dir)
-	if out, err := cmd.CombinedOutput(); err != nil {
+	if out, err := rewriter(dir, path, "10s").CombinedOutput(); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	took := time.Since(start)
@@ -279,8 +321,7 @@ func TestInPlaceKill(t *testing.T) {
 		if err := os.WriteFile(path, orig.Bytes(), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		cmd := exec.Command(bs, append(args, "-i", path)...)
-		cmd.Env = bsEnv(dir)
+		cmd := rewriter(dir, path, "10s")
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -293,12 +334,10 @@ func TestInPlaceKill(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !bytes.Equal(got, orig.Bytes()) && !bytes.Equal(got, lean) {
+		if !bytes.Equal(got, orig.Bytes()) && !bytes.Equal(got, lean.Bytes()) {
 			t.Fatalf("trial %d: the file is neither the old content nor the new (%d bytes)", trial, len(got))
 		}
-		cmd = exec.Command(bs, append(args, "-i", path)...)
-		cmd.Env = bsEnv(dir)
-		if out, err := cmd.CombinedOutput(); err != nil {
+		if out, err := rewriter(dir, path, "10s").CombinedOutput(); err != nil {
 			t.Fatalf("trial %d: the run after the kill: %v\n%s", trial, err, out)
 		}
 		if left, _ := filepath.Glob(filepath.Join(dir, ".k.jsonl"+tempMarker+"*")); len(left) > 0 {
@@ -315,7 +354,7 @@ func TestInPlaceKill(t *testing.T) {
 
 // TestInPlaceForcedOrder: a writer that reopens the file for each append
 // and takes no lock (the race -i --force is documented to run), a line
-// every 3 ms, while bs extract --force -i passes over the file again and
+// every 3 ms, while a forced rewrite passes over the file again and
 // again. Every line the writer wrote is in the file once, and no two
 // neighbours are out of order: a line that reached the replaced file just
 // before the rename is moved over before the writer's next line lands.
@@ -326,7 +365,6 @@ func TestInPlaceForcedOrder(t *testing.T) {
 	}
 	_, runs := stressSize(0, 40)
 	dir := t.TempDir()
-	bs := bsBinary(t)
 	path := filepath.Join(dir, "s.jsonl")
 	if err := os.WriteFile(path, []byte(stressHeader), 0o600); err != nil {
 		t.Fatal(err)
@@ -360,9 +398,7 @@ func TestInPlaceForcedOrder(t *testing.T) {
 		}
 	}()
 	for n := 0; n < runs; n++ {
-		cmd := exec.Command(bs, "extract", "--force", "--lock-timeout", "1s", "--keep-recent", "3", "--min-length", "100", "-i", path)
-		cmd.Env = bsEnv(dir)
-		if out, err := cmd.CombinedOutput(); err != nil {
+		if out, err := rewriter(dir, path, "1s").CombinedOutput(); err != nil {
 			t.Fatalf("pass %d: %v\n%s", n, err, out)
 		}
 	}
@@ -371,12 +407,11 @@ func TestInPlaceForcedOrder(t *testing.T) {
 	if werr != nil {
 		t.Fatal(werr)
 	}
-	cmd := exec.Command(bs, "restore", "--all", path)
-	cmd.Env = bsEnv(dir)
-	got, err := cmd.Output()
+	marked, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
+	got := unmark(marked)
 	// The lines' numbers, in file order.
 	var order []int
 	for _, l := range strings.Split(strings.TrimSuffix(string(got), "\n"), "\n")[1:] {
@@ -404,4 +439,16 @@ func TestInPlaceForcedOrder(t *testing.T) {
 		t.Errorf("%d adjacent inversions in %d lines over %d forced passes", inversions, written, runs)
 	}
 	t.Logf("%d lines, %d forced passes", written, runs)
+}
+
+// exitCode is the exit code of a process that ended with err (0: none).
+func exitCode(err error) int {
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return exit.ExitCode()
+	}
+	if err != nil {
+		return -1
+	}
+	return 0
 }

@@ -1,16 +1,13 @@
-package main
+package inplace
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
-
-	"github.com/bstools/bs/filters/transcript"
 )
 
 // Incremental in-place runs. A filter whose output up to some offset can
@@ -22,34 +19,32 @@ import (
 // where the file system has them) and runs the filter on the rest only, so
 // a pass over a large session that grew a little parses only what grew.
 //
-// The watermark is kept under $XDG_STATE_HOME/bs/watermarks, per file and
+// The watermark is kept under <state dir>/watermarks, per file and
 // options, with the file's inode, its size and a hash of the 4 KiB before
 // the watermark: if the file was replaced or its prefix changed, the run
 // starts from the beginning.
 
-// resumable is what an in-place run tells a filter that can resume, and
-// what the filter tells it back, through the context.
-type resumable struct {
-	key    string             // the filter and its options: a watermark is only valid for these
-	from   int64              // where the input the filter sees starts in the file
-	lines  int                // the lines before from, for line numbers
-	before io.ReaderAt        // the file, whose first from bytes the filter does not rewrite
-	format transcript.Dialect // the dialect, when the run starts past the header
-	final  int64              // set by the filter: its watermark, in its output
-	ok     bool               // set by the filter: final is valid
+// Resume names a filter that can resume and its options: a watermark is
+// only valid for the same Key. Known says whether a format name the filter
+// reported is one it still reads; a watermark with another is ignored.
+type Resume struct {
+	Key   string
+	Known func(format string) bool
 }
 
-type resumeKey struct{}
-
-// withResumable marks ctx as the context of a filter that can resume, with
-// key naming it and its options.
-func withResumable(ctx context.Context, key string) context.Context {
-	return context.WithValue(ctx, resumeKey{}, &resumable{key: key})
+// Start is where the input a resuming filter sees starts in the file.
+type Start struct {
+	From   int64       // the offset; 0 when the filter reads the whole file
+	Lines  int         // the lines before From, for line numbers
+	Before io.ReaderAt // the file, whose first From bytes the filter does not rewrite
+	Format string      // the format the filter reported, when From > 0
 }
 
-func resumableFrom(ctx context.Context) *resumable {
-	r, _ := ctx.Value(resumeKey{}).(*resumable)
-	return r
+// Final is what a resuming filter reports: Offset, its watermark in its
+// output (0: none), and the format it read the transcript as.
+type Final struct {
+	Offset int64
+	Format string
 }
 
 // watermark is a stored watermark.
@@ -63,36 +58,35 @@ type watermark struct {
 
 const watermarkWindow = 4096
 
-func watermarkPath(path, key string) string {
+func watermarkPath(stateDir, path, key string) string {
 	sum := sha256.Sum256([]byte(path + "\x00" + key))
-	return filepath.Join(stateDir(), "watermarks", hex.EncodeToString(sum[:12])+".json")
+	return filepath.Join(stateDir, "watermarks", hex.EncodeToString(sum[:12])+".json")
 }
 
 // resumePoint returns where the filter may start in src (0 when it must
-// read all of it) and the dialect to give it.
-func resumePoint(r *resumable, path string, src *os.File, info os.FileInfo) (int64, transcript.Dialect) {
-	b, err := os.ReadFile(watermarkPath(path, r.key))
+// read all of it) and the format to give it.
+func resumePoint(stateDir string, r *Resume, path string, src *os.File, info os.FileInfo) (int64, string) {
+	b, err := os.ReadFile(watermarkPath(stateDir, path, r.Key))
 	if err != nil {
-		return 0, transcript.Unknown
+		return 0, ""
 	}
 	var w watermark
-	_, ino := fileID(info)
+	_, ino := FileID(info)
 	if json.Unmarshal(b, &w) != nil || w.Inode != ino || w.Size > info.Size() || w.Offset <= 0 || w.Offset > w.Size {
-		return 0, transcript.Unknown
+		return 0, ""
 	}
-	d, err := transcript.ParseDialect(w.Format)
-	if err != nil || d == transcript.Unknown {
-		return 0, transcript.Unknown
+	if r.Known == nil || !r.Known(w.Format) {
+		return 0, ""
 	}
 	if sum, err := hashBefore(src, w.Offset); err != nil || sum != w.Before {
-		return 0, transcript.Unknown
+		return 0, ""
 	}
-	return w.Offset, d
+	return w.Offset, w.Format
 }
 
 // saveWatermark records the watermark of the new file (f, before the
 // rename) at offset.
-func saveWatermark(r *resumable, path string, f *os.File, offset int64, format transcript.Dialect) {
+func saveWatermark(stateDir string, r *Resume, path string, f *os.File, offset int64, format string) {
 	info, err := f.Stat()
 	if err != nil || offset <= 0 {
 		return
@@ -101,9 +95,9 @@ func saveWatermark(r *resumable, path string, f *os.File, offset int64, format t
 	if err != nil {
 		return
 	}
-	_, ino := fileID(info)
-	b, _ := json.Marshal(watermark{Offset: offset, Size: info.Size(), Inode: ino, Before: sum, Format: format.String()})
-	p := watermarkPath(path, r.key)
+	_, ino := FileID(info)
+	b, _ := json.Marshal(watermark{Offset: offset, Size: info.Size(), Inode: ino, Before: sum, Format: format})
+	p := watermarkPath(stateDir, path, r.Key)
 	if os.MkdirAll(filepath.Dir(p), 0o700) != nil {
 		return
 	}
@@ -131,10 +125,6 @@ func linesBefore(f *os.File, offset int64) int {
 	}
 	return n
 }
-
-// forgetWatermark drops a file's watermark (the run did not resume and
-// reported none).
-func forgetWatermark(r *resumable, path string) { os.Remove(watermarkPath(path, r.key)) }
 
 func hashBefore(f *os.File, offset int64) (string, error) {
 	start := max(0, offset-watermarkWindow)

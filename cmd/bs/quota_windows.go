@@ -1,0 +1,7 @@
+//go:build windows
+
+package main
+
+// isQuotaError is whether err is a disk quota exceeded: Windows says disk
+// full (ENOSPC) for that.
+func isQuotaError(error) bool { return false }
