@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/bstools/bs/internal/inplace"
 	"io"
 	"log/slog"
 	"math"
@@ -23,6 +22,7 @@ import (
 	"github.com/bstools/bs/filters/agent"
 	"github.com/bstools/bs/filters/rules"
 	"github.com/bstools/bs/filters/transcript"
+	"github.com/bstools/bs/internal/inplace"
 )
 
 // Exit codes, the contract of DESIGN §5.
@@ -232,6 +232,31 @@ func buildVersion() string {
 	return v + " (" + info.GoVersion + ")"
 }
 
+// checkingApp is bs with commands that only check their arguments
+// (checkArgs) and then stop, doing none of their work: for bs watch to
+// check the filter it is given once rather than fail on every file.
+func checkingApp() *cli.App {
+	app := newApp(strings.NewReader(""), io.Discard, io.Discard)
+	var checking func([]*cli.Command)
+	checking = func(cmds []*cli.Command) {
+		for _, c := range cmds {
+			before := c.Before // withUsageErrors' checks
+			c.Before = func(c *cli.Context) error {
+				if before != nil {
+					if err := before(c); err != nil {
+						return err
+					}
+				}
+				return checkArgs(c)
+			}
+			c.Action = func(*cli.Context) error { return nil }
+			checking(c.Subcommands)
+		}
+	}
+	checking(app.Commands)
+	return app
+}
+
 func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 	app := &cli.App{
 		Name:    "bs",
@@ -317,13 +342,7 @@ func withUsageErrors(cmds ...*cli.Command) []*cli.Command {
 			if err := before(c); err != nil {
 				return err
 			}
-			if err := finiteFlags(c); err != nil {
-				return err
-			}
-			if checkingArgs(c.Context) {
-				return checkArgs(c)
-			}
-			return nil
+			return finiteFlags(c)
 		}
 	}
 	return cmds
@@ -342,14 +361,6 @@ func finiteFlags(c *cli.Context) error {
 	}
 	return nil
 }
-
-// checkArgsKey marks a context in which a command only checks its flags.
-type checkArgsKey struct{}
-
-// errArgsChecked ends a run that only checked its flags.
-var errArgsChecked = errors.New("arguments checked")
-
-func checkingArgs(ctx context.Context) bool { return ctx != nil && ctx.Value(checkArgsKey{}) != nil }
 
 // checkArgs is what a command checks of its arguments before it runs,
 // for bs watch to check the filter it is given once rather than fail on
@@ -371,7 +382,7 @@ func checkArgs(c *cli.Context) error {
 			return err
 		}
 	}
-	return errArgsChecked
+	return nil
 }
 
 // commonFlags are accepted by every filter.

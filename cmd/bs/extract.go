@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/bstools/bs/internal/inplace"
 	"io"
 	"runtime"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"github.com/bstools/bs/filters/extract"
 	"github.com/bstools/bs/filters/rules"
 	"github.com/bstools/bs/filters/transcript"
+	"github.com/bstools/bs/internal/inplace"
 )
 
 func extractCommand() *cli.Command {

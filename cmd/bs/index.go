@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/bstools/bs/internal/progress"
 	"io"
 	"io/fs"
 	"os"
@@ -27,6 +26,7 @@ import (
 	"github.com/bstools/bs/filters/restore"
 	"github.com/bstools/bs/filters/roll"
 	"github.com/bstools/bs/filters/transcript"
+	"github.com/bstools/bs/internal/progress"
 )
 
 // indexWriter queues the rows of what a filter removes for the search

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/bstools/bs/internal/progress"
 	"io"
 	"io/fs"
 	"os"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/bstools/bs/filters/rules"
 	"github.com/bstools/bs/filters/transcript"
+	"github.com/bstools/bs/internal/progress"
 )
 
 // maxBadLineWarnings is how many lines that are not valid JSON are named

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/bstools/bs/internal/inplace"
 	"io"
 	"log/slog"
 	"os"
@@ -24,6 +23,7 @@ import (
 	"github.com/bstools/bs/filters/agent"
 	"github.com/bstools/bs/filters/checkpoint"
 	"github.com/bstools/bs/filters/index"
+	"github.com/bstools/bs/internal/inplace"
 )
 
 func mcpCommand() *cli.Command {

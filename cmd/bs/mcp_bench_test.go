@@ -6,7 +6,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"github.com/bstools/bs/internal/inplace"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/bstools/bs/blobstore"
 	"github.com/bstools/bs/filters/agent"
+	"github.com/bstools/bs/internal/inplace"
 )
 
 // BenchmarkPurgeControlRestore restores one entry of a 100 MiB OpenClaw

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/bstools/bs/internal/inplace"
 	"io"
 	"os"
 	"path/filepath"
@@ -19,6 +18,7 @@ import (
 	"github.com/bstools/bs/blobstore"
 	"github.com/bstools/bs/filters/agent"
 	"github.com/bstools/bs/filters/index"
+	"github.com/bstools/bs/internal/inplace"
 )
 
 // mcpSession is an OpenClaw session whose k1 (a text and a bash command)

@@ -5,7 +5,6 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"github.com/bstools/bs/internal/progress"
 	"io"
 	"os"
 	"path/filepath"
@@ -16,6 +15,8 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+
+	"github.com/bstools/bs/internal/progress"
 )
 
 // onTerminal runs a bs command line in process with standard error on a

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/bstools/bs/internal/progress"
 	"io"
 	"os"
 	"path/filepath"
@@ -17,6 +16,7 @@ import (
 	"github.com/bstools/bs/blobstore"
 	"github.com/bstools/bs/filters/checkpoint"
 	"github.com/bstools/bs/filters/retention"
+	"github.com/bstools/bs/internal/progress"
 )
 
 func pruneCommand() *cli.Command {

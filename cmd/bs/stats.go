@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"github.com/bstools/bs/internal/progress"
 	"io"
 	"os"
 
@@ -12,6 +11,7 @@ import (
 	"github.com/bstools/bs/filters/rules"
 	"github.com/bstools/bs/filters/stats"
 	"github.com/bstools/bs/filters/transcript"
+	"github.com/bstools/bs/internal/progress"
 )
 
 // statsPlanFlags are the flags stats shares with extract: the

@@ -6,13 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/bstools/bs/internal/progress"
 	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/bstools/bs/blobstore"
+	"github.com/bstools/bs/internal/progress"
 )
 
 // remoteJobs is extract's default -j for a remote store.

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/bstools/bs/internal/inplace"
-	"github.com/bstools/bs/internal/progress"
 	"io"
 	"io/fs"
 	"os"
@@ -17,6 +15,9 @@ import (
 
 	"github.com/rogpeppe/go-internal/lockedfile"
 	"github.com/urfave/cli/v2"
+
+	"github.com/bstools/bs/internal/inplace"
+	"github.com/bstools/bs/internal/progress"
 )
 
 func watchCommand() *cli.Command {
@@ -83,9 +84,8 @@ func runWatch(c *cli.Context) error {
 	}
 	// The filter's flags and rules are checked once, here: a mistake is a
 	// usage error or a bad rule now, not a warning on every file. The check
-	// stops before the filter's work; an empty input makes sure of it.
-	check := context.WithValue(c.Context, checkArgsKey{}, true)
-	if err := newApp(strings.NewReader(""), io.Discard, io.Discard).RunContext(check, append(slices.Clone(bs), filter...)); err != nil && !errors.Is(err, errArgsChecked) {
+	// does none of the filter's work.
+	if err := checkingApp().RunContext(c.Context, append(slices.Clone(bs), filter...)); err != nil {
 		return err
 	}
 	interval := c.Duration("interval")
