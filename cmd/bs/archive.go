@@ -16,9 +16,8 @@ import (
 
 	"github.com/bstools/bs/blobstore"
 	"github.com/bstools/bs/filters/archive"
-	"github.com/bstools/bs/filters/index"
-	"github.com/bstools/bs/filters/roll"
 	"github.com/bstools/bs/filters/transcript"
+	"github.com/bstools/bs/internal/searchqueue"
 )
 
 func archiveCommand() *cli.Command {
@@ -116,17 +115,17 @@ func runArchive(c *cli.Context) error {
 	if opt.Store, err = cm.openStore(); err != nil {
 		return err
 	}
-	var ix *indexWriter
+	var ix *searchqueue.Writer
 	if !c.Bool("no-index") {
 		ix = openIndexWriter(c, cm)
-		defer ix.close()
+		defer ix.Close()
 	}
 	return cm.each(c.Context, func(ctx context.Context, name string, r io.Reader, w io.Writer) error {
 		o := opt
 		if ix != nil {
-			var session rowSession
+			var session searchqueue.Session
 			session, r = cm.indexSession(name, r)
-			o.OnIndex = ix.archived(session)
+			o.OnIndex = ix.Archived(session)
 		}
 		o.OnSummaryFailed = func(id string, err error) { cm.ui.warnf(msgArchiveSummarize, name, id, err) }
 		st, err := archive.Run(ctx, name, r, w, o)
@@ -318,50 +317,4 @@ func findHolder(ctx context.Context, store blobstore.Store, m archive.Marker, id
 		}
 	}
 	return false, nil
-}
-
-// archived queues an index row for each entry of an archived turn.
-func (w *indexWriter) archived(session rowSession) func(archive.Indexed) {
-	return func(e archive.Indexed) {
-		w.addRaw(session.row(index.Row{EntryID: e.EntryID, Blob: e.Blob, Kind: "entry", Tool: e.Tool, Time: e.Time}), e.Text)
-	}
-}
-
-// indexArchived adds a row for each entry of an archived turn (after its
-// user prompt, which stays in the transcript), for bs index.
-func indexArchived(ctx context.Context, path string, session rowSession, m archive.Marker, store blobstore.Store, d transcript.Dialect, cm *common, w *indexWriter) int {
-	n := 0
-	var p transcript.Parser
-	var off int64
-	for _, dg := range m.Blobs {
-		data, err := store.Get(ctx, dg)
-		if err != nil {
-			cm.ui.warnf(msgIndexArchived, path, m.ID, err)
-			return n
-		}
-		start := off
-		off += int64(len(data))
-		for _, line := range bytes.SplitAfter(data, []byte("\n")) {
-			at := start
-			start += int64(len(line))
-			if at < m.From {
-				continue
-			}
-			line = bytes.TrimSuffix(line, []byte("\n"))
-			lt, err := p.Parse(line)
-			if err != nil {
-				continue
-			}
-			e := transcript.View(lt, d)
-			if !e.Message {
-				continue
-			}
-			if e.ID == "" {
-				e.ID = transcript.DeriveID(line)
-			}
-			w.add(session.row(index.Row{EntryID: e.ID, Blob: dg.String(), Kind: "entry", Tool: e.Tool(), Time: e.Time, Text: roll.EntryText(line)}))
-			n++
-		}
-	}
-	return n
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/bstools/bs/filters/rules"
 	"github.com/bstools/bs/filters/transcript"
 	"github.com/bstools/bs/internal/inplace"
+	"github.com/bstools/bs/internal/searchqueue"
 )
 
 func extractCommand() *cli.Command {
@@ -98,10 +99,10 @@ func runExtract(c *cli.Context) error {
 			opt.Workers = max(opt.Workers, remoteJobs)
 		}
 	}
-	var ix *indexWriter
+	var ix *searchqueue.Writer
 	if !opt.DryRun && !c.Bool("no-index") {
 		ix = openIndexWriter(c, cm)
-		defer ix.close()
+		defer ix.Close()
 	}
 	var res *inplace.Resume
 	if cm.inPlace && !opt.DryRun {
@@ -114,9 +115,9 @@ func runExtract(c *cli.Context) error {
 		o := opt
 		o.Session = sessionName(name)
 		if ix != nil {
-			var session rowSession
+			var session searchqueue.Session
 			session, r = cm.indexSession(name, r)
-			o.OnMoved = ix.moved(session, opt.Store)
+			o.OnMoved = ix.Moved(session, opt.Store)
 		}
 		if start.From > 0 {
 			o.Format, _ = transcript.ParseDialect(start.Format)

@@ -24,6 +24,7 @@ import (
 	"github.com/bstools/bs/filters/checkpoint"
 	"github.com/bstools/bs/filters/index"
 	"github.com/bstools/bs/internal/inplace"
+	"github.com/bstools/bs/internal/searchqueue"
 )
 
 func mcpCommand() *cli.Command {
@@ -127,7 +128,7 @@ func newAgent(c *cli.Context) (*agent.Agent, *common, error) {
 func searchIndex(ixPath string) func(ctx context.Context, q index.Query) ([]index.Hit, error) {
 	return func(ctx context.Context, q index.Query) ([]index.Hit, error) {
 		_, err := os.Stat(ixPath)
-		if _, perr := os.Stat(pendingDir(ixPath)); err != nil && perr != nil {
+		if _, perr := os.Stat(searchqueue.PendingDir(ixPath)); err != nil && perr != nil {
 			return nil, errors.New(msgAgentNoIndex)
 		}
 		ix, err := openIndex(ctx, ixPath, ui{io.Discard}, nil)

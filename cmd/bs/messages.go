@@ -103,6 +103,7 @@ const (
 	msgSearchKind      = "unknown --kind %q: want one of %s"
 	msgSearchLimit     = "--limit must be at least 1"
 	msgIndexArchived   = "%s: archived turn %s: %v"
+	msgIndexValue      = "%s: entry %s: %s: %v"
 
 	// bs checkpoint
 	msgCheckpointTrigger    = "bad --trigger %q: want compaction or session-end"

@@ -17,6 +17,7 @@ import (
 	"github.com/bstools/bs/filters/checkpoint"
 	"github.com/bstools/bs/filters/retention"
 	"github.com/bstools/bs/internal/progress"
+	"github.com/bstools/bs/internal/searchqueue"
 )
 
 func pruneCommand() *cli.Command {
@@ -296,7 +297,7 @@ func pruneMarkError(ctx context.Context, cm *common, path string, err error) err
 func forgetIndexRows(c *cli.Context, cm *common, removed []retention.Item) int {
 	path := indexPath(c)
 	_, err := os.Stat(path)
-	_, perr := os.Stat(pendingDir(path))
+	_, perr := os.Stat(searchqueue.PendingDir(path))
 	if err != nil && perr != nil {
 		return 0 // no index, no queued rows
 	}

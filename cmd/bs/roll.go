@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/bstools/bs/filters/roll"
+	"github.com/bstools/bs/internal/searchqueue"
 )
 
 func rollCommand() *cli.Command {
@@ -53,19 +54,19 @@ func runRoll(c *cli.Context) error {
 	if opt.Store, err = cm.openStore(); err != nil {
 		return err
 	}
-	var ix *indexWriter
+	var ix *searchqueue.Writer
 	if !c.Bool("no-index") {
 		ix = openIndexWriter(c, cm)
-		defer ix.close()
+		defer ix.Close()
 	}
 	warned := false
 	return cm.each(c.Context, func(ctx context.Context, name string, r io.Reader, w io.Writer) error {
 		o := opt
 		o.Session = sessionName(name)
 		if ix != nil {
-			var session rowSession
+			var session searchqueue.Session
 			session, r = cm.indexSession(name, r)
-			o.Index = ix.forRoll(session, opt.Store)
+			o.Index = ix.ForRoll(session, opt.Store)
 		}
 		st, err := roll.Run(ctx, name, r, w, o)
 		if st.Rolled && ix == nil && !warned {

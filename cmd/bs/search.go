@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/bstools/bs/filters/index"
+	"github.com/bstools/bs/internal/searchqueue"
 )
 
 // indexFlags select the search index.
@@ -83,7 +84,7 @@ func runSearch(c *cli.Context) error {
 	defer ix.Close()
 	session := c.String("session")
 	if session != "" {
-		session = sessionFor(session) // sessions are named by absolute path
+		session = searchqueue.SessionFor(session) // sessions are named by absolute path
 	}
 	// Hits are entries: ask for more rows than --limit, for the values of
 	// one entry that match together (a Claude Code result is kept twice).
@@ -175,7 +176,7 @@ func indexExists(path string) bool {
 	if _, err := os.Stat(path); err == nil {
 		return true
 	}
-	return len(pendingFiles(path)) > 0
+	return len(searchqueue.PendingFiles(path)) > 0
 }
 
 // restoreStore is the store bs restore opens here without --store

@@ -10,6 +10,7 @@ import (
 
 	"github.com/bstools/bs/filters/extract"
 	"github.com/bstools/bs/filters/trim"
+	"github.com/bstools/bs/internal/searchqueue"
 )
 
 func trimCommand() *cli.Command {
@@ -86,18 +87,18 @@ func runTrim(c *cli.Context) error {
 			cm.ui.warnf(msgTrimNoStore, cm.storeDir)
 		}
 	}
-	var ix *indexWriter
+	var ix *searchqueue.Writer
 	if opt.Store != nil && !c.Bool("no-index") {
 		ix = openIndexWriter(c, cm)
-		defer ix.close()
+		defer ix.Close()
 	}
 	return cm.each(c.Context, func(ctx context.Context, name string, r io.Reader, w io.Writer) error {
 		o := opt
 		o.Session = sessionName(name)
 		if ix != nil {
-			var session rowSession
+			var session searchqueue.Session
 			session, r = cm.indexSession(name, r)
-			moved := ix.moved(session, opt.Store)
+			moved := ix.Moved(session, opt.Store)
 			o.OnMoved = func(m trim.Moved, text []byte) {
 				moved(extract.Moved{Line: m.Line, EntryID: m.EntryID, Pointer: m.Pointer, Kind: "tool_result", Bytes: m.Bytes, Blob: m.Blob, Tool: m.Tool}, text)
 			}
