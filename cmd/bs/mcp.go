@@ -1,22 +1,18 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/urfave/cli/v2"
 
@@ -24,6 +20,7 @@ import (
 	"github.com/bstools/bs/filters/checkpoint"
 	"github.com/bstools/bs/filters/index"
 	"github.com/bstools/bs/internal/inplace"
+	"github.com/bstools/bs/internal/rpcguard"
 	"github.com/bstools/bs/internal/searchqueue"
 )
 
@@ -158,18 +155,38 @@ func rewriteWhenQuiet(ctx context.Context, ip inplace.Options, path string, edit
 	}
 }
 
+// mcpMaxLine bounds a message read.
+const mcpMaxLine = mcp.DefaultMaxLineLength
+
+// mcpRejection words the JSON-RPC error that answers a bad frame.
+func mcpRejection(p rpcguard.Problem) string {
+	switch p.Kind {
+	case rpcguard.NotJSON:
+		return msgMCPParse
+	case rpcguard.Batch:
+		return msgMCPBatch
+	case rpcguard.NotObject:
+		return msgMCPNotObject
+	case rpcguard.BadID:
+		return msgMCPBadID
+	case rpcguard.BadVersion:
+		return msgMCPVersion
+	case rpcguard.TooLong:
+		return fmt.Sprintf(msgMCPTooLong, p.Max)
+	}
+	return fmt.Sprintf(msgMCPInvalid, p.Err)
+}
+
 func runMCP(c *cli.Context) error {
 	a, cm, err := newAgent(c)
 	if err != nil {
 		return err
 	}
 	server := newMCPServer(a, c.String("sessions-dir") != "")
-	p := &pendingCalls{}
-	out := &mcpWriter{w: c.App.Writer, p: p}
-	in := &mcpReader{br: bufio.NewReaderSize(c.App.Reader, 64<<10), out: out, p: p, max: mcpMaxLine, log: cm.log, wait: time.Minute}
-	// mcpReader passes on one checked line of at most mcpMaxLine bytes at
+	in, out := rpcguard.New(c.App.Reader, c.App.Writer, rpcguard.Options{Max: mcpMaxLine, Wait: time.Minute, Log: cm.log, Message: mcpRejection})
+	// The guard passes on one checked line of at most mcpMaxLine bytes at
 	// a time, so the SDK's own bound is never the one that trips.
-	t := &mcp.IOTransport{Reader: io.NopCloser(in), Writer: out, MaxLineLength: 2*mcpMaxLine + 4096}
+	t := &mcp.IOTransport{Reader: in, Writer: out, MaxLineLength: 2*mcpMaxLine + 4096}
 	cm.log.Info("serving MCP on stdio", "session", c.String("session"), "sessions_dir", c.String("sessions-dir"))
 	err = server.Run(c.Context, t)
 	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, mcp.ErrConnectionClosed) {
@@ -177,217 +194,6 @@ func runMCP(c *cli.Context) error {
 	}
 	return err
 }
-
-// mcpMaxLine bounds a message read (a variable for tests).
-var mcpMaxLine = mcp.DefaultMaxLineLength
-
-// The end of standard input ends the session, and the SDK drops the calls
-// still running. So that 'printf ... | bs mcp' answers every request, the
-// end of input is held back until each request read has had its response.
-
-// pendingCalls counts the requests read and not yet answered.
-type pendingCalls struct {
-	mu   sync.Mutex
-	open int
-}
-
-func (p *pendingCalls) add(n int) {
-	p.mu.Lock()
-	p.open += n
-	p.mu.Unlock()
-}
-
-// drain waits until every request has been answered, or for at most max.
-func (p *pendingCalls) drain(max time.Duration) {
-	deadline := time.Now().Add(max)
-	for time.Now().Before(deadline) {
-		p.mu.Lock()
-		open := p.open
-		p.mu.Unlock()
-		if open <= 0 {
-			return
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
-// rpcHead is what tells JSON-RPC messages apart: a request has an id and
-// a method, a response an id and none.
-type rpcHead struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
-}
-
-// countLines calls count for each whole line of the stream, keeping the
-// unfinished rest in *partial.
-func countLines(partial *[]byte, b []byte, count func(rpcHead)) {
-	*partial = append(*partial, b...)
-	for {
-		i := bytes.IndexByte(*partial, '\n')
-		if i < 0 {
-			return
-		}
-		var h rpcHead
-		if json.Unmarshal((*partial)[:i], &h) == nil && len(h.ID) > 0 {
-			count(h)
-		}
-		*partial = (*partial)[i+1:]
-	}
-}
-
-// mcpReader stands between standard input and the SDK, whose connection
-// ends on the first message it cannot decode. It reads a line at a time,
-// passes on the JSON-RPC 2.0 messages, and answers any other line itself
-// with a JSON-RPC error (-32700 for what is not JSON, -32600 for what is
-// not a message bs serves: a batch, a null or object id, another version,
-// a line over max bytes), so that one bad frame costs one error response.
-type mcpReader struct {
-	br   *bufio.Reader
-	out  *mcpWriter
-	p    *pendingCalls
-	max  int
-	log  *slog.Logger
-	wait time.Duration // how long the end of input waits for the answers
-	buf  []byte        // the checked line being read by the SDK
-	err  error         // the error ending the input, once met
-	long bool          // discarding the rest of an over-long line
-}
-
-func (r *mcpReader) Read(b []byte) (int, error) {
-	for len(r.buf) == 0 {
-		if r.err != nil {
-			if r.err == io.EOF {
-				r.p.drain(r.wait)
-			}
-			return 0, r.err
-		}
-		line, long, err := r.line()
-		if err != nil {
-			r.err = err
-		}
-		switch {
-		case long:
-			r.reject(nil, -32600, fmt.Sprintf(msgMCPTooLong, r.max))
-		case len(line) > 0:
-			r.check(line)
-		}
-	}
-	n := copy(b, r.buf)
-	r.buf = r.buf[n:]
-	return n, nil
-}
-
-// line reads the next line without its line feed (the last one may lack
-// it). long says it was over max bytes; its bytes are then dropped.
-func (r *mcpReader) line() (line []byte, long bool, err error) {
-	for {
-		frag, err := r.br.ReadSlice('\n')
-		if !long {
-			if len(line)+len(frag) > r.max+1 {
-				long, line = true, nil
-			} else {
-				line = append(line, frag...)
-			}
-		}
-		if err == bufio.ErrBufferFull {
-			continue
-		}
-		return bytes.TrimSpace(line), long, err
-	}
-}
-
-// check passes line on to the SDK if it is a JSON-RPC 2.0 message, and
-// answers it with an error otherwise.
-func (r *mcpReader) check(line []byte) {
-	if !json.Valid(line) {
-		r.reject(nil, -32700, msgMCPParse)
-		return
-	}
-	if line[0] == '[' {
-		r.reject(nil, -32600, msgMCPBatch)
-		return
-	}
-	var m map[string]json.RawMessage
-	if line[0] != '{' || json.Unmarshal(line, &m) != nil {
-		r.reject(nil, -32600, msgMCPNotObject)
-		return
-	}
-	id, hasID := m["id"]
-	if hasID {
-		switch id[0] {
-		case '"':
-		case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
-			if bytes.ContainsAny(id, ".eE") { // the SDK would answer 1.5 as 1
-				r.reject(id, -32600, msgMCPBadID)
-				return
-			}
-		default:
-			r.reject(nil, -32600, msgMCPBadID)
-			return
-		}
-	}
-	var version string
-	if json.Unmarshal(m["jsonrpc"], &version) != nil || version != "2.0" {
-		r.reject(id, -32600, msgMCPVersion)
-		return
-	}
-	msg, err := jsonrpc.DecodeMessage(line)
-	if err != nil {
-		r.reject(id, -32600, fmt.Sprintf(msgMCPInvalid, err))
-		return
-	}
-	if req, ok := msg.(*jsonrpc.Request); ok && req.ID.IsValid() {
-		r.p.add(1)
-	}
-	r.buf = append(append(r.buf[:0], line...), '\n')
-}
-
-// reject answers a bad message with a JSON-RPC error, with its id when it
-// could be read (else null).
-func (r *mcpReader) reject(id json.RawMessage, code int, message string) {
-	if len(id) == 0 {
-		id = json.RawMessage("null")
-	}
-	r.log.Warn("mcp: bad message", "code", code, "error", message)
-	type rpcError struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-	}
-	b, err := json.Marshal(struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Error   rpcError        `json:"error"`
-	}{"2.0", id, rpcError{code, message}})
-	if err != nil {
-		return
-	}
-	r.out.mu.Lock()
-	defer r.out.mu.Unlock()
-	r.out.w.Write(append(b, '\n'))
-}
-
-// mcpWriter is standard output, shared by the SDK's responses and
-// mcpReader's errors: one lock keeps their frames whole.
-type mcpWriter struct {
-	mu      sync.Mutex
-	w       io.Writer
-	p       *pendingCalls
-	partial []byte
-}
-
-func (c *mcpWriter) Write(b []byte) (int, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	n, err := c.w.Write(b)
-	countLines(&c.partial, b[:n], func(h rpcHead) {
-		if h.Method == "" {
-			c.p.add(-1)
-		}
-	})
-	return n, err
-}
-
-func (c *mcpWriter) Close() error { return nil }
 
 // newMCPServer registers the agent's tools. With many sessions, each tool
 // takes a session argument; with one, it has none.
