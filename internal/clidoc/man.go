@@ -1,69 +1,57 @@
-package main
+// Package clidoc makes bs's documents from its command definitions, the
+// ones --help shows: the man pages, one per command (bs-extract(1), the
+// convention of git and restic) and bs(1), with the same usage lines,
+// descriptions, flags and examples, and the shell completion scripts.
+package clidoc
 
 import (
 	"fmt"
+	"io/fs"
 	"regexp"
 	"slices"
 	"sort"
 	"strings"
 
 	"github.com/urfave/cli/v2"
-
-	"github.com/bstools/bs/docs"
 )
 
-// Man pages, one per command (bs-extract(1), the convention of git and
-// restic) and bs(1), made from the command definitions that --help shows:
-// the same usage lines, descriptions, flags and examples.
-
-// exitStatus is every exit code, for --help and the man pages.
-var exitStatus = []struct {
-	code           int
-	short, meaning string
-}{
-	{exitOK, "ok", "success"},
-	{exitFailure, "failure", "failure: a file or blob that cannot be read, output that cannot be written, a file with no valid JSON line"},
-	{exitUsage, "usage error", "usage error: an unknown flag, a bad value, a missing argument"},
-	{exitBadRule, "bad jq rule", "a --rule that is not a valid jq expression"},
-	{exitBadInput, "bad input under --strict", "a line that is not valid JSON, under --strict"},
-	{exitAbove, "above bs gauge --fail-above", "bs gauge --fail-above: the context is above the ratio"},
-	{exitInterrupted, "interrupted", "interrupted (SIGINT, SIGTERM); the output may be cut short"},
+// Manual is what the man pages say besides the command definitions.
+type Manual struct {
+	// Synopsis is the main page's synopsis, and Note a paragraph after
+	// its description (roff).
+	Synopsis, Note string
+	// GlobalFlags are the main page's options.
+	GlobalFlags []cli.Flag
+	// Examples are each command's examples, by its name.
+	Examples map[string][]string
+	// Docs are the Markdown files of DocFiles each command's page carries
+	// after its description, by its name.
+	Docs     map[string][]string
+	DocFiles fs.ReadFileFS
+	// Environment is what every command reads from the environment,
+	// besides its flags' variables; Files the places bs reads and writes.
+	Environment, Files []Item
+	// ExitStatus is every exit code.
+	ExitStatus []Exit
 }
 
-// exitStatusLine is exitStatus on one line, for the help of bs.
-func exitStatusLine() string {
-	var parts []string
-	for _, e := range exitStatus {
-		parts = append(parts, fmt.Sprintf("%d %s", e.code, e.short))
-	}
-	return "EXIT STATUS: " + strings.Join(parts, ", ") + "."
+// Item is a variable or a file, and what it is.
+type Item struct{ Name, What string }
+
+// Exit is an exit code and what it means.
+type Exit struct {
+	Code    int
+	Meaning string
 }
 
-// manFiles are the places bs reads and writes, for FILES.
-var manFiles = []struct{ path, what string }{
-	{"$XDG_DATA_HOME/bs (~/.local/share/bs)", "the blob store, unless --store or BS_STORE names another"},
-	{"$XDG_STATE_HOME/bs/index.db (~/.local/state/bs)", "the search index, and beside it the rows queued for it"},
-	{"$XDG_STATE_HOME/bs/checkpoints", "checkpoints, one directory per session key"},
-	{"$XDG_STATE_HOME/bs/locks", "the locks bs takes while it rewrites a file in place"},
-	{"$XDG_CONFIG_HOME/bs/config.yaml (~/.config/bs/config.yaml)", "the configuration file: flag values by command (see bs-config(1))"},
-}
-
-// manEnvironment is what every command reads from the environment, besides
-// its flags' variables.
-var manEnvironment = []struct{ name, what string }{
-	{"BS_CONFIG", "the configuration file, as --config"},
-	{"XDG_DATA_HOME, XDG_STATE_HOME, XDG_CONFIG_HOME", "where the store, the index, checkpoints, locks and the configuration file are (see FILES)"},
-	{"NO_COLOR, TERM", "no colour when NO_COLOR is set or TERM is dumb; progress is drawn only when standard error is a terminal"},
-}
-
-// manPages returns each page's file name and text: bs.1 and bs-CMD.1.
-func manPages(app *cli.App) map[string]string {
-	pages := map[string]string{"bs.1": mainPage(app)}
+// Pages returns each page's file name and text: bs.1 and bs-CMD.1.
+func (m *Manual) Pages(app *cli.App) map[string]string {
+	pages := map[string]string{"bs.1": m.mainPage(app)}
 	for _, c := range app.Commands {
 		if c.Name == "help" || c.Hidden {
 			continue
 		}
-		pages["bs-"+c.Name+".1"] = commandPage(app, c)
+		pages["bs-"+c.Name+".1"] = m.commandPage(c)
 	}
 	return pages
 }
@@ -101,14 +89,14 @@ func header(b *strings.Builder, name, summary string) {
 	fmt.Fprintf(b, ".SH NAME\n%s \\- %s\n", name, roff(summary))
 }
 
-func mainPage(app *cli.App) string {
+func (m *Manual) mainPage(app *cli.App) string {
 	var b strings.Builder
 	header(&b, "bs", app.Usage)
-	b.WriteString(".SH SYNOPSIS\n.B bs\n[\\fB\\-\\-config\\fR \\fIFILE\\fR] \\fICOMMAND\\fR [\\fIOPTIONS\\fR] [\\fIARGUMENTS\\fR...]\n.br\n.B bs \\-\\-version\n")
+	b.WriteString(".SH SYNOPSIS\n" + m.Synopsis)
 	b.WriteString(".SH DESCRIPTION\n")
 	desc, _, _ := strings.Cut(app.Description, "\n\nEXIT STATUS")
 	paragraphs(&b, desc)
-	b.WriteString(".PP\nOptions go before the file names: a flag after a file name is a usage error. A file whose name starts with a dash is ./\\-name; \\- is standard input.\n")
+	b.WriteString(".PP\n" + m.Note)
 	b.WriteString(".SH COMMANDS\n")
 	for _, c := range app.Commands {
 		if c.Name == "help" || c.Hidden {
@@ -117,12 +105,10 @@ func mainPage(app *cli.App) string {
 		fmt.Fprintf(&b, ".TP\n.BR bs\\-%s (1)\n%s\n", c.Name, roff(c.Usage))
 	}
 	b.WriteString(".SH OPTIONS\n")
-	writeFlags(&b, append(append([]cli.Flag{}, app.Flags...),
-		&cli.BoolFlag{Name: "version", Aliases: []string{"v"}, Usage: "print the version: the module version, or the commit it was built from"},
-		&cli.BoolFlag{Name: "help", Aliases: []string{"h"}, Usage: "show help"}))
-	writeEnvironment(&b, nil)
-	writeFiles(&b)
-	writeExitStatus(&b)
+	writeFlags(&b, m.GlobalFlags)
+	m.writeEnvironment(&b, nil)
+	m.writeFiles(&b)
+	m.writeExitStatus(&b)
 	b.WriteString(".SH SEE ALSO\n")
 	var see []string
 	for _, c := range app.Commands {
@@ -134,7 +120,7 @@ func mainPage(app *cli.App) string {
 	return b.String()
 }
 
-func commandPage(app *cli.App, c *cli.Command) string {
+func (m *Manual) commandPage(c *cli.Command) string {
 	var b strings.Builder
 	header(&b, "bs-"+c.Name, c.Usage)
 	b.WriteString(".SH SYNOPSIS\n")
@@ -146,8 +132,8 @@ func commandPage(app *cli.App, c *cli.Command) string {
 	}
 	b.WriteString(".SH DESCRIPTION\n")
 	paragraphs(&b, c.Description)
-	for _, f := range commandDocs[c.Name] {
-		md, err := docs.Files.ReadFile(f)
+	for _, f := range m.Docs[c.Name] {
+		md, err := m.DocFiles.ReadFile(f)
 		if err != nil {
 			panic(err) // embedded: a name here that is not there
 		}
@@ -174,16 +160,16 @@ func commandPage(app *cli.App, c *cli.Command) string {
 		b.WriteString(".SH OPTIONS\n")
 		writeFlags(&b, c.Flags)
 	}
-	if ex := commandExamples[c.Name]; len(ex) > 0 {
+	if ex := m.Examples[c.Name]; len(ex) > 0 {
 		b.WriteString(".SH EXAMPLES\n.nf\n.RS 4\n")
 		for _, l := range ex {
 			b.WriteString(roff(l) + "\n")
 		}
 		b.WriteString(".RE\n.fi\n")
 	}
-	writeEnvironment(&b, c)
-	writeFiles(&b)
-	writeExitStatus(&b)
+	m.writeEnvironment(&b, c)
+	m.writeFiles(&b)
+	m.writeExitStatus(&b)
 	fmt.Fprintf(&b, ".SH SEE ALSO\n.BR bs (1)\n")
 	return b.String()
 }
@@ -225,7 +211,7 @@ func writeFlags(b *strings.Builder, flags []cli.Flag) {
 
 // writeEnvironment lists the variables of c's flags (and its
 // subcommands'), then those every command reads.
-func writeEnvironment(b *strings.Builder, c *cli.Command) {
+func (m *Manual) writeEnvironment(b *strings.Builder, c *cli.Command) {
 	b.WriteString(".SH ENVIRONMENT\n")
 	vars := map[string]string{}
 	var walk func(c *cli.Command)
@@ -254,24 +240,24 @@ func writeEnvironment(b *strings.Builder, c *cli.Command) {
 	for _, n := range names {
 		fmt.Fprintf(b, ".TP\n.B %s\nas %s\n", n, vars[n])
 	}
-	for _, e := range manEnvironment {
-		if !slices.Contains(names, e.name) {
-			fmt.Fprintf(b, ".TP\n.B %s\n%s\n", e.name, roff(e.what))
+	for _, e := range m.Environment {
+		if !slices.Contains(names, e.Name) {
+			fmt.Fprintf(b, ".TP\n.B %s\n%s\n", e.Name, roff(e.What))
 		}
 	}
 }
 
-func writeFiles(b *strings.Builder) {
+func (m *Manual) writeFiles(b *strings.Builder) {
 	b.WriteString(".SH FILES\n")
-	for _, f := range manFiles {
-		fmt.Fprintf(b, ".TP\n.I %s\n%s\n", roff(f.path), roff(f.what))
+	for _, f := range m.Files {
+		fmt.Fprintf(b, ".TP\n.I %s\n%s\n", roff(f.Name), roff(f.What))
 	}
 }
 
-func writeExitStatus(b *strings.Builder) {
+func (m *Manual) writeExitStatus(b *strings.Builder) {
 	b.WriteString(".SH EXIT STATUS\n")
-	for _, e := range exitStatus {
-		fmt.Fprintf(b, ".TP\n.B %d\n%s\n", e.code, roff(e.meaning))
+	for _, e := range m.ExitStatus {
+		fmt.Fprintf(b, ".TP\n.B %d\n%s\n", e.Code, roff(e.Meaning))
 	}
 }
 
@@ -288,29 +274,6 @@ func unquoteUsage(usage string) (placeholder, text string) {
 	}
 	placeholder = usage[i+1 : i+1+j]
 	return placeholder, usage[:i] + placeholder + usage[i+2+j:]
-}
-
-// commandDocs are the files of docs/ each command's page carries after
-// its description: the depth the README leaves to them.
-var commandDocs = map[string][]string{
-	"extract":         {"commands/extract.md"},
-	"restore":         {"commands/restore.md"},
-	"gauge":           {"commands/gauge.md"},
-	"stats":           {"commands/stats.md"},
-	"roll":            {"commands/roll.md"},
-	"trim":            {"commands/trim.md"},
-	"archive":         {"commands/archive.md"},
-	"checkpoint":      {"commands/checkpoint.md"},
-	"search":          {"commands/search.md"},
-	"index":           {"commands/search.md"},
-	"store":           {"commands/store.md", "object-storage.md"},
-	"prune-retention": {"commands/prune-retention.md"},
-	"ui":              {"commands/ui.md"},
-	"config":          {"commands/config.md"},
-	"watch":           {"live-sessions.md"},
-	"mcp":             {"agents.md"},
-	"tool":            {"agents.md"},
-	"skill":           {"agents.md"},
 }
 
 var (
