@@ -431,7 +431,7 @@ type common struct {
 	stdout   io.Writer
 	badLines badLines
 	// showInput shows how far the reading of each input has got, on a
-	// terminal (progress.go): for the commands that read a file through.
+	// terminal (internal/progress): for the commands that read a file through.
 	showInput bool
 }
 

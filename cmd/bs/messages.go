@@ -120,7 +120,7 @@ const (
 	msgHookNoTranscript     = "the %s hook input has no transcript_path"
 )
 
-// Progress lines (progress.go), on a terminal only.
+// Progress lines (internal/progress), on a terminal only.
 const (
 	prgVerify     = "bs store verify"
 	prgRepack     = "bs store repack: copying"
