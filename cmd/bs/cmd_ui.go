@@ -20,6 +20,7 @@ import (
 
 	"github.com/bstools/bs/filters/checkpoint"
 	"github.com/bstools/bs/filters/webui"
+	"github.com/bstools/bs/internal/sessions"
 )
 
 func uiCommand() *cli.Command {
@@ -54,21 +55,6 @@ func uiCommand() *cli.Command {
 	}
 }
 
-// defaultSessionRoots are where the runtimes keep their sessions.
-func defaultSessionRoots() []string {
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return nil
-	}
-	var roots []string
-	for _, r := range []string{".openclaw/agents", ".pi/agent/sessions", ".claude/projects", ".codex/sessions"} {
-		if info, err := os.Stat(filepath.Join(home, r)); err == nil && info.IsDir() {
-			roots = append(roots, filepath.Join(home, r))
-		}
-	}
-	return roots
-}
-
 func runUI(c *cli.Context) error {
 	cm, err := parseCommon(c)
 	if err != nil {
@@ -76,7 +62,7 @@ func runUI(c *cli.Context) error {
 	}
 	roots := cm.files
 	if len(roots) == 0 {
-		if roots = defaultSessionRoots(); len(roots) == 0 {
+		if roots = sessions.DefaultRoots(); len(roots) == 0 {
 			return usagef(msgUINoRoots)
 		}
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,8 +15,8 @@ import (
 	"github.com/rogpeppe/go-internal/lockedfile"
 	"github.com/urfave/cli/v2"
 
-	"github.com/bstools/bs/internal/inplace"
 	"github.com/bstools/bs/internal/progress"
+	"github.com/bstools/bs/internal/sessions"
 )
 
 func watchCommand() *cli.Command {
@@ -43,25 +42,6 @@ func watchCommand() *cli.Command {
 		},
 		Action: runWatch,
 	}
-}
-
-// watchState is watch.json: what each file looked like after its last
-// pass, and when retention last ran.
-type watchState struct {
-	Files     map[string]fileStamp `json:"files"`
-	Retention time.Time            `json:"retention,omitzero"`
-}
-
-// fileStamp identifies a version of a file without reading it.
-type fileStamp struct {
-	Size  int64     `json:"size"`
-	Mtime time.Time `json:"mtime"`
-	Inode uint64    `json:"inode"`
-}
-
-func stampOf(info os.FileInfo) fileStamp {
-	_, ino := inplace.FileID(info)
-	return fileStamp{Size: info.Size(), Mtime: info.ModTime().UTC(), Inode: ino}
 }
 
 func runWatch(c *cli.Context) error {
@@ -105,7 +85,7 @@ func runWatch(c *cli.Context) error {
 		return newApp(strings.NewReader(""), io.Discard, w.stderr).RunContext(ctx, append(slices.Clone(bs), args...))
 	}
 	for _, r := range roots {
-		if _, err := os.Stat(r); errors.Is(err, fs.ErrNotExist) && !hasGlob(r) {
+		if _, err := os.Stat(r); errors.Is(err, fs.ErrNotExist) && !sessions.HasGlob(r) {
 			cm.ui.warnf(msgWatchNoRoot, r)
 		}
 	}
@@ -171,7 +151,7 @@ func (w *watcher) pass(ctx context.Context) error {
 		if err != nil {
 			continue // gone since the listing
 		}
-		if old, ok := st.Files[f]; ok && old == stampOf(info) {
+		if old, ok := st.Files[f]; ok && old == sessions.StampOf(info) {
 			continue // unchanged: not read at all
 		}
 		start := time.Now()
@@ -194,7 +174,7 @@ func (w *watcher) pass(ctx context.Context) error {
 		freed := info.Size() - after.Size()
 		w.log.Info("pass", "file", f, "filter", w.filter[0], "bytes_before", info.Size(), "bytes_after", after.Size(),
 			"bytes_freed", freed, "tokens_freed", freed/4, "took", time.Since(start).Round(time.Millisecond))
-		st.Files[f] = stampOf(after)
+		st.Files[f] = sessions.StampOf(after)
 	}
 	bar.Done()
 	// Forget files that are gone.
@@ -216,7 +196,7 @@ func (w *watcher) pass(ctx context.Context) error {
 			st.Retention = time.Now().UTC()
 		}
 	}
-	return writeWatchState(w.statePath, st)
+	return sessions.WriteState(w.statePath, st)
 }
 
 // pruneStoreFlags are the store flags of a filter that prune-retention
@@ -252,140 +232,34 @@ func storeArgs(args []string) []string {
 }
 
 // sessionFiles lists the *.jsonl files under each directory root and the
-// files each glob root names, sorted, without duplicates.
+// files each glob root names (sessions.Find), a bad pattern being a usage
+// error.
 func sessionFiles(roots []string) ([]string, error) { return findSessions(roots, false) }
 
-// findSessions is sessionFiles; when strict, a directory that cannot be
-// read or a root that names nothing is an error instead of being skipped.
-// Symbolic links are followed: a linked root, linked directories inside
-// it (each real directory walked once, so a loop ends) and linked *.jsonl
-// files. A glob match that is a directory is walked like a root.
+// findSessions is sessions.Find with its errors worded.
 func findSessions(roots []string, strict bool) ([]string, error) {
-	var files []string
-	seen := map[string]bool{} // real directories walked
-	var walk func(dir string) error
-	walk = func(dir string) error {
-		real, err := filepath.EvalSymlinks(dir)
-		if err != nil {
-			if strict {
-				return err
-			}
-			return nil
-		}
-		if seen[real] {
-			return nil
-		}
-		seen[real] = true
-		des, err := os.ReadDir(dir)
-		if err != nil {
-			if strict {
-				return err
-			}
-			return nil // unreadable corners are skipped, not fatal
-		}
-		for _, d := range des {
-			p := filepath.Join(dir, d.Name())
-			mode := d.Type()
-			if mode&fs.ModeSymlink != 0 {
-				info, err := os.Stat(p)
-				if err != nil {
-					continue // a dangling link names nothing
-				}
-				mode = info.Mode().Type()
-			}
-			switch {
-			case mode.IsDir():
-				if err := walk(p); err != nil {
-					return err
-				}
-			case mode.IsRegular() && strings.HasSuffix(p, ".jsonl") && !strings.HasPrefix(d.Name(), "."):
-				files = append(files, p)
-			}
-		}
-		return nil
+	files, err := sessions.Find(roots, strict)
+	var (
+		glob    *sessions.GlobError
+		nomatch *sessions.NoMatchError
+	)
+	switch {
+	case errors.As(err, &glob):
+		return nil, usagef(msgWatchGlob, glob.Pattern, glob.Err)
+	case errors.As(err, &nomatch):
+		return nil, fmt.Errorf(msgPruneNoMatch, nomatch.Root)
 	}
-	for _, r := range roots {
-		info, err := os.Stat(r)
-		if err == nil && info.IsDir() {
-			if err := walk(r); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		matches, err := filepath.Glob(r)
-		if err != nil {
-			return nil, usagef(msgWatchGlob, r, err)
-		}
-		if strict && len(matches) == 0 {
-			return nil, fmt.Errorf(msgPruneNoMatch, r)
-		}
-		for _, m := range matches {
-			info, err := os.Stat(m)
-			switch {
-			case err != nil:
-			case info.IsDir():
-				if err := walk(m); err != nil {
-					return nil, err
-				}
-			case info.Mode().IsRegular():
-				files = append(files, m)
-			}
-		}
-	}
-	for i, f := range files {
-		if abs, err := filepath.Abs(f); err == nil {
-			files[i] = abs
-		}
-	}
-	slices.Sort(files)
-	return slices.Compact(files), nil
+	return files, err
 }
 
-func readWatchState(path string) (*watchState, error) {
-	st := &watchState{Files: map[string]fileStamp{}}
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return st, nil
+// readWatchState is sessions.ReadState with its errors worded.
+func readWatchState(path string) (*sessions.State, error) {
+	st, err := sessions.ReadState(path)
+	var damaged *sessions.DamagedStateError
+	if errors.As(err, &damaged) {
+		return nil, fmt.Errorf(msgWatchState, damaged.Path, damaged.Err)
 	}
-	if err != nil {
-		return nil, err
-	}
-	if err := json.Unmarshal(b, st); err != nil {
-		return nil, fmt.Errorf(msgWatchState, path, err)
-	}
-	if st.Files == nil {
-		st.Files = map[string]fileStamp{}
-	}
-	return st, nil
-}
-
-// writeWatchState replaces the state file atomically.
-func writeWatchState(path string, st *watchState) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return err
-	}
-	b, err := json.MarshalIndent(st, "", "  ")
-	if err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".watch-*.json")
-	if err != nil {
-		return err
-	}
-	_, err = tmp.Write(append(b, '\n'))
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-	}
-	return err
+	return st, err
 }
 
 // sleep waits d, or until ctx is done (its error).
@@ -404,7 +278,3 @@ func sleep(ctx context.Context, d time.Duration) error {
 func filterCommands() []string {
 	return []string{"extract", "restore", "roll", "trim", "archive"}
 }
-
-// hasGlob reports whether a root is a pattern (filepath.Match's
-// metacharacters) rather than a name.
-func hasGlob(root string) bool { return strings.ContainsAny(root, `*?[\`) }
