@@ -83,11 +83,6 @@ type busyError struct {
 
 func (e *busyError) Error() string { return e.path + ": " + e.why }
 
-// rewrite is inplace.Rewrite with its refusals worded.
-func rewrite(ctx context.Context, ip inplace.Options, path string, transform func(io.Reader, io.Writer) error) error {
-	return worded(inplace.Rewrite(ctx, path, ip, transform))
-}
-
 // rewriteFile is inplace.RewriteFile with its refusals worded.
 func rewriteFile(ctx context.Context, ip inplace.Options, path string, body func(src *os.File, n int64, w io.Writer) error) error {
 	return worded(inplace.RewriteFile(ctx, path, ip, body))
