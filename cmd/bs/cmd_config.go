@@ -4,65 +4,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/urfave/cli/v2"
-	"go.yaml.in/yaml/v3"
+
+	"github.com/bstools/bs/internal/config"
 )
-
-// The configuration file: flag values by command, so that a long-running
-// setup (cron, bs watch, hooks) need not repeat them. Precedence: a flag on
-// the command line, then its BS_* environment variable, then the file,
-// then the default.
-//
-//	# seed 000's SmartPruningConfig names
-//	keep_recent: 3
-//	min_value_length: 500
-//	trigger_types: [thinking, tool_result]
-//	scan_interval_seconds: 30
-//	retention: 24h
-//	keep_purge_control_calls: false
-//	keep_after_restore_seconds: 600
-//	# a flag every filter takes
-//	store: /srv/bs/store
-//	# any flag of a command, under its name
-//	trim:
-//	  soft-trim-ratio: 0.4
-//	  deny: ["*image*"]
-
-// configSetting is one value the file gives a command's flag.
-type configSetting struct {
-	values []string // one, or several for a repeatable flag
-	line   int
-	key    string // as written in the file, for messages
-}
-
-// config is a parsed configuration file.
-type config struct {
-	path string
-	// settings by command name, then flag name.
-	settings map[string]map[string]configSetting
-}
-
-// seedKeys maps seed 000's SmartPruningConfig names to the flags they set.
-var seedKeys = map[string][]struct{ cmd, flag, unit string }{
-	"keep_recent":                {{"extract", "keep-recent", ""}},
-	"min_value_length":           {{"extract", "min-length", ""}},
-	"trigger_types":              {{"extract", "types", "list"}},
-	"scan_interval_seconds":      {{"watch", "interval", "s"}},
-	"retention":                  {{"watch", "retention", ""}, {"prune-retention", "older-than", ""}},
-	"keep_purge_control_calls":   {{"restore", "keep-restore-calls", ""}, {"mcp", "keep-restore-calls", ""}, {"tool", "keep-restore-calls", ""}},
-	"keep_after_restore_seconds": {{"extract", "keep-after-restore", "s"}},
-}
-
-// noConfig are flags a file may not set: they say what to do now, not how.
-var noConfig = []string{"in-place", "help", "now", "dry-run", "once", "config"}
 
 // configPath is --config, else $XDG_CONFIG_HOME/bs/config.yaml; explicit
 // says whether it was asked for (then it must exist).
@@ -74,69 +24,59 @@ func configPath(c *cli.Context) (path string, explicit bool) {
 }
 
 // loadConfig reads and checks the configuration file against the app's
-// commands. A missing default file is an empty configuration.
-func loadConfig(c *cli.Context) (*config, error) {
+// commands (config.Load), its errors worded as usage errors.
+func loadConfig(c *cli.Context) (*config.File, error) {
 	path, explicit := configPath(c)
-	cfg := &config{path: path, settings: map[string]map[string]configSetting{}}
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) && !explicit {
-		return cfg, nil
+	cfg, err := config.Load(path, explicit, c.App.Commands, isCommonFlag)
+	var (
+		read   *config.ReadError
+		syntax *config.SyntaxError
+		bad    *config.BadError
+	)
+	switch {
+	case errors.As(err, &read):
+		return nil, usagef(msgConfigRead, read.Err)
+	case errors.As(err, &syntax):
+		return nil, usagef(msgConfigSyntax, syntax.Path, syntax.Err)
+	case errors.As(err, &bad):
+		return nil, usagef(msgConfigBad, bad.Path, bad.Line, bad.Key, configWhy(bad))
 	}
-	if err != nil {
-		return nil, usagef(msgConfigRead, err)
-	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, usagef(msgConfigSyntax, path, err)
-	}
-	if len(doc.Content) == 0 {
-		return cfg, nil // empty file
-	}
-	root := doc.Content[0]
-	if root.Kind != yaml.MappingNode {
-		return nil, usagef(msgConfigBad, path, root.Line, "(top)", "want a mapping of keys to values")
-	}
-	cmds := map[string]*cli.Command{}
-	for _, cmd := range c.App.Commands {
-		cmds[cmd.Name] = cmd
-	}
-	for i := 0; i < len(root.Content); i += 2 {
-		k, v := root.Content[i], root.Content[i+1]
-		switch {
-		case seedKeys[k.Value] != nil:
-			for _, t := range seedKeys[k.Value] {
-				if cmds[t.cmd] == nil {
-					continue // a command this build does not have
-				}
-				if err := cfg.set(cmds[t.cmd], t.flag, k.Value, v, t.unit); err != nil {
-					return nil, err
-				}
-			}
-		case cmds[k.Value] != nil && v.Kind == yaml.MappingNode:
-			for j := 0; j < len(v.Content); j += 2 {
-				fk, fv := v.Content[j], v.Content[j+1]
-				if err := cfg.set(cmds[k.Value], fk.Value, k.Value+"."+fk.Value, fv, ""); err != nil {
-					return nil, err
-				}
-			}
-		case isCommonFlag(k.Value):
-			// A flag every filter takes: set it for each command that has it.
-			for _, cmd := range c.App.Commands {
-				if findFlag(cmd, k.Value) != nil {
-					if err := cfg.set(cmd, k.Value, k.Value, v, ""); err != nil {
-						return nil, err
-					}
-				}
-			}
-		default:
-			return nil, usagef(msgConfigBad, path, k.Line, k.Value, "not a setting bs knows")
-		}
-	}
-	return cfg, nil
+	return cfg, err
 }
 
+// configWhy words what is wrong with a setting.
+func configWhy(e *config.BadError) string {
+	switch e.Why {
+	case config.NotMapping:
+		return msgConfigTop
+	case config.Unknown:
+		return msgConfigUnknown
+	case config.NoFlag:
+		return fmt.Sprintf(msgConfigNoFlag, e.Cmd, e.Flag)
+	case config.NotPlainList:
+		return msgConfigPlainList
+	case config.NotValueOrList:
+		return msgConfigValueOrList
+	case config.NotOne:
+		return msgConfigOne
+	case config.NotInteger:
+		return fmt.Sprintf(msgConfigInt, e.Value)
+	case config.NotNumber:
+		return fmt.Sprintf(msgConfigNumber, e.Value)
+	case config.NotBool:
+		return fmt.Sprintf(msgConfigBool, e.Value)
+	case config.NotSeconds:
+		return fmt.Sprintf(msgConfigSeconds, e.Value)
+	case config.NotDuration:
+		return fmt.Sprintf(msgConfigDuration, e.Value)
+	}
+	return e.Error()
+}
+
+// isCommonFlag is whether name is a flag every filter takes that a file
+// may set.
 func isCommonFlag(name string) bool {
-	if slices.Contains(noConfig, name) {
+	if slices.Contains(config.Fixed, name) {
 		return false
 	}
 	for _, f := range commonFlags() {
@@ -147,79 +87,6 @@ func isCommonFlag(name string) bool {
 	return false
 }
 
-func findFlag(cmd *cli.Command, name string) cli.Flag {
-	for _, f := range cmd.Flags {
-		if slices.Contains(f.Names(), name) {
-			return f
-		}
-	}
-	return nil
-}
-
-// set records value node v for cmd's flag, checking that the flag exists
-// and that the value parses as its type. unit "s" means seconds (a number
-// for a duration flag), "list" a list joined with commas.
-func (cfg *config) set(cmd *cli.Command, flag, key string, v *yaml.Node, unit string) error {
-	bad := func(why string) error { return usagef(msgConfigBad, cfg.path, v.Line, key, why) }
-	f := findFlag(cmd, flag)
-	if f == nil || slices.Contains(noConfig, flag) {
-		return usagef(msgConfigBad, cfg.path, v.Line, key, fmt.Sprintf("'bs %s' has no flag --%s that a file may set", cmd.Name, flag))
-	}
-	var values []string
-	switch v.Kind {
-	case yaml.ScalarNode:
-		values = []string{v.Value}
-	case yaml.SequenceNode:
-		for _, item := range v.Content {
-			if item.Kind != yaml.ScalarNode {
-				return bad("want a list of plain values")
-			}
-			values = append(values, item.Value)
-		}
-	default:
-		return bad("want a value or a list")
-	}
-	if unit == "list" {
-		values = []string{strings.Join(values, ",")}
-	}
-	if _, repeatable := f.(*cli.StringSliceFlag); !repeatable && len(values) != 1 {
-		return bad("want one value, not a list")
-	}
-	for i, s := range values {
-		var err error
-		switch f.(type) {
-		case *cli.IntFlag:
-			_, err = strconv.Atoi(s)
-			if err != nil {
-				return bad(fmt.Sprintf("want an integer, got %q", s))
-			}
-		case *cli.Float64Flag:
-			if _, err = strconv.ParseFloat(s, 64); err != nil {
-				return bad(fmt.Sprintf("want a number, got %q", s))
-			}
-		case *cli.BoolFlag:
-			if _, err = strconv.ParseBool(s); err != nil {
-				return bad(fmt.Sprintf("want true or false, got %q", s))
-			}
-		case *cli.DurationFlag:
-			if unit == "s" {
-				n, err := strconv.ParseFloat(s, 64)
-				if err != nil || n < 0 {
-					return bad(fmt.Sprintf("want a number of seconds, got %q", s))
-				}
-				values[i] = time.Duration(n * float64(time.Second)).String()
-			} else if _, err = time.ParseDuration(s); err != nil {
-				return bad(fmt.Sprintf("want a duration such as 30s or 24h, got %q", s))
-			}
-		}
-	}
-	if cfg.settings[cmd.Name] == nil {
-		cfg.settings[cmd.Name] = map[string]configSetting{}
-	}
-	cfg.settings[cmd.Name][f.Names()[0]] = configSetting{values: values, line: v.Line, key: key}
-	return nil
-}
-
 // applyConfig gives each flag of the running command that neither the
 // command line nor the environment set the value the file has for it.
 func applyConfig(c *cli.Context) error {
@@ -227,19 +94,19 @@ func applyConfig(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	return cfg.apply(c, c.Command.Name, nil)
+	return applyConfigOf(cfg, c, c.Command.Name, nil)
 }
 
-// apply sets, from the file's settings for command section, each flag of
-// c not set on the command line (or, with only, each of those flags).
-func (cfg *config) apply(c *cli.Context, section string, only []string) error {
-	for flag, s := range cfg.settings[section] {
+// applyConfigOf sets, from cfg's settings for command section, each flag
+// of c not set on the command line (or, with only, each of those flags).
+func applyConfigOf(cfg *config.File, c *cli.Context, section string, only []string) error {
+	for flag, s := range cfg.Settings[section] {
 		if c.IsSet(flag) || only != nil && !slices.Contains(only, flag) {
 			continue
 		}
-		for _, v := range s.values {
+		for _, v := range s.Values {
 			if err := c.Set(flag, v); err != nil {
-				return usagef(msgConfigBad, cfg.path, s.line, s.key, err.Error())
+				return usagef(msgConfigBad, cfg.Path, s.Line, s.Key, err.Error())
 			}
 		}
 	}
@@ -277,14 +144,14 @@ func runConfigShow(c *cli.Context) error {
 		}
 		for _, f := range cmd.Flags {
 			name := f.Names()[0]
-			if slices.Contains(noConfig, name) {
+			if slices.Contains(config.Fixed, name) {
 				continue
 			}
 			value, source := flagDefault(f), "default"
 			if env, v, ok := flagEnv(f); ok {
 				value, source = v, "environment "+env
-			} else if s, ok := cfg.settings[cmd.Name][name]; ok {
-				value, source = strings.Join(s.values, ","), fmt.Sprintf("%s:%d", cfg.path, s.line)
+			} else if s, ok := cfg.Settings[cmd.Name][name]; ok {
+				value, source = strings.Join(s.Values, ","), fmt.Sprintf("%s:%d", cfg.Path, s.Line)
 			}
 			if c.Bool("json") {
 				b, _ := json.Marshal(map[string]string{"command": cmd.Name, "flag": name, "value": value, "source": source})

@@ -186,8 +186,8 @@ func restoreStore(c *cli.Context) string {
 	dir := os.Getenv("BS_STORE")
 	if dir == "" {
 		if cfg, err := loadConfig(c); err == nil {
-			if s := cfg.settings["restore"]["store"]; len(s.values) > 0 {
-				dir = s.values[0]
+			if s := cfg.Settings["restore"]["store"]; len(s.Values) > 0 {
+				dir = s.Values[0]
 			}
 		}
 	}

@@ -54,10 +54,10 @@ func applyStatsConfig(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := cfg.apply(c, c.Command.Name, nil); err != nil {
+	if err := applyConfigOf(cfg, c, c.Command.Name, nil); err != nil {
 		return err
 	}
-	return cfg.apply(c, "extract", statsPlanFlags)
+	return applyConfigOf(cfg, c, "extract", statsPlanFlags)
 }
 
 func runStats(c *cli.Context) error {

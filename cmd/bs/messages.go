@@ -71,6 +71,18 @@ const (
 	msgConfigRead   = "cannot read the configuration: %v"
 	msgConfigSyntax = "%s: %v"
 	msgConfigBad    = "%s:%d: %s: %s"
+	// What is wrong with a setting (msgConfigBad's last part).
+	msgConfigTop         = "want a mapping of keys to values"
+	msgConfigUnknown     = "not a setting bs knows"
+	msgConfigNoFlag      = "'bs %s' has no flag --%s that a file may set"
+	msgConfigPlainList   = "want a list of plain values"
+	msgConfigValueOrList = "want a value or a list"
+	msgConfigOne         = "want one value, not a list"
+	msgConfigInt         = "want an integer, got %q"
+	msgConfigNumber      = "want a number, got %q"
+	msgConfigBool        = "want true or false, got %q"
+	msgConfigSeconds     = "want a number of seconds, got %q"
+	msgConfigDuration    = "want a duration such as 30s or 24h, got %q"
 
 	// bs watch.
 	msgWatchArgs    = "want: bs watch [FLAGS] DIR|GLOB... -- FILTER [FLAGS]"
