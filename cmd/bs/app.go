@@ -22,6 +22,7 @@ import (
 	"github.com/bstools/bs/filters/agent"
 	"github.com/bstools/bs/filters/rules"
 	"github.com/bstools/bs/filters/transcript"
+	"github.com/bstools/bs/internal/clidoc"
 	"github.com/bstools/bs/internal/inplace"
 )
 
@@ -330,7 +331,7 @@ func withExamples(c *cli.Command) {
 // a transcript belongs.
 func withUsageErrors(cmds ...*cli.Command) []*cli.Command {
 	for _, c := range cmds {
-		tidyCommand(c)
+		clidoc.Tidy(c)
 		c.OnUsageError = func(ctx *cli.Context, err error, _ bool) error {
 			return flagError(ctx, c.Flags, err)
 		}

@@ -1,7 +1,9 @@
 // Package clidoc makes bs's documents from its command definitions, the
 // ones --help shows: the man pages, one per command (bs-extract(1), the
 // convention of git and restic) and bs(1), with the same usage lines,
-// descriptions, flags and examples, and the shell completion scripts.
+// descriptions, flags and examples, and the shell completion scripts. It
+// also tidies those definitions' flags (one default each) and finds the
+// flag a mistyped one was meant to be.
 package clidoc
 
 import (
