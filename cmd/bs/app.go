@@ -24,6 +24,7 @@ import (
 	"github.com/bstools/bs/filters/transcript"
 	"github.com/bstools/bs/internal/clidoc"
 	"github.com/bstools/bs/internal/inplace"
+	"github.com/bstools/bs/internal/linecheck"
 )
 
 // Exit codes, the contract of DESIGN §5.
@@ -430,7 +431,7 @@ type common struct {
 	files    []string
 	stdin    io.Reader
 	stdout   io.Writer
-	badLines badLines
+	badLines linecheck.BadLines
 	// showInput shows how far the reading of each input has got, on a
 	// terminal (internal/progress): for the commands that read a file through.
 	showInput bool
@@ -540,7 +541,7 @@ func (cm *common) onBadLineSaying(warning string) func(*transcript.BadLineError)
 		if cm.strict {
 			return e
 		}
-		if cm.badLines.warn(e) {
+		if cm.badLines.Warn(e) {
 			cm.ui.warnf(warning, e.Name, e.Line, e.Err)
 		}
 		return nil

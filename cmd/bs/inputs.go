@@ -1,23 +1,18 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
-	"sync"
 
 	"github.com/bstools/bs/filters/rules"
 	"github.com/bstools/bs/filters/transcript"
+	"github.com/bstools/bs/internal/linecheck"
 	"github.com/bstools/bs/internal/progress"
 )
-
-// maxBadLineWarnings is how many lines that are not valid JSON are named
-// one by one in each file; the rest are counted in one last warning.
-const maxBadLineWarnings = 5
 
 // openInput opens a transcript named on the command line. Its errors
 // name the file and the cause ("x.jsonl: no such file or directory",
@@ -113,19 +108,19 @@ func (cm *common) readInput(path string, f func(name string, r io.Reader) error)
 // JSON line at all, which makes it no transcript: an error (when r is the
 // whole of it).
 func (cm *common) checked(name string, r io.Reader, whole bool, f func(io.Reader) error) error {
-	fc := cm.badLines.start(name)
-	var lc *lineCounter
+	fc := cm.badLines.Start(name)
+	var lc *linecheck.Counter
 	if !isRegularAtStart(r) {
 		// A regular file is counted again only if it has bad lines (a
 		// filter may read it twice, or seek in it: it stays an *os.File).
-		lc = &lineCounter{r: r, sniff: cm.format != transcript.Unknown}
+		lc = linecheck.NewCounter(r, cm.format != transcript.Unknown)
 		r = lc
 	}
 	err := f(r)
 	if err == nil && cm.format != transcript.Unknown {
 		cm.checkFormat(name, r, lc)
 	}
-	bad, warned := cm.badLines.end(fc)
+	bad, warned := cm.badLines.End(fc)
 	if bad > warned {
 		cm.ui.warnf(msgMoreBadLines, name, bad-warned)
 	}
@@ -134,9 +129,9 @@ func (cm *common) checked(name string, r io.Reader, whole bool, f func(io.Reader
 	}
 	var lines int
 	if lc != nil {
-		lines = lc.total()
+		lines = lc.Total()
 	} else {
-		lines = countFileLines(r.(*os.File))
+		lines = linecheck.CountFile(r.(*os.File))
 	}
 	if bad >= lines {
 		return fmt.Errorf(msgNotTranscript, name, lines)
@@ -144,17 +139,14 @@ func (cm *common) checked(name string, r io.Reader, whole bool, f func(io.Reader
 	return nil
 }
 
-// sniffBytes is how much of a transcript's head checkFormat reads.
-const sniffBytes = 1 << 20
-
 // checkFormat warns when a forced --format is not what the transcript's
 // first lines say it is: a filter would find none of its entries.
-func (cm *common) checkFormat(name string, r io.Reader, lc *lineCounter) {
+func (cm *common) checkFormat(name string, r io.Reader, lc *linecheck.Counter) {
 	var head []byte
 	if lc != nil {
-		head = lc.head
+		head = lc.Head()
 	} else {
-		head = make([]byte, sniffBytes)
+		head = make([]byte, linecheck.SniffBytes)
 		n, _ := r.(*os.File).ReadAt(head, 0)
 		head = head[:n]
 	}
@@ -176,115 +168,4 @@ func isRegularAtStart(r io.Reader) bool {
 	}
 	off, err := f.Seek(0, io.SeekCurrent)
 	return err == nil && off == 0
-}
-
-// countFileLines counts the lines of f that hold more than white space.
-func countFileLines(f *os.File) int {
-	lc := &lineCounter{r: io.NewSectionReader(f, 0, 1<<62)}
-	io.Copy(io.Discard, lc)
-	return lc.total()
-}
-
-// lineCounter counts the lines that hold more than white space, as the
-// transcript reader does (a blank line is no entry, nor a bad one).
-type lineCounter struct {
-	r       io.Reader
-	lines   int
-	content bool   // the line being read has more than white space
-	sniff   bool   // keep the head
-	head    []byte // the first sniffBytes, for checkFormat
-}
-
-func (c *lineCounter) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	b := p[:n]
-	if c.sniff && len(c.head) < sniffBytes {
-		c.head = append(c.head, b[:min(len(b), sniffBytes-len(c.head))]...)
-	}
-	for len(b) > 0 {
-		i := bytes.IndexByte(b, '\n')
-		seg := b
-		if i >= 0 {
-			seg = b[:i]
-		}
-		if !c.content {
-			for _, ch := range seg {
-				if !transcript.IsSpace(ch) {
-					c.content = true
-					break
-				}
-			}
-		}
-		if i < 0 {
-			break
-		}
-		if c.content {
-			c.lines++
-		}
-		c.content = false
-		b = b[i+1:]
-	}
-	return n, err
-}
-
-// total is the count, with an unfinished last line.
-func (c *lineCounter) total() int {
-	if c.content {
-		return c.lines + 1
-	}
-	return c.lines
-}
-
-// badLines counts, per input, the lines that are not valid JSON, and
-// says which of them to warn about.
-type badLines struct {
-	mu    sync.Mutex
-	files map[string]*fileBad
-}
-
-type fileBad struct {
-	bad, warned int
-	last        int // the last bad line counted: a filter that reads twice reports a line twice
-}
-
-func (b *badLines) start(name string) *fileBad {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.files == nil {
-		b.files = map[string]*fileBad{}
-	}
-	fb := &fileBad{}
-	b.files[name] = fb
-	return fb
-}
-
-func (b *badLines) end(fb *fileBad) (bad, warned int) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for name, f := range b.files {
-		if f == fb {
-			delete(b.files, name)
-		}
-	}
-	return fb.bad, fb.warned
-}
-
-// warn counts e's line and says whether to show it.
-func (b *badLines) warn(e *transcript.BadLineError) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	fb := b.files[e.Name]
-	if fb == nil {
-		return true // an input read outside cm.checked
-	}
-	if e.Line <= fb.last {
-		return false
-	}
-	fb.last = e.Line
-	fb.bad++
-	if fb.warned >= maxBadLineWarnings {
-		return false
-	}
-	fb.warned++
-	return true
 }

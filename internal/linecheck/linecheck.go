@@ -1,0 +1,145 @@
+// Package linecheck counts what a transcript input held: its lines that
+// hold more than white space, its head (to tell its dialect), and its lines
+// that are not valid JSON, of which it says which to warn about (the
+// first few of each file).
+package linecheck
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"sync"
+
+	"github.com/bstools/bs/filters/transcript"
+)
+
+// SniffBytes is how much of a transcript's head a Counter keeps, to tell
+// its dialect.
+const SniffBytes = 1 << 20
+
+// CountFile counts the lines of f that hold more than white space.
+func CountFile(f *os.File) int {
+	lc := &Counter{r: io.NewSectionReader(f, 0, 1<<62)}
+	io.Copy(io.Discard, lc)
+	return lc.Total()
+}
+
+// Counter counts the lines read through it that hold more than white
+// space, as the transcript reader does (a blank line is no entry, nor a
+// bad one).
+type Counter struct {
+	r       io.Reader
+	lines   int
+	content bool   // the line being read has more than white space
+	sniff   bool   // keep the head
+	head    []byte // the first SniffBytes
+}
+
+// NewCounter counts the lines of r; with sniff it keeps their first
+// SniffBytes (Head).
+func NewCounter(r io.Reader, sniff bool) *Counter { return &Counter{r: r, sniff: sniff} }
+
+// Head is the first SniffBytes read, when the Counter keeps them.
+func (c *Counter) Head() []byte { return c.head }
+
+func (c *Counter) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	b := p[:n]
+	if c.sniff && len(c.head) < SniffBytes {
+		c.head = append(c.head, b[:min(len(b), SniffBytes-len(c.head))]...)
+	}
+	for len(b) > 0 {
+		i := bytes.IndexByte(b, '\n')
+		seg := b
+		if i >= 0 {
+			seg = b[:i]
+		}
+		if !c.content {
+			for _, ch := range seg {
+				if !transcript.IsSpace(ch) {
+					c.content = true
+					break
+				}
+			}
+		}
+		if i < 0 {
+			break
+		}
+		if c.content {
+			c.lines++
+		}
+		c.content = false
+		b = b[i+1:]
+	}
+	return n, err
+}
+
+// Total is the count, with an unfinished last line.
+func (c *Counter) Total() int {
+	if c.content {
+		return c.lines + 1
+	}
+	return c.lines
+}
+
+// MaxWarnings is how many lines that are not valid JSON are named one by
+// one in each file; the rest are counted in one last warning.
+const MaxWarnings = 5
+
+// BadLines counts, per input, the lines that are not valid JSON, and says
+// which of them to warn about. The zero value is ready.
+type BadLines struct {
+	mu    sync.Mutex
+	files map[string]*File
+}
+
+// File is one input's count.
+type File struct {
+	bad, warned int
+	last        int // the last bad line counted: a filter that reads twice reports a line twice
+}
+
+// Start counts the bad lines of the input name, until End.
+func (b *BadLines) Start(name string) *File {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.files == nil {
+		b.files = map[string]*File{}
+	}
+	fb := &File{}
+	b.files[name] = fb
+	return fb
+}
+
+// End says how many bad lines the input had, and how many were warned
+// about.
+func (b *BadLines) End(fb *File) (bad, warned int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for name, f := range b.files {
+		if f == fb {
+			delete(b.files, name)
+		}
+	}
+	return fb.bad, fb.warned
+}
+
+// Warn counts e's line and says whether to show it.
+func (b *BadLines) Warn(e *transcript.BadLineError) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	fb := b.files[e.Name]
+	if fb == nil {
+		return true // an input read outside Start and End
+	}
+	if e.Line <= fb.last {
+		return false
+	}
+	fb.last = e.Line
+	fb.bad++
+	if fb.warned >= MaxWarnings {
+		return false
+	}
+	fb.warned++
+	return true
+}
