@@ -127,7 +127,11 @@ func runExtract(c *cli.Context) error {
 		}
 		st, err := extract.Run(ctx, name, r, w, o)
 		cm.log.Info("extract done", "file", name, "values", st.Values, "entries", st.Entries, "bytes_in", st.BytesIn, "bytes_out", st.BytesOut, "bad_lines", st.BadLines)
-		return inplace.Final{Offset: st.Final, Format: st.Dialect.String()}, err
+		final := inplace.Final{Offset: st.Final}
+		if st.Dialect != transcript.Unknown { // a run that stopped before it knew is not resumed
+			final.Format = st.Dialect.String()
+		}
+		return final, err
 	})
 }
 
