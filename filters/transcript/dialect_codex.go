@@ -102,15 +102,8 @@ func (v *viewer) codexItem(p int) {
 
 func (v *viewer) codexContent(content int, textKind Kind) {
 	t := v.t
-	if content < 0 {
-		return
-	}
-	if t.Nodes[content].Kind == '"' {
-		v.add(content, textKind)
-		return
-	}
-	t.Children(content, func(b, _ int) {
-		switch v.str(b, "type") {
+	v.blocks(content, textKind, func(b int, typ string) {
+		switch typ {
 		case "input_text", "output_text", "text":
 			v.add(t.Get(b, "text"), textKind)
 		case "input_image":

@@ -104,15 +104,8 @@ func (v *viewer) piMessage(msg int, role string) {
 // toolCall and image blocks. textKind is what a text block counts as.
 func (v *viewer) piContent(content int, textKind Kind) {
 	t := v.t
-	if content < 0 {
-		return
-	}
-	if t.Nodes[content].Kind == '"' {
-		v.add(content, textKind)
-		return
-	}
-	t.Children(content, func(b, _ int) {
-		switch v.str(b, "type") {
+	v.blocks(content, textKind, func(b int, typ string) {
+		switch typ {
 		case "text":
 			v.add(t.Get(b, "text"), textKind)
 		case "thinking":

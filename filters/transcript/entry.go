@@ -283,21 +283,28 @@ var spendKeys = map[string]bool{
 
 func (v *viewer) str(i int, names ...string) string { return v.t.Str(v.t.Path(i, names...)) }
 
+// blocks calls each with every block of content, an array, and its type;
+// a content that is a plain string is a value of textKind itself. Every
+// runtime's message content takes one of these two forms.
+func (v *viewer) blocks(content int, textKind Kind, each func(b int, typ string)) {
+	if content < 0 {
+		return
+	}
+	if v.t.Nodes[content].Kind == '"' {
+		v.add(content, textKind)
+		return
+	}
+	v.t.Children(content, func(b, _ int) { each(b, v.str(b, "type")) })
+}
+
 // --- Anthropic-style blocks (Claude Code, generic chat) ---------------
 
 // anthropicContent handles Messages API content: a string or an array of
 // text, thinking, redacted_thinking, tool_use, tool_result and image blocks.
 func (v *viewer) anthropicContent(content int, textKind Kind) {
 	t := v.t
-	if content < 0 {
-		return
-	}
-	if t.Nodes[content].Kind == '"' {
-		v.add(content, textKind)
-		return
-	}
-	t.Children(content, func(b, _ int) {
-		switch v.str(b, "type") {
+	v.blocks(content, textKind, func(b int, typ string) {
+		switch typ {
 		case "text":
 			v.add(t.Get(b, "text"), textKind)
 		case "thinking":
