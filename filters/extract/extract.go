@@ -213,6 +213,7 @@ func runOn(ctx context.Context, name string, r io.Reader, w io.Writer, opt Optio
 func (x *run) loop(ctx context.Context) error {
 	var queue []*item
 	messages, queued := 0, 0
+	spilled := 0 // the first spilled lines of the queue are in the spill file
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -255,14 +256,12 @@ func (x *run) loop(ctx context.Context) error {
 		queued += line.Len()
 		// Lines waiting for their fate beyond what memory may hold go to
 		// the spill file, oldest first, and come back when it is final:
-		// a huge value is the one most worth moving.
-		for i := 0; queued > maxQueued && i < len(queue); i++ {
-			if queue[i].spilled >= 0 {
-				continue
-			}
-			n := queue[i].line.Len()
-			if err := x.spill.put(queue[i]); err != nil {
-				x.opt.Log.Warn("cannot spill lines waiting for their fate to a temporary file; kept", "line", queue[i].line.Num, "error", err.Error())
+		// a huge value is the one most worth moving. The spilled lines
+		// are the first spilled of the queue.
+		for ; queued > maxQueued && spilled < len(queue); spilled++ {
+			n := queue[spilled].line.Len()
+			if err := x.spill.put(queue[spilled]); err != nil {
+				x.opt.Log.Warn("cannot spill lines waiting for their fate to a temporary file; kept", "line", queue[spilled].line.Num, "error", err.Error())
 				break
 			}
 			queued -= n
@@ -280,12 +279,13 @@ func (x *run) loop(ctx context.Context) error {
 			if waiting {
 				x.opt.Log.Warn("entry waits for more messages than memory allows; kept", "line", h.line.Num, "entry_id", h.entry.ID)
 			}
-			inMemory := h.spilled < 0
+			if spilled > 0 {
+				spilled--
+			} else {
+				queued -= h.line.Len()
+			}
 			if err := x.emit(ctx, h, !waiting && h.need >= 0); err != nil {
 				return err
-			}
-			if inMemory {
-				queued -= h.line.Len()
 			}
 			queue[0] = nil
 			queue = queue[1:]
