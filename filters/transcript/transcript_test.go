@@ -3,6 +3,7 @@ package transcript
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -512,5 +513,20 @@ func TestSessionIdentity(t *testing.T) {
 		if got := tap.ID(); got != want {
 			t.Errorf("tap of %.60s… = %q, want %q", head, got, want)
 		}
+	}
+}
+
+// shrunk is an input that can no longer give back what it gave: a file cut
+// short while it is read.
+type shrunk struct{ *strings.Reader }
+
+func (shrunk) ReadAt([]byte, int64) (int, error) { return 0, io.EOF }
+
+// TestReaderHugeLineOfAShrunkInput: a huge line that cannot be read again
+// at its offset is an error, never a line of other bytes.
+func TestReaderHugeLineOfAShrunkInput(t *testing.T) {
+	r := NewReader(shrunk{strings.NewReader(strings.Repeat("h", 2*maxKeptLong) + "\n")})
+	if l, err := r.NextView(); err == nil || !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Fatalf("NextView = %d bytes, %v; want an unexpected EOF", len(l.Body), err)
 	}
 }
