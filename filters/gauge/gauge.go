@@ -29,6 +29,9 @@ type Options struct {
 	Estimator Estimator
 	Format    transcript.Dialect
 	OnBadLine func(*transcript.BadLineError) error
+	// Name is what MeasureFile calls the file in the errors of its bad
+	// lines ("-" for standard input); its path when empty.
+	Name string
 
 	// What the lines before the input named, when the input is the rest
 	// of a file (MeasureFile from a roll note): the model and window a
@@ -315,6 +318,13 @@ func Measure(name string, r io.Reader, tee io.Writer, opt Options) (Result, erro
 	// core, ahead of the loop below, which takes the lines in order.
 	src := transcript.NewSource(name, r, opt.Format, opt.OnBadLine)
 	src.ParseIf(mayReset)
+	// What a parsed line contributes needs nothing but the line too: the
+	// workers classify it, and the loop only adds it up.
+	src.Annotate(func(t *transcript.Tree, d transcript.Dialect) any {
+		c := &classified{line: opt.classify(t, d)}
+		c.node, c.inTree = treeNode(t, d)
+		return c
+	})
 	src.Parallel(runtime.GOMAXPROCS(0))
 	defer src.Close()
 	var (
@@ -338,7 +348,7 @@ func Measure(name string, r io.Reader, tee io.Writer, opt Options) (Result, erro
 	}
 	// handle takes a line and its tree, which is nil for a blank or bad
 	// line, or one the Source left unparsed (skipped).
-	handle := func(line transcript.Line, t *transcript.Tree, skipped bool) error {
+	handle := func(line transcript.Line, t *transcript.Tree, skipped bool, c *classified) error {
 		valid := -1                               // for the ring: whether the line parses, if known
 		if d.Threads() == transcript.ParentTree { // a compaction keeps entries before it
 			defer func() { ring.add(line.Body, valid) }()
@@ -366,9 +376,13 @@ func Measure(name string, r io.Reader, tee io.Writer, opt Options) (Result, erro
 			s.Add(Line{RollEnd: note, Marker: marker})
 			return nil
 		}
-		l := opt.classify(t, d)
-		if n, ok := treeNode(t, d); ok {
-			tree.add(n, d, line.Num, l.Role == Usage || l.Role == Compaction)
+		if c == nil { // parsed here, not by the Source
+			c = &classified{line: opt.classify(t, d)}
+			c.node, c.inTree = treeNode(t, d)
+		}
+		l := c.line
+		if c.inTree {
+			tree.add(c.node, d, line.Num, l.Role == Usage || l.Role == Compaction)
 		}
 		if l.Role == Usage || l.Role == Compaction {
 			tail.reset()
@@ -388,7 +402,8 @@ func Measure(name string, r io.Reader, tee io.Writer, opt Options) (Result, erro
 			return Result{}, err
 		}
 		d = src.Dialect()
-		if err := handle(line, t, src.Skipped()); err != nil {
+		c, _ := src.Annotation().(*classified)
+		if err := handle(line, t, src.Skipped(), c); err != nil {
 			return Result{}, err
 		}
 	}
@@ -413,6 +428,13 @@ func Measure(name string, r io.Reader, tee io.Writer, opt Options) (Result, erro
 	res := s.Result(opt)
 	res.OffPath = opt.onPath == nil && tree.offPath()
 	return res, nil
+}
+
+// classified is what Measure's Source workers make of a parsed line.
+type classified struct {
+	line   Line
+	node   ChainNode // its place in the tree of entries, when inTree
+	inTree bool
 }
 
 // streamTree keeps the ids and parents of the entries after the line the
@@ -756,7 +778,7 @@ func MeasureFile(f *os.File, opt Options) (Result, error) {
 		return Result{}, err
 	}
 	if !info.Mode().IsRegular() {
-		return Measure(f.Name(), f, nil, opt)
+		return Measure(opt.name(f), f, nil, opt)
 	}
 	d := opt.Format
 	var headModel string
@@ -992,7 +1014,15 @@ func measureFrom(f *os.File, at int64, opt Options) (Result, error) {
 	if _, err := f.Seek(at, io.SeekStart); err != nil {
 		return Result{}, err
 	}
-	return Measure(f.Name(), f, nil, opt)
+	return Measure(opt.name(f), f, nil, opt)
+}
+
+// name is what the errors of MeasureFile call f.
+func (o *Options) name(f *os.File) string {
+	if o.Name != "" {
+		return o.Name
+	}
+	return f.Name()
 }
 
 // headThread is the thread of the first message line of dialect d within
