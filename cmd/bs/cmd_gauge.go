@@ -19,8 +19,8 @@ func gaugeCommand() *cli.Command {
 		Description: "Context tokens are the size recorded by the last assistant message that carries usage " +
 			"(OpenClaw/pi usage, Claude Code usage counted once per API message, Codex token_count) plus an " +
 			"estimate (characters/4) of every entry after it. Usage before the latest compaction is stale, and " +
-			"with no usage at all the whole figure is an estimate (source: estimate). A file argument is read " +
-			"from its end, so a huge transcript costs about what a small one does.",
+			"with no usage at all the whole figure is an estimate (source: estimate). A file argument, or standard " +
+			"input redirected from a file, is read from its end, so a huge transcript costs about what a small one does.",
 		Flags: append([]cli.Flag{
 			&cli.IntFlag{Name: "context-window", Usage: "the window in tokens (default: from the transcript's model, else 200000)"},
 			&cli.BoolFlag{Name: "json", Usage: "print a JSON object per file: file, tokens, window, ratio, source, usage_tokens, estimated_tokens, model"},
@@ -84,9 +84,16 @@ func runGauge(c *cli.Context) error {
 		}
 		var res gauge.Result
 		var err error
-		// Reading from the end skips most lines; --strict wants each checked.
-		if f, ok := r.(*os.File); ok && !tee && name != "-" && !cm.strict {
-			res, err = gauge.MeasureFile(f, opt)
+		// Reading from the end skips most lines; --strict wants each
+		// checked. Standard input redirected from a file is read so too,
+		// and left at its end, as a stream would leave it.
+		if f, ok := r.(*os.File); ok && !tee && !cm.strict && (name != "-" || isRegularAtStart(f)) {
+			o := opt
+			o.Name = name
+			res, err = gauge.MeasureFile(f, o)
+			if name == "-" {
+				f.Seek(0, io.SeekEnd)
+			}
 		} else {
 			var teeW io.Writer
 			if tee {
