@@ -2,7 +2,9 @@ package gauge
 
 import (
 	"bytes"
+	"cmp"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/bstools/bs/filters/transcript"
@@ -371,7 +373,39 @@ type Ledger struct {
 	// entries that roll kept.
 	markRemoved, markAdded int
 	haveMark               bool
+
+	// A pi tree's branches. A user who goes back to an earlier entry
+	// (pi's /tree) goes on from it: the lines after, appended to the
+	// file, hang from that entry, and the context they are sent with is
+	// the path to it, not the lines before them in the file. So the
+	// totals a line starts from are its parent's: Observe numbers the
+	// lines and finds a parent that is not the entry before (ids, the
+	// latest entries), and Carry keeps the totals as they were after
+	// each line (history) to start such a line from its parent's.
+	line    int32 // lines observed
+	lastID  string
+	ids     []entryAt
+	history []totalsAt
+	forgot  bool // history has lost its oldest totals
 }
+
+// entryAt is an entry's id and the line it came at.
+type entryAt struct {
+	id   string
+	line int32
+}
+
+// totalsAt is what the totals were after a line.
+type totalsAt struct {
+	line           int32
+	removed, added int
+}
+
+// treeWindow is how many of the latest entries (and changes of the totals)
+// a ledger keeps to find a branch's parent: a branch from further back
+// starts from the totals of the lines before it, as in a file without
+// branches.
+const treeWindow = 1 << 16
 
 // keptMark is a recent line as the first pass saw it, with the totals
 // before it (valid when the passes go together, as in Add).
@@ -394,6 +428,9 @@ type LedgerLine struct {
 	ID    string
 	Entry bool
 	Bytes int
+	// Parent is the entry's parentId (v2+): when it is not the entry
+	// before, the line starts a branch.
+	Parent string
 
 	thread thread // Claude Code: the line's thread, if a message
 }
@@ -408,13 +445,16 @@ type Mark struct {
 	scale    float64     // a usage's calibration
 	measured int         // the growths it was measured on
 	adj      *Adjustment // a usage's _adjusted, if any
+	// at is the line's number (1 on), from the number of its parent
+	// when it starts a branch of a pi tree (0: it does not).
+	at, from int32
 }
 
 // Acts reports whether the second pass does anything with a line that
 // gave up nothing: a usage, a reset, the first entry a compaction keeps.
 // A run that carries only some lines' changes may pass the others over.
 func (m Mark) Acts() bool {
-	return m.KeptFrom || m.kind == markUsage || m.kind == markRoll || m.Resets()
+	return m.KeptFrom || m.kind == markUsage || m.kind == markRoll || m.Resets() || m.from > 0
 }
 
 // Resets reports whether the line ends what came before it: a compaction
@@ -471,6 +511,41 @@ func (g *Ledger) Add(l LedgerLine) (Adjustment, bool) {
 // many lines before it the first of them is (set KeptFrom on its Mark);
 // else it is -1.
 func (g *Ledger) Observe(l LedgerLine) (m Mark, back int) {
+	g.line++
+	from := g.branch(l)
+	m, back = g.observe(l)
+	m.at, m.from = g.line, from
+	return m, back
+}
+
+// branch returns the number of the line l hangs from when l is an entry
+// of a pi tree whose parent is not the entry before it, and 0 when it is,
+// or when the parent is further back than the ledger remembers.
+func (g *Ledger) branch(l LedgerLine) int32 {
+	if g.sparse || l.ID == "" {
+		return 0
+	}
+	last := g.lastID
+	g.lastID = l.ID
+	if len(g.ids) == treeWindow {
+		n := copy(g.ids, g.ids[treeWindow/2:])
+		clear(g.ids[n:])
+		g.ids = g.ids[:n]
+	}
+	g.ids = append(g.ids, entryAt{l.ID, g.line})
+	if l.Parent == "" || last == "" || l.Parent == last {
+		return 0
+	}
+	for i := len(g.ids) - 2; i >= 0; i-- {
+		if g.ids[i].id == l.Parent {
+			return g.ids[i].line
+		}
+	}
+	return 0
+}
+
+// observe is Observe of a line once numbered.
+func (g *Ledger) observe(l LedgerLine) (m Mark, back int) {
 	if g.sparse {
 		l.thread, l.Scope, l.KeptID, l.KeptIndex, l.ID, l.Entry = threadUnknown, 0, "", 0, "", false
 	}
@@ -529,6 +604,41 @@ func (g *Ledger) Observe(l LedgerLine) (m Mark, back int) {
 // estimator. When the line is a usage whose _adjusted must change, it
 // returns the new one.
 func (g *Ledger) Carry(m Mark, removed, added int) (Adjustment, bool) {
+	if m.from > 0 {
+		// A branch: it goes on from its parent's totals.
+		if r, a, ok := g.totalsAfter(m.from); ok {
+			g.removed, g.added = r, a
+		}
+	}
+	adj, ok := g.carry(m, removed, added)
+	if m.at > 0 && (len(g.history) == 0 || g.history[len(g.history)-1].removed != g.removed || g.history[len(g.history)-1].added != g.added) {
+		if len(g.history) == treeWindow {
+			n := copy(g.history, g.history[treeWindow/2:])
+			g.history, g.forgot = g.history[:n], true
+		}
+		g.history = append(g.history, totalsAt{m.at, g.removed, g.added})
+	}
+	return adj, ok
+}
+
+// totalsAfter is what the totals were after line n, if the ledger still
+// knows.
+func (g *Ledger) totalsAfter(n int32) (removed, added int, ok bool) {
+	i, found := slices.BinarySearchFunc(g.history, n, func(t totalsAt, n int32) int { return cmp.Compare(t.line, n) })
+	if !found {
+		i-- // the last change before it
+	}
+	switch {
+	case i >= 0:
+		return g.history[i].removed, g.history[i].added, true
+	case g.forgot:
+		return 0, 0, false
+	}
+	return 0, 0, true // before any change
+}
+
+// carry is Carry of a line on its own path.
+func (g *Ledger) carry(m Mark, removed, added int) (Adjustment, bool) {
 	if m.KeptFrom {
 		g.keptRemoved, g.keptAdded, g.haveKept = g.removed, g.added, true
 	}
@@ -757,7 +867,8 @@ func NewLedgerLine(acct Line, t *transcript.Tree, d transcript.Dialect) LedgerLi
 	l := LedgerLine{Line: acct, Entry: true, Bytes: len(t.Src) + 1}
 	switch d.Threads() {
 	case transcript.ParentTree:
-		l.ID = d.Link(t).ID
+		link := d.Link(t)
+		l.ID, l.Parent = link.ID, link.Parent
 	case transcript.ParentChains:
 		l.thread = threads[d.Link(t).Thread]
 	}

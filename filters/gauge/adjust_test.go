@@ -82,3 +82,61 @@ func TestLedgerResetBetweenMarkerAndNote(t *testing.T) {
 		t.Fatalf("the note carries %+v (%v), want the 50 taken out after the reset", adj, ok)
 	}
 }
+
+// A pi user who went back to an earlier entry goes on from it: a usage on
+// the new branch carries what the run took out of the entries on its path
+// only, never what it took out of the branch left behind; two passes
+// (Observe, then Carry) and one (Add) agree; and a run that carries only
+// the lines that act (archive) gets the same.
+func TestLedgerFollowsTheBranch(t *testing.T) {
+	type line struct {
+		id, parent string
+		role       Role
+		removed    int
+	}
+	lines := []line{
+		{"a", "", Content, 0},
+		{"b", "a", Content, 100}, // on the path
+		{"c", "b", Usage, 0},
+		{"d", "c", Content, 1000}, // the branch left behind
+		{"e", "d", Usage, 0},
+		{"f", "c", Content, 10}, // the user went back to c
+		{"g", "f", Usage, 0},
+		{"h", "e", Usage, 0}, // and back to the first branch's end
+	}
+	want := []int{2: 100, 4: 1100, 6: 110, 7: 1100}
+	ledgerLine := func(l line) LedgerLine {
+		return LedgerLine{Line: Line{Role: l.role, Tokens: 1000}, ID: l.id, Parent: l.parent, Removed: l.removed, Entry: true, Bytes: 100}
+	}
+	check := func(how string, got []int) {
+		t.Helper()
+		for i, w := range want {
+			if got[i] != w {
+				t.Errorf("%s: the usage at line %d carries %d removed, want %d", how, i+1, got[i], w)
+			}
+		}
+	}
+
+	g, got := NewLedger(CharsPer4{}), make([]int, len(lines))
+	for i, l := range lines {
+		if adj, ok := g.Add(ledgerLine(l)); ok {
+			got[i] = adj.Removed
+		}
+	}
+	check("one pass", got)
+
+	g, got = NewLedger(CharsPer4{}), make([]int, len(lines))
+	marks := make([]Mark, len(lines))
+	for i, l := range lines {
+		marks[i], _ = g.Observe(ledgerLine(l))
+	}
+	for i, l := range lines {
+		if !marks[i].Acts() && l.removed == 0 {
+			continue // passed over, as archive does
+		}
+		if adj, ok := g.Carry(marks[i], l.removed, 0); ok {
+			got[i] = adj.Removed
+		}
+	}
+	check("two passes", got)
+}

@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -180,4 +183,54 @@ func TestFiltersAgreeOnTheContext(t *testing.T) {
 		t.Skip("no corpus session with usage")
 	}
 	t.Logf("%d sessions, %d pipelines each; the farthest off: %s, by %.2f%% of the window", tested, len(pipelines), worstName, 100*worst)
+}
+
+// TestExtractFollowsTheBranch: in a pi session whose user went back to an
+// earlier entry and went on from it, what extract takes out of the branch
+// left behind is not in the context: the gauge of the output reads what
+// it reads of the same extraction of the path alone, and less than the
+// file gave before only by what extract took off that path.
+func TestExtractFollowsTheBranch(t *testing.T) {
+	var branched, path strings.Builder
+	both := func(b bool, s string) {
+		branched.WriteString(s)
+		if b {
+			path.WriteString(s)
+		}
+	}
+	both(true, `{"type":"session","version":3,"id":"s","timestamp":"2026-03-08T12:00:00.000Z","cwd":"/"}`+"\n")
+	turn := func(onPath bool, n int, parent string, output int) string {
+		id := func(k int) string { return fmt.Sprintf("%02d%06d", n, k) }
+		ts := `"timestamp":"2026-03-08T12:00:00.000Z"`
+		both(onPath, fmt.Sprintf(`{"type":"message","id":%q,"parentId":%s,%s,"message":{"role":"user","content":[{"type":"text","text":"step %d"}]}}`+"\n", id(1), parent, ts, n))
+		both(onPath, fmt.Sprintf(`{"type":"message","id":%q,"parentId":%q,%s,"message":{"role":"assistant","content":[{"type":"toolCall","id":"call%d","name":"bash","arguments":{"command":"ls"}}],"model":"claude-sonnet-4-5","usage":{"input":%d,"output":10,"cacheRead":0,"cacheWrite":0,"totalTokens":%d},"stopReason":"toolUse"}}`+"\n", id(2), id(1), ts, n, 1000*n, 1000*n+10))
+		both(onPath, fmt.Sprintf(`{"type":"message","id":%q,"parentId":%q,%s,"message":{"role":"toolResult","toolCallId":"call%d","toolName":"bash","content":[{"type":"text","text":%q}],"isError":false}}`+"\n", id(3), id(2), ts, n, strings.Repeat("output line\n", output)))
+		both(onPath, fmt.Sprintf(`{"type":"message","id":%q,"parentId":%q,%s,"message":{"role":"assistant","content":[{"type":"text","text":"done"}],"model":"claude-sonnet-4-5","usage":{"input":%d,"output":10,"cacheRead":0,"cacheWrite":0,"totalTokens":%d},"stopReason":"stop"}}`+"\n", id(4), id(3), ts, 1000*n+500, 1000*n+510))
+		return strconv.Quote(id(4))
+	}
+	root := turn(true, 1, "null", 400) // on the path: a value extract moves
+	left := turn(false, 2, root, 4000) // the branch the user left
+	turn(false, 3, left, 10)           // ends that branch
+	last := turn(true, 4, root, 10)    // the user went back to turn 1
+	turn(true, 5, last, 10)            // and on
+	o := extract.Defaults()
+	o.KeepRecent, o.Now = 0, now
+	run := func(in string) (string, gauge.Result) {
+		t.Helper()
+		o.Store = new(blobstore.Mem)
+		var out bytes.Buffer
+		if _, err := extract.Run(context.Background(), "in", strings.NewReader(in), &out, o); err != nil {
+			t.Fatal(err)
+		}
+		return out.String(), measure(t, out.Bytes())
+	}
+	out, after := run(branched.String())
+	_, alone := run(path.String())
+	if after.Tokens != alone.Tokens {
+		t.Errorf("after extract the gauge reads %d, of the path alone %d", after.Tokens, alone.Tokens)
+	}
+	before := measure(t, []byte(branched.String()))
+	if strings.Count(out, `"_extracted"`) != 2 || after.Tokens >= before.Tokens {
+		t.Errorf("extract moved %d values, the gauge went from %d to %d: want the two long outputs moved and the figure down", strings.Count(out, `"_extracted"`), before.Tokens, after.Tokens)
+	}
 }
