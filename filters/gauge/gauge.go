@@ -1009,12 +1009,37 @@ func detectHead(f *os.File, opt Options) (transcript.Dialect, string, error) {
 	return src.Dialect(), model, nil
 }
 
-// measureFrom is Measure of the file from byte at on.
+// measureFrom is Measure of the file from byte at on. A bad line is
+// reported by its number in the file: the lines before at are counted
+// only then, as most files have none.
 func measureFrom(f *os.File, at int64, opt Options) (Result, error) {
 	if _, err := f.Seek(at, io.SeekStart); err != nil {
 		return Result{}, err
 	}
+	if onBad := withDefaults(opt).OnBadLine; at > 0 {
+		before := -1
+		opt.OnBadLine = func(e *transcript.BadLineError) error {
+			if before < 0 {
+				before = countLines(io.NewSectionReader(f, 0, at))
+			}
+			e.Line += before
+			return onBad(e)
+		}
+	}
 	return Measure(opt.name(f), f, nil, opt)
+}
+
+// countLines counts the line feeds r holds.
+func countLines(r io.Reader) int {
+	buf := make([]byte, tailChunk)
+	n := 0
+	for {
+		k, err := r.Read(buf)
+		n += bytes.Count(buf[:k], []byte{'\n'})
+		if err != nil {
+			return n
+		}
+	}
 }
 
 // name is what the errors of MeasureFile call f.

@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/bstools/bs/filters/transcript"
 )
 
 // piWithCompaction is a pi session of six 4,000-character messages and a
@@ -268,5 +271,39 @@ func TestGaugeClaudeSidechainTail(t *testing.T) {
 		if fromEnd := measurePrefix(t, []byte(c.in)); streamed.Tokens != c.want || fromEnd.Tokens != c.want {
 			t.Errorf("%s: streamed %d, from the end %d, want %d", c.name, streamed.Tokens, fromEnd.Tokens, c.want)
 		}
+	}
+}
+
+// TestGaugeFileNumbersBadLines: read from the end, a file whose last usage
+// follows a bs roll note is measured from that note on; a bad line
+// between them is reported by its number in the file, not from the note.
+func TestGaugeFileNumbersBadLines(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"type":"session","version":3,"id":"s","timestamp":"2026-03-08T12:00:00.000Z","cwd":"/"}` + "\n")
+	parent := "null"
+	for i := 1; i <= 10; i++ {
+		fmt.Fprintf(&b, `{"type":"message","id":"m%d","parentId":%s,"timestamp":"2026-03-08T12:00:00.000Z","message":{"role":"user","content":[{"type":"text","text":"question"}]}}`+"\n", i, parent)
+		parent = fmt.Sprintf(`"m%d"`, i)
+	}
+	b.WriteString(`{"type":"compaction","id":"r","parentId":"m10","timestamp":"2026-03-08T12:00:30.000Z","summary":"rolled","firstKeptEntryId":"m10","tokensBefore":9000,"_rolled":{"by":"bs roll","tokens":1234,"kept_lines":0}}` + "\n")
+	b.WriteString(`{"usage": oops}` + "\n") // line 13
+	b.WriteString(`{"type":"message","id":"a","parentId":"r","timestamp":"2026-03-08T12:00:40.000Z","message":{"role":"assistant","content":[{"type":"text","text":"answer"}],"usage":{"input":2000,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":2000},"stopReason":"stop"}}` + "\n")
+	b.WriteString(`{"type":"message","id":"u","parentId":"a","timestamp":"2026-03-08T12:00:50.000Z","message":{"role":"user","content":[{"type":"text","text":"more"}]}}` + "\n")
+	path := filepath.Join(t.TempDir(), "f.jsonl")
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var bad []int
+	res, err := MeasureFile(f, Options{OnBadLine: func(e *transcript.BadLineError) error { bad = append(bad, e.Line); return nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(bad) != 1 || bad[0] != 13 || res.UsageTokens != 2000 {
+		t.Errorf("bad lines reported %v, want [13]; usage %d, want 2000", bad, res.UsageTokens)
 	}
 }
