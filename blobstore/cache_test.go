@@ -18,7 +18,7 @@ import (
 func openCache(t *testing.T, limit int64) (*blobstore.Cache, string) {
 	t.Helper()
 	dir := t.TempDir()
-	s, err := blobstore.Open(context.Background(), "mem://", blobstore.OpenOptions{CacheDir: dir, CacheSize: limit, AllowMem: true})
+	s, err := blobstore.Open(context.Background(), "mem://", blobstore.WithMem(blobstore.OpenOptions{CacheDir: dir, CacheSize: limit}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -64,9 +64,9 @@ func newKeys(t *testing.T, dir string) keys {
 // options opens a store with the keys; tests may open mem://.
 func (k keys) options() blobstore.OpenOptions {
 	if k.recipient == "" {
-		return blobstore.OpenOptions{AllowMem: true}
+		return blobstore.WithMem(blobstore.OpenOptions{})
 	}
-	return blobstore.OpenOptions{Recipients: []string{k.recipient}, IdentityFiles: []string{k.identityFile}, AllowMem: true}
+	return blobstore.WithMem(blobstore.OpenOptions{Recipients: []string{k.recipient}, IdentityFiles: []string{k.identityFile}})
 }
 
 // cloudHarness runs storetest on Cloud stores opened by spec.
@@ -408,12 +408,12 @@ func TestMixedStore(t *testing.T) {
 }
 
 func TestBadKeys(t *testing.T) {
-	if _, err := blobstore.Open(context.Background(), "mem://", blobstore.OpenOptions{Recipients: []string{"age1notakey"}, AllowMem: true}); err == nil || !strings.Contains(err.Error(), "age1notakey") {
+	if _, err := blobstore.Open(context.Background(), "mem://", blobstore.WithMem(blobstore.OpenOptions{Recipients: []string{"age1notakey"}})); err == nil || !strings.Contains(err.Error(), "age1notakey") {
 		t.Errorf("bad recipient: %v", err)
 	}
 	bad := filepath.Join(t.TempDir(), "id")
 	os.WriteFile(bad, []byte("not a key\n"), 0o600)
-	if _, err := blobstore.Open(context.Background(), "mem://", blobstore.OpenOptions{IdentityFiles: []string{bad}, AllowMem: true}); err == nil || !strings.Contains(err.Error(), bad) {
+	if _, err := blobstore.Open(context.Background(), "mem://", blobstore.WithMem(blobstore.OpenOptions{IdentityFiles: []string{bad}})); err == nil || !strings.Contains(err.Error(), bad) {
 		t.Errorf("bad identity file: %v", err)
 	}
 	if _, err := blobstore.Open(context.Background(), t.TempDir(), blobstore.OpenOptions{IdentityFiles: []string{bad + ".missing"}}); err == nil {
@@ -453,7 +453,7 @@ func TestCloudRefresh(t *testing.T) {
 }
 
 func TestCloudDataSize(t *testing.T) {
-	s, err := blobstore.Open(context.Background(), "mem://", blobstore.OpenOptions{AllowMem: true})
+	s, err := blobstore.Open(context.Background(), "mem://", blobstore.WithMem(blobstore.OpenOptions{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -689,7 +689,7 @@ func TestOpenRefuses(t *testing.T) {
 	}{
 		{"file://localhost" + dir + "/a", blobstore.OpenOptions{}},
 		{"file://" + dir + "/b", blobstore.OpenOptions{CacheDir: dir + "/bc"}},
-		{"mem://", blobstore.OpenOptions{AllowMem: true}},
+		{"mem://", blobstore.WithMem(blobstore.OpenOptions{})},
 	} {
 		s, err := blobstore.Open(ctx, tc.spec, tc.opt)
 		if err != nil {
@@ -712,7 +712,7 @@ func TestCloudAbandonedBatchLeavesNoTemp(t *testing.T) {
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
 	ctx := context.Background()
-	s, err := blobstore.Open(ctx, memSpec(t), blobstore.OpenOptions{AllowMem: true})
+	s, err := blobstore.Open(ctx, memSpec(t), blobstore.WithMem(blobstore.OpenOptions{}))
 	if err != nil {
 		t.Fatal(err)
 	}

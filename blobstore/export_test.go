@@ -44,3 +44,10 @@ func Key(d Digest) string { return key(d) }
 // NewCodec is the zstd encoder and decoder every store uses, for
 // BenchmarkFloor.
 var NewCodec = newCodec
+
+// WithMem is o letting Open accept mem://, for the tests of stores over a
+// bucket in memory.
+func WithMem(o OpenOptions) OpenOptions {
+	o.allowMem = true
+	return o
+}

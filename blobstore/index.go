@@ -136,15 +136,6 @@ func (s *snapshot) lookup(d Digest) []entry {
 	return out
 }
 
-// records is the number of records in the snapshot's indexes.
-func (s *snapshot) records() int {
-	n := 0
-	for _, f := range s.files {
-		n += f.n
-	}
-	return n
-}
-
 // merged calls fn for every record of files in digest order (newest
 // first among a digest's copies), a k-way merge that holds nothing but a
 // cursor per file: an index of millions of blobs is walked, never copied.

@@ -36,9 +36,9 @@ type OpenOptions struct {
 	// zero). It is not used for a store that is a local directory.
 	CacheDir  string
 	CacheSize int64
-	// AllowMem lets Open accept mem://, a store that dies with the
-	// process. Only tests set it.
-	AllowMem bool
+	// allowMem lets Open accept mem://, a store that dies with the
+	// process. Only tests set it (WithMem, in export_test.go).
+	allowMem bool
 	// Grace is how young a packed copy must be for a Put of the same data
 	// to rely on it rather than write a fresh copy; retention keeps every
 	// packed copy at least twice as long. 0 means DefaultRefreshAfter.
@@ -93,7 +93,7 @@ func IsURL(spec string) bool {
 //	gs://bucket[/prefix]                          Google Cloud Storage
 //	azblob://container[/prefix]                   Azure Blob Storage
 //	file:///dir                                   a directory, through gocloud's fileblob
-//	mem://                                        memory, for tests (only with AllowMem)
+//	mem://                                        memory, for tests (only in tests)
 //
 // Credentials come from each cloud's usual environment variables and files
 // (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, AWS_PROFILE and ~/.aws;
@@ -141,7 +141,7 @@ func Open(ctx context.Context, spec string, opt OpenOptions) (Store, error) {
 		v.Path = ""
 		b, err = blob.OpenBucket(ctx, v.String())
 	case "mem":
-		if !opt.AllowMem {
+		if !opt.allowMem {
 			return nil, errors.New("mem:// keeps blobs only in memory, lost when bs exits; use a directory or file:///ABS/DIR")
 		}
 		b, err = blob.OpenBucket(ctx, "mem://")

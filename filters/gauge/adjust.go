@@ -697,9 +697,6 @@ func (m Mark) merged(removed, added int, est string) Adjustment {
 	return Adjustment{Removed: r + removed, Added: a + added, Scale: m.scale, Measured: m.measured, Estimator: est}
 }
 
-// Scale is the calibration so far.
-func (g *Ledger) Scale() float64 { return g.cal.Scale() }
-
 // Measuring reports whether the ledger still reads the estimates of the
 // lines it is given: once the calibration is done, or an earlier run's
 // _adjusted has given a worth of a token measured on as many growths as

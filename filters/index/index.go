@@ -599,18 +599,6 @@ func escapeEnd(s string, i int) int {
 	return i + 1
 }
 
-// Count returns the number of rows in the index.
-func (ix *Index) Count(ctx context.Context) (int, error) {
-	var n int
-	err := ix.retry(ctx, func() error {
-		return ix.db.QueryRowContext(ctx, `SELECT count(*) FROM removed`).Scan(&n)
-	})
-	if err != nil {
-		return 0, ix.wrap("count", err)
-	}
-	return n, nil
-}
-
 // Search finds the rows whose text matches q.Text, best first, at most
 // q.Limit of them.
 //

@@ -66,13 +66,6 @@ func (m *Marks) Holder(id string) bool {
 	return ok
 }
 
-// Len is the number of referenced blobs.
-func (m *Marks) Len() int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return len(m.blobs)
-}
-
 // Scan is what marking one transcript saw.
 type Scan struct {
 	Lines    int // lines of the transcript itself
