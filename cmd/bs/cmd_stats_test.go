@@ -10,6 +10,7 @@ import (
 
 	"github.com/bstools/bs/filters/gauge"
 	"github.com/bstools/bs/filters/transcript"
+	"github.com/bstools/bs/internal/corpustest"
 )
 
 // estimatesEvery reports whether the gauge estimates every line of a
@@ -40,10 +41,7 @@ func estimatesEvery(in []byte) bool {
 // the two print the same number. The same holds for the extracted
 // transcript, whose would-free is then zero.
 func TestCorpusStats(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join(corpus(), "*", "*.jsonl"))
-	if len(files) == 0 {
-		t.Skip("corpus not present")
-	}
+	files := corpustest.Files(t, "*/*.jsonl")
 	store := t.TempDir()
 	type report struct {
 		Tokens int

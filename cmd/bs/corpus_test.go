@@ -13,6 +13,7 @@ import (
 
 	"github.com/bstools/bs/blobstore"
 	"github.com/bstools/bs/blobstore/storetest"
+	"github.com/bstools/bs/internal/corpustest"
 )
 
 // shrinkTargets are the corpus files that must come out of a default
@@ -44,10 +45,7 @@ func bs(t *testing.T, stdin []byte, args ...string) ([]byte, string, int) {
 // byte, the lines extract did not change are byte-identical, and the large
 // sessions really shrink.
 func TestCorpusRoundTrip(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join(corpus(), "*", "*.jsonl"))
-	if len(files) == 0 {
-		t.Skip("corpus not present")
-	}
+	files := corpustest.Files(t, "*/*.jsonl")
 	store := t.TempDir()
 	seen := map[string]bool{}
 	for _, f := range files {
@@ -110,10 +108,7 @@ func TestCorpusRoundTrip(t *testing.T) {
 // local and on the S3 server (when one is configured), each with and
 // without encryption; and the stores hold their blobs in packs.
 func TestCorpusPackStores(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join(corpus(), "*", "*.jsonl"))
-	if len(files) == 0 {
-		t.Skip("corpus not present")
-	}
+	files := corpustest.Files(t, "*/*.jsonl")
 	id, err := age.GenerateX25519Identity()
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/bstools/bs/filters/transcript"
+	"github.com/bstools/bs/internal/corpustest"
 )
 
 // The programs that read bs's output judge it: ccusage totals what a
@@ -31,15 +32,8 @@ func referees(t *testing.T) string {
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", ".bin", "ccusage")); err != nil {
 		t.Fatalf("BS_REFEREES=%s holds no ccusage: %v", dir, err)
 	}
-	if len(corpusFiles(t, "*")) == 0 {
-		t.Skip("corpus not present")
-	}
+	corpustest.Files(t, "*/*.jsonl") // skips without the corpus
 	return dir
-}
-
-func corpusFiles(t *testing.T, dialect string) []string {
-	files, _ := filepath.Glob(filepath.Join(corpus(), dialect, "*.jsonl"))
-	return files
 }
 
 // costs is what ccusage reports of one session file of dialect d: its
@@ -131,7 +125,7 @@ func TestRefereesCostReports(t *testing.T) {
 	}
 	checked := 0
 	for _, d := range []string{"claude-code", "openclaw", "codex"} {
-		for _, f := range corpusFiles(t, d) {
+		for _, f := range corpustest.Files(t, d+"/*.jsonl") {
 			in, err := os.ReadFile(f)
 			if err != nil {
 				t.Fatal(err)
@@ -214,7 +208,7 @@ func TestRefereesPiContext(t *testing.T) {
 	if _, err := exec.LookPath("node"); err != nil {
 		t.Fatal("node is missing")
 	}
-	files := append(corpusFiles(t, "openclaw"), filepath.Join("..", "..", "testdata", "sample", "session.jsonl"))
+	files := append(corpustest.Files(t, "openclaw/*.jsonl"), filepath.Join("..", "..", "testdata", "sample", "session.jsonl"))
 	store := t.TempDir()
 	spent := 0
 	for _, f := range files {

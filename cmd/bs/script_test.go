@@ -16,6 +16,7 @@ import (
 
 	"github.com/bstools/bs/blobstore"
 	"github.com/bstools/bs/filters/gauge"
+	"github.com/bstools/bs/internal/corpustest"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files and the man page")
@@ -24,12 +25,6 @@ func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"bs": func() { os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr)) },
 	})
-}
-
-// corpus is the shared real-transcript corpus beside the checkout.
-func corpus() string {
-	p, _ := filepath.Abs(filepath.Join("..", "..", "..", "shared", "corpus"))
-	return p
 }
 
 func TestScript(t *testing.T) {
@@ -49,7 +44,7 @@ func TestScript(t *testing.T) {
 			env.Setenv("XDG_CONFIG_HOME", filepath.Join(work, "home", ".config"))
 			env.Setenv("BS_STORE", filepath.Join(work, "store"))
 			env.Setenv("BS_NOW", "2026-02-20T17:30:00Z")
-			env.Setenv("CORPUS", corpus())
+			env.Setenv("CORPUS", corpustest.Dir())
 			sample, _ := filepath.Abs(filepath.Join("..", "..", "testdata", "sample"))
 			env.Setenv("SAMPLE", sample)
 			old, _ := filepath.Abs(filepath.Join("..", "..", "testdata", "oldstore"))
@@ -60,7 +55,7 @@ func TestScript(t *testing.T) {
 		},
 		Condition: func(cond string) (bool, error) {
 			if cond == "corpus" {
-				_, err := os.Stat(corpus())
+				_, err := os.Stat(corpustest.Dir())
 				return err == nil, nil
 			}
 			if cond == "s3" {

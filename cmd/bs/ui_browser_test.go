@@ -20,6 +20,7 @@ import (
 
 	"github.com/bstools/bs/filters/transcript"
 	"github.com/bstools/bs/filters/webui"
+	"github.com/bstools/bs/internal/corpustest"
 )
 
 // The end-to-end test of bs ui in a real browser: headless Chromium (the
@@ -168,8 +169,8 @@ func canvasInk(sel string) string {
 
 func TestUIBrowser(t *testing.T) {
 	chrome := chromiumPath(t)
-	pi := corpusFile(t, "openclaw/pi-mono__compact.jsonl")
-	others := []string{corpusFile(t, "claude-code/spotter__tool_heavy.jsonl"), corpusFile(t, "codex/codemie__rollout-2026-05-11T11-26-55-*.jsonl")}
+	pi := corpustest.Files(t, "openclaw/pi-mono__compact.jsonl")[0]
+	others := []string{corpustest.Files(t, "claude-code/spotter__tool_heavy.jsonl")[0], corpustest.Files(t, "codex/codemie__rollout-2026-05-11T11-26-55-*.jsonl")[0]}
 
 	work := t.TempDir()
 	sessions := filepath.Join(work, "copies")
@@ -334,17 +335,6 @@ func TestUIBrowser(t *testing.T) {
 	if big := os.Getenv("BS_UI_BENCH"); big != "" {
 		measureFirstPage(t, ctx, big)
 	}
-}
-
-// corpusFile is the corpus file pattern names; the test skips without
-// the corpus.
-func corpusFile(t *testing.T, pattern string) string {
-	t.Helper()
-	files, _ := filepath.Glob(filepath.Join(corpus(), pattern))
-	if len(files) == 0 {
-		t.Skip("corpus not present")
-	}
-	return files[0]
 }
 
 func copyTo(t *testing.T, from, to string) {

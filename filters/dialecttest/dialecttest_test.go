@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/bstools/bs/filters/dialecttest"
-	"github.com/bstools/bs/filters/internal/corpustest"
 	"github.com/bstools/bs/filters/transcript"
+	"github.com/bstools/bs/internal/corpustest"
 )
 
 // samples reads the files pattern names.

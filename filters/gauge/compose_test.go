@@ -17,10 +17,10 @@ import (
 	"github.com/bstools/bs/filters/archive"
 	"github.com/bstools/bs/filters/extract"
 	"github.com/bstools/bs/filters/gauge"
-	"github.com/bstools/bs/filters/internal/corpustest"
 	"github.com/bstools/bs/filters/restore"
 	"github.com/bstools/bs/filters/roll"
 	"github.com/bstools/bs/filters/trim"
+	"github.com/bstools/bs/internal/corpustest"
 )
 
 // A filter of the pipelines the accounting must agree across.

@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bstools/bs/filters/internal/corpustest"
 	"github.com/bstools/bs/filters/transcript"
+	"github.com/bstools/bs/internal/corpustest"
 )
 
 const corpusDir = "../../../shared/corpus"

@@ -20,10 +20,10 @@ import (
 	"github.com/bstools/bs/blobstore"
 	"github.com/bstools/bs/filters/extract"
 	"github.com/bstools/bs/filters/gauge"
-	"github.com/bstools/bs/filters/internal/corpustest"
 	"github.com/bstools/bs/filters/restore"
 	"github.com/bstools/bs/filters/roll"
 	"github.com/bstools/bs/filters/transcript"
+	"github.com/bstools/bs/internal/corpustest"
 )
 
 func rollAndCheck(t *testing.T, name string, in []byte, opt roll.Options) []byte {

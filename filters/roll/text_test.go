@@ -6,8 +6,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/bstools/bs/filters/internal/corpustest"
 	"github.com/bstools/bs/filters/transcript"
+	"github.com/bstools/bs/internal/corpustest"
 )
 
 // decodedText is EntryText as it was first written, decoding each string

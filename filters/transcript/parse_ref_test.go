@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bstools/bs/filters/internal/corpustest"
+	"github.com/bstools/bs/internal/corpustest"
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"

@@ -3,7 +3,7 @@ package transcript
 import (
 	"testing"
 
-	"github.com/bstools/bs/filters/internal/corpustest"
+	"github.com/bstools/bs/internal/corpustest"
 )
 
 // BenchmarkParse parses every corpus line.

@@ -11,9 +11,9 @@ import (
 	"testing"
 
 	"github.com/bstools/bs/blobstore"
-	"github.com/bstools/bs/filters/internal/corpustest"
 	"github.com/bstools/bs/filters/restore"
 	"github.com/bstools/bs/filters/trim"
+	"github.com/bstools/bs/internal/corpustest"
 )
 
 // TestCorpusRoundTrip: on every real transcript, trim with settings that

@@ -17,7 +17,7 @@ import (
 // checkout, so that a test in any package finds it.
 func Dir() string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "..", "..", "shared", "corpus")
+	return filepath.Join(filepath.Dir(file), "..", "..", "..", "shared", "corpus")
 }
 
 // Files returns the corpus files that pattern names within it (as
