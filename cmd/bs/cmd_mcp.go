@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,7 +10,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/urfave/cli/v2"
 
@@ -91,7 +88,7 @@ func newAgent(c *cli.Context) (*agent.Agent, *common, error) {
 	}
 	ixPath := indexPath(c)
 	env := agent.Env{
-		Sessions:         absSessions(sessions),
+		Sessions:         sessions.Abs(),
 		Store:            store,
 		Format:           cm.format,
 		Now:              now,
@@ -137,22 +134,10 @@ func searchIndex(ixPath string) func(ctx context.Context, q index.Query) ([]inde
 	}
 }
 
-// rewriteWhenQuiet rewrites path with edit through the in-place code,
-// retrying while the file is busy (changed within --quiet-period, or
-// locked) until --lock-timeout: a tool call arrives just after the runtime
-// wrote the call to the transcript.
+// rewriteWhenQuiet is how the tools rewrite a transcript: in place,
+// waiting for a busy file up to --lock-timeout, its refusals worded.
 func rewriteWhenQuiet(ctx context.Context, ip inplace.Options, path string, edit agent.EditFunc) error {
-	deadline := time.Now().Add(ip.LockTimeout)
-	for {
-		err := rewriteFile(ctx, ip, path, func(src *os.File, n int64, w io.Writer) error { return edit(src, n, w) })
-		var busy *busyError
-		if !errors.As(err, &busy) || time.Now().After(deadline) {
-			return err
-		}
-		if err := sleep(ctx, 100*time.Millisecond); err != nil {
-			return err
-		}
-	}
+	return worded(inplace.RewriteFileWhenQuiet(ctx, path, ip, func(src *os.File, n int64, w io.Writer) error { return edit(src, n, w) }))
 }
 
 // mcpMaxLine bounds a message read.
@@ -182,7 +167,7 @@ func runMCP(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	server := newMCPServer(a, c.String("sessions-dir") != "")
+	server := agent.NewMCPServer(a, c.String("sessions-dir") != "")
 	in, out := rpcguard.New(c.App.Reader, c.App.Writer, rpcguard.Options{Max: mcpMaxLine, Wait: time.Minute, Log: cm.log, Message: mcpRejection})
 	// The guard passes on one checked line of at most mcpMaxLine bytes at
 	// a time, so the SDK's own bound is never the one that trips.
@@ -193,71 +178,4 @@ func runMCP(c *cli.Context) error {
 		return nil
 	}
 	return err
-}
-
-// newMCPServer registers the agent's tools. With many sessions, each tool
-// takes a session argument; with one, it has none.
-func newMCPServer(a *agent.Agent, many bool) *mcp.Server {
-	s := mcp.NewServer(&mcp.Implementation{Name: "bs", Title: "bs: lean agent transcripts", Version: "1"},
-		&mcp.ServerOptions{Instructions: agent.Instructions})
-	addTool[agent.PurgeControlArgs](s, a, agent.ToolPurgeControl, agent.DescPurgeControl, many, true)
-	addTool[agent.RestoreArgs](s, a, agent.ToolRestore, agent.DescRestore, many, true)
-	addTool[agent.SearchArgs](s, a, agent.ToolSearch, agent.DescSearch, many, true)
-	addTool[agent.CheckpointArgs](s, a, agent.ToolCheckpoint, agent.DescCheckpoint, many, false)
-	return s
-}
-
-// addTool adds the tool name whose arguments are In. The handler passes
-// the raw arguments to agent.Call, the one dispatch bs tool uses too.
-func addTool[In any](s *mcp.Server, a *agent.Agent, name, desc string, many, sessionOptional bool) {
-	schema, err := jsonschema.For[In](nil)
-	if err != nil {
-		panic(err)
-	}
-	if !many {
-		delete(schema.Properties, "session")
-		schema.PropertyOrder = slices.DeleteFunc(schema.PropertyOrder, func(p string) bool { return p == "session" })
-	} else if !sessionOptional {
-		schema.Required = append(schema.Required, "session")
-	}
-	if p := schema.Properties["action"]; p != nil {
-		p.Enum = nil
-		for _, a := range agent.Actions {
-			p.Enum = append(p.Enum, a)
-		}
-	}
-	if p := schema.Properties["value"]; p != nil {
-		p.Types = []string{"boolean", "integer"}
-	}
-	s.AddTool(&mcp.Tool{Name: name, Description: desc, InputSchema: schema},
-		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			res, isErr := a.Call(ctx, name, req.Params.Arguments)
-			b, err := marshalResult(res)
-			if err != nil {
-				return nil, err
-			}
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, IsError: isErr}, nil
-		})
-}
-
-// absSessions makes the served file absolute, so results name it wherever
-// the runtime started bs.
-func absSessions(s agent.Sessions) agent.Sessions {
-	if s.File != "" {
-		if abs, err := filepath.Abs(s.File); err == nil {
-			s.File = abs
-		}
-	}
-	return s
-}
-
-// marshalResult is the JSON of a tool result, with <, > and & as they are.
-func marshalResult(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte{'\n'}), nil
 }

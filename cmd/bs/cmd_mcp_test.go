@@ -75,7 +75,7 @@ func mcpFixture(t *testing.T) (*mcp.ClientSession, string) {
 			return ix.Search(ctx, q)
 		},
 	}
-	server := newMCPServer(agent.New(env), false)
+	server := agent.NewMCPServer(agent.New(env), false)
 	ct, st := mcp.NewInMemoryTransports()
 	ctx := context.Background()
 	ss, err := server.Connect(ctx, st, nil)

@@ -56,7 +56,7 @@ func runTool(c *cli.Context) error {
 	default:
 		res, isErr = a.Call(c.Context, call.Name, call.Arguments)
 	}
-	b, err := marshalResult(res)
+	b, err := agent.MarshalResult(res)
 	if err != nil {
 		return err
 	}

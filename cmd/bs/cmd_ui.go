@@ -89,7 +89,7 @@ func runUI(c *cli.Context) error {
 	hosts := uiHosts(c.String("addr"), addr, c.StringSlice("allow-host"))
 	token := webui.NewToken()
 	srv := webui.New(webui.Options{
-		List:        func() ([]string, error) { return sessionFiles(roots) },
+		List:        func() ([]string, error) { return findSessions(roots, false) },
 		Store:       store,
 		Search:      searchIndex(indexPath(c)),
 		Checkpoints: cpDir,

@@ -222,3 +222,25 @@ func TestResume(t *testing.T) {
 		t.Errorf("resumed at %d with an unknown format", s.From)
 	}
 }
+
+// TestRewriteWhenQuiet: a file changed within the quiet period is
+// rewritten once it has been quiet long enough, if that comes within the
+// lock timeout; after the timeout the refusal stands.
+func TestRewriteWhenQuiet(t *testing.T) {
+	ctx := context.Background()
+	copyAll := func(src *os.File, n int64, w io.Writer) error { return mark(io.LimitReader(src, n), w) }
+	path := session(t, 1, true)
+	opt := Options{LockTimeout: 5 * time.Second, Quiet: 300 * time.Millisecond, StateDir: t.TempDir()}
+	if err := RewriteFileWhenQuiet(ctx, path, opt, copyAll); err != nil {
+		t.Fatalf("a file quiet within the timeout: %v", err)
+	}
+	if got, _ := os.ReadFile(path); string(got) != "~line 0\n" {
+		t.Errorf("got %q", got)
+	}
+	path = session(t, 1, true)
+	opt.Quiet, opt.LockTimeout = time.Hour, 200*time.Millisecond
+	var busy *BusyError
+	if err := RewriteFileWhenQuiet(ctx, path, opt, copyAll); !errors.As(err, &busy) {
+		t.Fatalf("a file busy past the timeout: got %v, want a *BusyError", err)
+	}
+}

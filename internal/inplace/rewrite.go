@@ -12,6 +12,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -141,6 +142,24 @@ func RewriteFile(ctx context.Context, path string, opt Options, body func(src *o
 	return rewrite(ctx, path, opt, nil, func(src *os.File, _ Start, n int64, w io.Writer) (Final, error) {
 		return Final{}, body(src, n, w)
 	})
+}
+
+// RewriteFileWhenQuiet is RewriteFile tried again while the file is busy
+// (a *BusyError: changed within opt.Quiet, held open, or locked by the
+// runtime) until opt.LockTimeout has passed: for a rewrite asked for just
+// after the runtime wrote the file, as an agent's tool call is.
+func RewriteFileWhenQuiet(ctx context.Context, path string, opt Options, body func(src *os.File, n int64, w io.Writer) error) error {
+	deadline := time.Now().Add(opt.LockTimeout)
+	for {
+		err := RewriteFile(ctx, path, opt, body)
+		var busy *BusyError
+		if !errors.As(err, &busy) || time.Now().After(deadline) {
+			return err
+		}
+		if err := sleep(ctx, 100*time.Millisecond); err != nil {
+			return err
+		}
+	}
 }
 
 // RewriteResuming is Rewrite for a filter that can resume (see resume.go):

@@ -1,4 +1,4 @@
-package main
+package watch
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/bstools/bs/internal/sessions"
 )
 
 // TestWatchReadsOnlyChanged: the first pass runs the filter on every file;
@@ -21,15 +23,16 @@ func TestWatchReadsOnlyChanged(t *testing.T) {
 		}
 	}
 	var ran []string
-	w := &watcher{roots: []string{dir}, filter: []string{"extract"}, log: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		stderr: io.Discard, statePath: filepath.Join(dir, "state", "watch.json"),
-		run: func(_ context.Context, args []string) error {
+	w := &Watcher{Roots: []string{dir}, Filter: []string{"extract"}, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Progress: io.Discard, StatePath: filepath.Join(dir, "state", "watch.json"),
+		Run: func(_ context.Context, args []string) error {
 			ran = append(ran, filepath.Base(args[len(args)-1]))
 			return nil
-		}}
+		},
+		Busy: func(error) (string, bool) { return "", false }}
 	pass := func() []string {
 		ran = nil
-		if err := w.pass(context.Background()); err != nil {
+		if err := w.Pass(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 		slices.Sort(ran)
@@ -51,7 +54,7 @@ func TestWatchReadsOnlyChanged(t *testing.T) {
 	if got := pass(); len(got) != 0 {
 		t.Fatalf("after c was removed the pass ran %v", got)
 	}
-	st, err := readWatchState(w.statePath)
+	st, err := sessions.ReadState(w.StatePath)
 	if err != nil || len(st.Files) != 2 {
 		t.Fatalf("state %+v %v: want a and b only", st, err)
 	}
@@ -60,13 +63,13 @@ func TestWatchReadsOnlyChanged(t *testing.T) {
 // TestStoreArgs: the store flags of the filter, in any form, are passed on
 // to prune-retention; other flags are not.
 func TestStoreArgs(t *testing.T) {
-	got := storeArgs([]string{"--keep-recent", "1", "--store", "/s2", "--identity=k.txt", "-cache", "/c",
+	got := StoreArgs([]string{"--keep-recent", "1", "--store", "/s2", "--identity=k.txt", "-cache", "/c",
 		"-cache-size=2G", "--encrypt-to", "age1x", "--min-length", "50", "--", "--store", "/no"})
 	want := []string{"--store=/s2", "--identity=k.txt", "--cache=/c", "--cache-size=2G"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("got %q, want %q", got, want)
 	}
-	if got := storeArgs([]string{"--keep-recent", "1"}); len(got) != 0 {
+	if got := StoreArgs([]string{"--keep-recent", "1"}); len(got) != 0 {
 		t.Fatalf("no store flags: got %q", got)
 	}
 }

@@ -1,0 +1,81 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"slices"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// NewMCPServer is an MCP server offering a's tools. Serving many sessions
+// (a sessions directory), each tool takes a session argument; serving
+// one, it has none.
+func NewMCPServer(a *Agent, many bool) *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "bs", Title: "bs: lean agent transcripts", Version: "1"},
+		&mcp.ServerOptions{Instructions: Instructions})
+	addTool[PurgeControlArgs](s, a, ToolPurgeControl, DescPurgeControl, many, true)
+	addTool[RestoreArgs](s, a, ToolRestore, DescRestore, many, true)
+	addTool[SearchArgs](s, a, ToolSearch, DescSearch, many, true)
+	addTool[CheckpointArgs](s, a, ToolCheckpoint, DescCheckpoint, many, false)
+	return s
+}
+
+// addTool adds the tool name whose arguments are In. The handler passes
+// the raw arguments to Agent.Call, the one dispatch bs tool uses too.
+func addTool[In any](s *mcp.Server, a *Agent, name, desc string, many, sessionOptional bool) {
+	schema, err := jsonschema.For[In](nil)
+	if err != nil {
+		panic(err)
+	}
+	if !many {
+		delete(schema.Properties, "session")
+		schema.PropertyOrder = slices.DeleteFunc(schema.PropertyOrder, func(p string) bool { return p == "session" })
+	} else if !sessionOptional {
+		schema.Required = append(schema.Required, "session")
+	}
+	if p := schema.Properties["action"]; p != nil {
+		p.Enum = nil
+		for _, a := range Actions {
+			p.Enum = append(p.Enum, a)
+		}
+	}
+	if p := schema.Properties["value"]; p != nil {
+		p.Types = []string{"boolean", "integer"}
+	}
+	s.AddTool(&mcp.Tool{Name: name, Description: desc, InputSchema: schema},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			res, isErr := a.Call(ctx, name, req.Params.Arguments)
+			b, err := MarshalResult(res)
+			if err != nil {
+				return nil, err
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, IsError: isErr}, nil
+		})
+}
+
+// Abs makes the served file absolute, so that results name it wherever
+// the runtime started bs.
+func (s Sessions) Abs() Sessions {
+	if s.File != "" {
+		if abs, err := filepath.Abs(s.File); err == nil {
+			s.File = abs
+		}
+	}
+	return s
+}
+
+// MarshalResult is the JSON of a tool result, with <, > and & as they
+// are, as bs mcp and bs tool print it.
+func MarshalResult(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte{'\n'}), nil
+}

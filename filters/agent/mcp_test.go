@@ -1,0 +1,61 @@
+package agent
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/bstools/bs/blobstore"
+)
+
+// TestMCPServerSchemas: the tools' schemas name the session argument only
+// when many sessions are served, where checkpoint requires it; a call's
+// result is the JSON of Call's result, < and > as they are.
+func TestMCPServerSchemas(t *testing.T) {
+	for _, many := range []bool{false, true} {
+		store := new(blobstore.Mem)
+		file := lean(t, []byte(k1Session(strings.Repeat("y", 600))), store)
+		a := New(Env{Sessions: Sessions{File: "/s/k.jsonl"}, Store: store, Now: func() time.Time { return now }, Rewrite: memRewrite(&file)})
+		ct, st := mcp.NewInMemoryTransports()
+		ctx := context.Background()
+		ss, err := NewMCPServer(a, many).Connect(ctx, st, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, ct, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		list, err := cs.ListTools(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, tool := range list.Tools {
+			names = append(names, tool.Name)
+			schema := tool.InputSchema.(map[string]any)
+			_, hasSession := schema["properties"].(map[string]any)["session"]
+			required, _ := schema["required"].([]any)
+			if hasSession != many || slices.Contains(required, any("session")) != (many && tool.Name == ToolCheckpoint) {
+				t.Errorf("many=%v: %s: session property %v, required %v", many, tool.Name, hasSession, required)
+			}
+		}
+		slices.Sort(names)
+		if want := []string{ToolCheckpoint, ToolPurgeControl, ToolRestore, ToolSearch}; !slices.Equal(names, want) {
+			t.Errorf("tools %v, want %v", names, want)
+		}
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: ToolRestore, Arguments: map[string]any{"entry_id": "<none>"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if text := res.Content[0].(*mcp.TextContent).Text; !res.IsError || !strings.Contains(text, "<none>") {
+			t.Errorf("restore of an unknown entry: %v %s", res.IsError, text)
+		}
+		cs.Close()
+		ss.Close()
+	}
+}
