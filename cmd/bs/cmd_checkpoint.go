@@ -378,136 +378,45 @@ func runCheckpointInject(c *cli.Context) error {
 	})
 }
 
-// claudeHook is the JSON Claude Code sends a hook command on standard input.
-type claudeHook struct {
-	SessionID      string `json:"session_id"`
-	TranscriptPath string `json:"transcript_path"`
-	HookEventName  string `json:"hook_event_name"`
-	Trigger        string `json:"trigger"` // PreCompact: manual or auto
-	Source         string `json:"source"`  // SessionStart: startup, resume, clear or compact
-}
-
 func runCheckpointHook(c *cli.Context) error {
 	cm, err := parseCommon(c)
 	if err != nil {
 		return err
 	}
-	var h claudeHook
-	if err := json.NewDecoder(c.App.Reader).Decode(&h); err != nil {
+	h, err := checkpoint.ReadHook(c.App.Reader)
+	if err != nil {
 		return usagef(msgHookInput, err)
 	}
 	if h.HookEventName == "" {
 		return usagef(msgHookInput, errors.New("no hook_event_name"))
 	}
-	dir := checkpointDir(c)
 	key := c.String("session-key")
 	if key == "" {
 		key = h.SessionID
 	}
 	opt := checkpoint.Defaults()
-	opt.Dir, opt.SessionKey, opt.Now, opt.Keep, opt.Threshold = dir, key, cm.now, c.Int("keep"), c.Float64("threshold")
+	opt.Dir, opt.SessionKey, opt.Now, opt.Keep, opt.Threshold = checkpointDir(c), key, cm.now, c.Int("keep"), c.Float64("threshold")
 	opt.NoticeFrom, opt.Inject = c.Float64("notice-from"), false // the notice goes to Claude Code, not into the file
 	opt.OnBadLine = cm.onBadLine
 	if opt.Threshold <= 0 || opt.Keep < 0 || opt.NoticeFrom <= 0 {
 		return usagef(msgCheckpointFlags)
 	}
-	switch h.HookEventName {
-	case "SessionStart":
-		if key == "" {
-			return usagef(msgHookNoSession)
-		}
-		// A session resumed full gets its notice; after a compaction
-		// (or on a resume) the latest checkpoint's text follows.
-		var notice string
-		if h.TranscriptPath != "" {
-			out, err := checkpointHookRun(cm, h, opt)
-			var cpErr *checkpoint.Error
-			switch {
-			case errors.As(err, &cpErr):
-				cm.ui.warnf(msgCheckpointFailed, cpErr.Key, cpErr.Err)
-			case errors.Is(err, os.ErrNotExist): // a new session: no transcript yet
-			case err != nil:
-				return err
-			}
-			notice = out.Notice
-		}
-		var text []string
-		if notice != "" {
-			text = append(text, notice)
-		}
-		cp, _, err := dir.Latest(key)
-		switch {
-		case err == nil:
-			text = append(text, checkpoint.Render(cp))
-		case !errors.Is(err, checkpoint.ErrNone):
-			return err
-		}
-		return hookContext(c.App.Writer, h.HookEventName, strings.Join(text, "\n\n"))
-	case "PreCompact":
-		opt.Trigger = checkpoint.TriggerCompaction
-	case "SessionEnd":
-		opt.Trigger = checkpoint.TriggerSessionEnd
-	case "Stop", "SubagentStop", "UserPromptSubmit":
-	default:
-		return nil // not an event checkpoints act on
-	}
-	if h.TranscriptPath == "" {
-		return usagef(msgHookNoTranscript, h.HookEventName)
-	}
-	out, err := checkpointHookRun(cm, h, opt)
-	var cpErr *checkpoint.Error
-	if h.HookEventName == "UserPromptSubmit" && errors.As(err, &cpErr) {
-		// The agent still gets its gauge (without "Checkpoint saved"):
-		// Claude Code reads the output of a hook that succeeds.
-		cm.ui.warnf(msgCheckpointFailed, cpErr.Key, cpErr.Err)
-		err = nil
-	}
-	if err != nil {
-		return err
-	}
-	if h.HookEventName == "UserPromptSubmit" {
-		// Seed 003 §6.3: the agent sees its gauge from 70%, and at the
-		// threshold that its state is checkpointed. Claude Code adds a
-		// UserPromptSubmit hook's additionalContext to the context.
-		return hookContext(c.App.Writer, h.HookEventName, out.Notice)
-	}
-	return nil
-}
-
-// checkpointHookRun takes the checkpoint a hook event asks for of its
-// transcript.
-func checkpointHookRun(cm *common, h claudeHook, opt checkpoint.Options) (checkpoint.Outcome, error) {
-	f, err := os.Open(h.TranscriptPath)
-	if err != nil {
-		return checkpoint.Outcome{}, err
-	}
-	defer f.Close()
-	out, err := checkpoint.Run(h.TranscriptPath, f, io.Discard, opt)
-	if err != nil {
-		return out, err
-	}
-	if out.Written != nil {
+	res, err := h.Handle(opt)
+	if out := res.Ran; out != nil && out.Written != nil {
 		cm.log.Info("checkpoint written", "key", out.Key, "id", out.Written.Meta.CheckpointID, "path", out.Path)
-	} else {
+	} else if out != nil {
 		cm.log.Info("no checkpoint", "key", out.Key, "reason", out.Skipped)
 	}
-	return out, nil
-}
-
-// hookContext prints text the way Claude Code takes a hook's output into
-// the context: {"hookSpecificOutput":{"hookEventName":…,
-// "additionalContext":…}}. Nothing for no text.
-func hookContext(w io.Writer, event, text string) error {
-	if text == "" {
-		return nil
+	if res.Failed != nil {
+		cm.ui.warnf(msgCheckpointFailed, res.Failed.Key, res.Failed.Err)
 	}
-	type specific struct {
-		HookEventName     string `json:"hookEventName"`
-		AdditionalContext string `json:"additionalContext"`
+	switch {
+	case errors.Is(err, checkpoint.ErrHookNoSession):
+		return usagef(msgHookNoSession)
+	case errors.Is(err, checkpoint.ErrHookNoTranscript):
+		return usagef(msgHookNoTranscript, h.HookEventName)
+	case err != nil:
+		return err
 	}
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	return enc.Encode(struct {
-		HookSpecificOutput specific `json:"hookSpecificOutput"`
-	}{specific{event, text}})
+	return checkpoint.WriteHookContext(c.App.Writer, h.HookEventName, res.Context)
 }
