@@ -3,9 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -14,7 +12,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/bstools/bs/blobstore"
 	"github.com/bstools/bs/filters/archive"
 	"github.com/bstools/bs/filters/transcript"
 	"github.com/bstools/bs/internal/searchqueue"
@@ -134,50 +131,13 @@ func runArchive(c *cli.Context) error {
 	})
 }
 
-// holderInfo is a live holder as list --json prints it.
-type holderInfo struct {
-	ID        string   `json:"id"`
-	Task      string   `json:"task"`
-	Entries   int      `json:"entries"`
-	Tokens    int      `json:"tokens"`
-	ToolCalls int      `json:"tool_calls"`
-	Depth     int      `json:"depth"`
-	Bytes     int64    `json:"bytes"`
-	Blobs     []string `json:"blobs"`
-	File      string   `json:"file"`
-	Line      int      `json:"line"`
-}
-
 // eachMarker calls fn for every archive marker in the transcripts the
 // command names (or standard input).
-func eachMarker(c *cli.Context, cm *common, fn func(name string, line int, m archive.Marker) error) error {
-	scan := func(name string, r io.Reader) error {
-		src := transcript.NewSource(name, r, cm.format, cm.onBadLine)
-		for {
-			l, t, err := src.Next()
-			if err == io.EOF {
-				return nil
-			}
-			if err != nil {
-				return err
-			}
-			if t == nil {
-				continue
-			}
-			m, ok, err := archive.ParseMarker(t)
-			if !ok {
-				continue
-			}
-			if err != nil {
-				cm.ui.warnf(msgArchiveBadMarker, name, l.Num, err)
-				continue
-			}
-			if err := fn(name, l.Num, m); err != nil {
-				return err
-			}
-		}
-	}
-	return cm.eachInput(scan)
+func eachMarker(cm *common, fn func(name string, line int, m archive.Marker) error) error {
+	return cm.eachInput(func(name string, r io.Reader) error {
+		damaged := func(line int, err error) { cm.ui.warnf(msgArchiveBadMarker, name, line, err) }
+		return archive.Markers(name, r, cm.format, cm.onBadLine, damaged, func(line int, m archive.Marker) error { return fn(name, line, m) })
+	})
 }
 
 func runArchiveList(c *cli.Context) error {
@@ -185,47 +145,16 @@ func runArchiveList(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	var holders []holderInfo
-	err = eachMarker(c, cm, func(name string, line int, m archive.Marker) error {
-		h := holderInfo{ID: m.ID, Task: m.Task, Entries: m.Entries, Tokens: m.Tokens, ToolCalls: m.ToolCalls, Depth: m.Depth, Bytes: m.Bytes, File: name, Line: line, Blobs: []string{}}
-		for _, d := range m.Blobs {
-			h.Blobs = append(h.Blobs, d.String())
-		}
-		holders = append(holders, h)
+	var holders []archive.Holder
+	err = eachMarker(cm, func(name string, line int, m archive.Marker) error {
+		holders = append(holders, archive.HolderOf(name, line, m))
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	out := c.App.Writer
-	if c.Bool("json") {
-		for _, h := range holders {
-			b, _ := json.Marshal(h)
-			fmt.Fprintf(out, "%s\n", b)
-		}
-		return nil
-	}
-	if len(holders) == 0 {
-		return nil
-	}
-	var b strings.Builder
-	b.WriteString(liveSubagentsHeader)
-	for _, h := range holders {
-		task := h.Task
-		if task == "" {
-			task = "(no text)"
-		}
-		fmt.Fprintf(&b, "- id: %s | task: %s | entries: %d | tokens: %d\n", h.ID, task, h.Entries, h.Tokens)
-	}
-	_, err = io.WriteString(out, b.String())
-	return err
+	return archive.WriteHolders(c.App.Writer, holders, c.Bool("json"))
 }
-
-// liveSubagentsHeader opens the block bs archive list prints (seed 002's
-// "Live Subagents" section of the system prompt).
-const liveSubagentsHeader = "# Live Subagents\n\n" +
-	"These subagents hold archived prior turns of this conversation: each replaced turn's full transcript, " +
-	"kept byte for byte. Retrieve one by its id ('bs archive show ID') only when you actually need its detail.\n\n"
 
 func runArchiveShow(c *cli.Context) error {
 	cm, err := parseCommon(c)
@@ -259,12 +188,12 @@ func runArchiveShow(c *cli.Context) error {
 		return err
 	}
 	found := false
-	err = eachMarker(c, cm, func(name string, _ int, m archive.Marker) error {
+	err = eachMarker(cm, func(name string, _ int, m archive.Marker) error {
 		if found {
 			return nil
 		}
 		var buf bytes.Buffer
-		ok, err := findHolder(c.Context, store, m, id, &buf, 0)
+		ok, err := archive.FindHolder(c.Context, store, m, id, &buf)
 		if err != nil {
 			return err
 		}
@@ -287,34 +216,4 @@ func runArchiveShow(c *cli.Context) error {
 		return &reported{code: exitFailure}
 	}
 	return nil
-}
-
-// findHolder writes holder id to w if m is it or holds it (nested holders
-// are read from the store).
-func findHolder(ctx context.Context, store blobstore.Store, m archive.Marker, id string, w io.Writer, level int) (bool, error) {
-	if m.ID == id {
-		return true, m.WriteHolder(ctx, store, w, 0)
-	}
-	if m.Depth <= 1 || level > 64 {
-		return false, nil
-	}
-	var buf bytes.Buffer
-	if err := m.WriteHolder(ctx, store, &buf, m.From); err != nil {
-		return false, err
-	}
-	var p transcript.Parser
-	for _, line := range bytes.Split(buf.Bytes(), []byte("\n")) {
-		t, err := p.Parse(line)
-		if err != nil {
-			continue
-		}
-		inner, ok, err := archive.ParseMarker(t)
-		if !ok || err != nil {
-			continue
-		}
-		if ok, err := findHolder(ctx, store, inner, id, w, level+1); ok || err != nil {
-			return ok, err
-		}
-	}
-	return false, nil
 }
