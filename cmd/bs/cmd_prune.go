@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -60,39 +58,6 @@ func pruneCommand() *cli.Command {
 		}, append(indexFlags(), storeFlags()...)...),
 		Action: runPrune,
 	}
-}
-
-// pruneReport is the report line, and --json's object.
-type pruneReport struct {
-	DryRun      bool                 `json:"dry_run"`
-	Sessions    int                  `json:"sessions"`
-	Blobs       pruneBlobs           `json:"blobs"`
-	Checkpoints pruneFiles           `json:"checkpoints"`
-	Holders     pruneFiles           `json:"holders"`
-	Packs       *retention.PackSweep `json:"packs,omitempty"`
-	IndexRows   int                  `json:"index_rows"` // search-index rows of deleted blobs, removed
-	Items       []retention.Item     `json:"items,omitempty"`
-}
-
-type pruneBlobs struct {
-	Listed     int   `json:"listed"`
-	Referenced int   `json:"referenced"`
-	Recent     int   `json:"recent"`
-	Deleted    int   `json:"deleted"`
-	Bytes      int64 `json:"bytes"`
-}
-
-type pruneFiles struct {
-	Deleted int   `json:"deleted"`
-	Bytes   int64 `json:"bytes"`
-}
-
-func filesOf(items []retention.Item) pruneFiles {
-	f := pruneFiles{Deleted: len(items)}
-	for _, it := range items {
-		f.Bytes += it.Bytes
-	}
-	return f
 }
 
 // remotePruneFloor is the least --older-than on a store reached by URL. A
@@ -204,9 +169,7 @@ func runPrune(c *cli.Context) error {
 		holders, hErr = retention.Holders(dir, marks, files, cutoff, opt.DryRun)
 	}
 
-	rep := pruneReport{DryRun: opt.DryRun, Sessions: len(files),
-		Blobs:       pruneBlobs{Listed: res.Listed, Referenced: res.Referenced, Recent: res.Recent, Deleted: len(res.Removed), Bytes: res.Bytes},
-		Checkpoints: filesOf(cps), Holders: filesOf(holders), Packs: res.Packs}
+	rep := retention.NewReport(opt.DryRun, len(files), res, cps, holders)
 	all := append(append(append([]retention.Item{}, res.Removed...), cps...), holders...)
 	if !opt.DryRun {
 		for _, it := range all {
@@ -216,48 +179,12 @@ func runPrune(c *cli.Context) error {
 	if len(res.Removed) > 0 && !opt.DryRun {
 		rep.IndexRows = forgetIndexRows(c, cm, res.Removed)
 	}
-	out := c.App.Writer
-	if c.Bool("json") {
-		if opt.DryRun {
-			rep.Items = all
-		}
-		b, _ := json.Marshal(rep)
-		fmt.Fprintf(out, "%s\n", b)
-	} else {
-		if opt.DryRun {
-			for _, it := range all {
-				fmt.Fprintf(out, "%s %d\n", it.Name, it.Bytes)
-			}
-		}
-		writePruneReport(out, rep)
-	}
+	rep.Write(c.App.Writer, all, c.Bool("json"))
 	if err := errors.Join(sweepErr, cpErr, hErr); err != nil {
 		cm.ui.errorf(cm.cmd, msgPruneFailed, err)
 		return &reported{code: exitFailure}
 	}
 	return nil
-}
-
-func writePruneReport(w io.Writer, r pruneReport) {
-	verb := "deleted"
-	if r.DryRun {
-		verb = "would delete"
-	}
-	fmt.Fprintf(w, "%s: blobs %d (%d bytes), checkpoints %d (%d bytes), holders %d (%d bytes); kept: blobs %d referenced, %d recent (of %d); sessions read: %d\n",
-		verb, r.Blobs.Deleted, r.Blobs.Bytes, r.Checkpoints.Deleted, r.Checkpoints.Bytes, r.Holders.Deleted, r.Holders.Bytes,
-		r.Blobs.Referenced, r.Blobs.Recent, r.Blobs.Listed, r.Sessions)
-	// What happened to packs, when anything did.
-	if p := r.Packs; p != nil && p.Deleted+p.Rewritten+p.LeftBlobs+p.Damaged > 0 {
-		format := "packs: %d deleted, %d rewritten, %d bytes freed; %d unreferenced blobs (%d bytes) left in packs below --rewrite-above"
-		if r.DryRun {
-			format = "packs: %d to delete, %d to rewrite, %d bytes to free; %d unreferenced blobs (%d bytes) to leave in packs below --rewrite-above"
-		}
-		fmt.Fprintf(w, format, p.Deleted, p.Rewritten, p.Freed, p.LeftBlobs, p.LeftBytes)
-		if p.Damaged > 0 {
-			fmt.Fprintf(w, "; %d damaged copies left where they are (bs store verify)", p.Damaged)
-		}
-		fmt.Fprintln(w)
-	}
 }
 
 // markFile marks what one transcript references.
