@@ -7,14 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -86,7 +82,7 @@ func runUI(c *cli.Context) error {
 	if !addr.IP.IsLoopback() {
 		cm.ui.warnf(msgUINotLoopback, addr)
 	}
-	hosts := uiHosts(c.String("addr"), addr, c.StringSlice("allow-host"))
+	hosts := webui.Hosts(c.String("addr"), addr, c.StringSlice("allow-host"))
 	token := webui.NewToken()
 	srv := webui.New(webui.Options{
 		List:        func() ([]string, error) { return findSessions(roots, false) },
@@ -101,65 +97,15 @@ func runUI(c *cli.Context) error {
 		Hosts:       hosts,
 		Log:         cm.log,
 	})
-	url := fmt.Sprintf("http://%s/?token=%s", urlHost(addr), token)
+	url := fmt.Sprintf("http://%s/?token=%s", webui.URLHost(addr), token)
 	fmt.Fprintln(c.App.Writer, url)
 	cm.log.Info("serving bs ui", "addr", addr.String(), "roots", strings.Join(roots, ","), "read_only", c.Bool("read-only"))
 	if c.Bool("open") {
-		if err := openBrowser(url); err != nil {
+		if err := webui.OpenBrowser(url); err != nil {
 			cm.ui.warnf(msgUIOpen, err)
 		}
 	}
-	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
-	done := make(chan error, 1)
-	go func() { done <- hs.Serve(ln) }()
-	select {
-	case err := <-done:
-		return err
-	case <-c.Context.Done():
-		shut, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		hs.Shutdown(shut)
-		return nil // stopped by a signal: a clean end
-	}
-}
-
-// uiHosts are the Host values the server answers to: the address it
-// prints (127.0.0.1 when it listens on every address) and its loopback
-// names, the address as given (a name), and those --allow-host adds.
-func uiHosts(given string, addr *net.TCPAddr, allow []string) []string {
-	hosts := webui.LoopbackHosts(urlHost(addr))
-	if !slices.Contains(hosts, addr.String()) {
-		hosts = append(hosts, addr.String())
-	}
-	if host, _, err := net.SplitHostPort(given); err == nil && host != "" && net.ParseIP(host) == nil {
-		hosts = append(hosts, net.JoinHostPort(host, fmt.Sprint(addr.Port)))
-	}
-	return append(hosts, allow...)
-}
-
-// urlHost is the host:port a browser reaches addr at.
-func urlHost(addr *net.TCPAddr) string {
-	if addr.IP.IsUnspecified() {
-		return net.JoinHostPort("127.0.0.1", fmt.Sprint(addr.Port))
-	}
-	return addr.String()
-}
-
-func openBrowser(url string) error {
-	var cmd *exec.Cmd
-	switch runtime.GOOS {
-	case "darwin":
-		cmd = exec.Command("open", url)
-	case "windows":
-		cmd = exec.Command("rundll32", "url.dll,FileProtocolHandler", url)
-	default:
-		cmd = exec.Command("xdg-open", url)
-	}
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	go cmd.Wait()
-	return nil
+	return webui.Serve(c.Context, ln, srv) // a signal stops it: a clean end
 }
 
 // uiCommands runs the app's actions as bs command lines, in this process

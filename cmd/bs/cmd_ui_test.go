@@ -5,11 +5,9 @@ import (
 	"context"
 	"errors"
 	"io"
-	"net"
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"testing"
 
@@ -133,25 +131,6 @@ func TestUICommandsAreTheCLI(t *testing.T) {
 	rep, err := cmds.Stats(ctx, session)
 	if err != nil || !bytes.Contains(rep, []byte(`"file":"`+session)) {
 		t.Errorf("stats: %.80s, %v", rep, err)
-	}
-}
-
-func TestUIHosts(t *testing.T) {
-	addr := func(s string) *net.TCPAddr { a, _ := net.ResolveTCPAddr("tcp", s); return a }
-	cases := []struct {
-		given, bound string
-		allow        []string
-		want         []string
-	}{
-		{"127.0.0.1:0", "127.0.0.1:5000", nil, []string{"127.0.0.1:5000", "localhost:5000"}},
-		{"0.0.0.0:8080", "0.0.0.0:8080", []string{"box.lan:8080"}, []string{"127.0.0.1:8080", "localhost:8080", "0.0.0.0:8080", "box.lan:8080"}},
-		{"localhost:0", "127.0.0.1:6000", nil, []string{"127.0.0.1:6000", "localhost:6000", "localhost:6000"}},
-		{"192.0.2.7:80", "192.0.2.7:80", nil, []string{"192.0.2.7:80"}},
-	}
-	for _, c := range cases {
-		if got := uiHosts(c.given, addr(c.bound), c.allow); !slices.Equal(got, c.want) {
-			t.Errorf("uiHosts(%s, %s) = %q, want %q", c.given, c.bound, got, c.want)
-		}
 	}
 }
 
