@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/bstools/bs/blobstore"
 	"github.com/bstools/bs/internal/progress"
+	"github.com/bstools/bs/internal/storereport"
 )
 
 // remoteJobs is extract's default -j for a remote store.
@@ -216,33 +216,9 @@ func runStoreStats(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	w := c.App.Writer
-	if c.Bool("json") {
-		b, _ := json.Marshal(struct {
-			Store string `json:"store"`
-			blobstore.Summary
-			Ratio float64 `json:"compression_ratio"`
-		}{cm.storeDir, sum, round2(sum.CompressionRatio())})
-		warnUnreadable(cm, sum)
-		_, err = fmt.Fprintf(w, "%s\n", b)
-		return err
-	}
-	fmt.Fprintf(w, "store        %s\n", cm.storeDir)
-	fmt.Fprintf(w, "blobs        %d\n", sum.Blobs)
-	fmt.Fprintf(w, "stored       %d bytes\n", sum.StoredBytes)
-	fmt.Fprintf(w, "data         %d bytes in the %d blobs of known size\n", sum.DataBytes, sum.SizedBlobs)
-	if sum.SizedBlobs > 0 {
-		fmt.Fprintf(w, "compression  %.2f\n", sum.CompressionRatio())
-	} else {
-		fmt.Fprintf(w, "compression  unknown\n")
-	}
-	if sum.Unreadable > 0 {
-		fmt.Fprintf(w, "unreadable   %d blobs\n", sum.Unreadable)
-	}
-	fmt.Fprintf(w, "packed       %d blobs in %d packs (%d bytes), %d index files, %d extra copies\n", sum.Packed, sum.Packs, sum.PackBytes, sum.Indexes, sum.Copies)
-	fmt.Fprintf(w, "loose        %d blobs\n", sum.Loose)
+	err = storereport.WriteStats(c.App.Writer, cm.storeDir, sum, c.Bool("json"))
 	warnUnreadable(cm, sum)
-	return nil
+	return err
 }
 
 // warnUnreadable points at bs store verify when stats met damaged blobs.
@@ -251,8 +227,6 @@ func warnUnreadable(cm *common, sum blobstore.Summary) {
 		cm.ui.warnf(msgStatsUnreadable, sum.Unreadable)
 	}
 }
-
-func round2(f float64) float64 { return float64(int64(f*100+0.5)) / 100 }
 
 func runStoreVerify(c *cli.Context) error {
 	cm, err := parseStore(c, 0)
@@ -267,31 +241,7 @@ func runStoreVerify(c *cli.Context) error {
 	w := c.App.Writer
 	asJSON := c.Bool("json")
 	opt := blobstore.VerifyOptions{Workers: c.Int("jobs")}
-	opt.OnProblem = func(p blobstore.Problem) {
-		kind := "corrupt"
-		switch {
-		case p.Digest == blobstore.Digest{}:
-			kind = "damaged"
-		case !isCorrupt(p.Err):
-			kind = "undecryptable"
-		}
-		if asJSON {
-			m := map[string]string{"problem": kind, "error": p.Err.Error()}
-			for k, v := range map[string]string{"blob": digestOrEmpty(p.Digest), "pack": p.Pack, "index": p.Index} {
-				if v != "" {
-					m[k] = v
-				}
-			}
-			b, _ := json.Marshal(m)
-			fmt.Fprintf(w, "%s\n", b)
-			return
-		}
-		if p.Pack != "" && kind != "damaged" {
-			fmt.Fprintf(w, "%v (in pack %s)\n", p.Err, p.Pack)
-		} else {
-			fmt.Fprintln(w, p.Err)
-		}
-	}
+	opt.OnProblem = func(p blobstore.Problem) { storereport.WriteProblem(w, p, asJSON) }
 	// The count only grows (progress.set), and the line is cleared
 	// before the summary.
 	var bar *progress.Bar
@@ -306,16 +256,7 @@ func runStoreVerify(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if asJSON {
-		b, _ := json.Marshal(res)
-		fmt.Fprintf(w, "%s\n", b)
-	} else {
-		fmt.Fprintf(w, "checked %d blobs: %d corrupt, %d undecryptable", res.Checked, res.Corrupt, res.Undecryptable)
-		if res.Damaged > 0 {
-			fmt.Fprintf(w, ", %d damaged index files or pack trailers", res.Damaged)
-		}
-		fmt.Fprintln(w)
-	}
+	storereport.WriteVerify(w, res, asJSON)
 	if res.Damaged > 0 {
 		cm.ui.errorf("store verify", msgVerifyDamaged, res.Damaged, cm.storeDir)
 	}
@@ -329,15 +270,6 @@ func runStoreVerify(c *cli.Context) error {
 		return &reported{code: exitFailure}
 	}
 	return nil
-}
-
-// digestOrEmpty is d's string, or "" for the zero digest (a problem of
-// an index or a pack trailer, not of a blob).
-func digestOrEmpty(d blobstore.Digest) string {
-	if d == (blobstore.Digest{}) {
-		return ""
-	}
-	return d.String()
 }
 
 func runStoreList(c *cli.Context) error {
@@ -365,28 +297,7 @@ func runStoreList(c *cli.Context) error {
 		if err != nil && !isCorrupt(err) {
 			return err
 		}
-		if asJSON {
-			b, _ := json.Marshal(struct {
-				Blob   string           `json:"blob"`
-				Copies []blobstore.Copy `json:"copies"`
-			}{d.String(), copies})
-			_, err = fmt.Fprintf(w, "%s\n", b)
-			return err
-		}
-		for _, cp := range copies {
-			where := "loose"
-			if cp.Pack != "" {
-				where = fmt.Sprintf("pack %s @%d", cp.Pack, cp.Offset)
-			}
-			size := "?"
-			if cp.Size >= 0 {
-				size = strconv.FormatInt(cp.Size, 10)
-			}
-			if _, err := fmt.Fprintf(w, "%s %d %s %s\n", d, cp.Stored, size, where); err != nil {
-				return err
-			}
-		}
-		return nil
+		return storereport.WriteCopies(w, d, copies, asJSON)
 	})
 }
 
@@ -445,23 +356,7 @@ func runStoreRepack(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	w := c.App.Writer
-	if c.Bool("json") {
-		b, _ := json.Marshal(struct {
-			DryRun bool `json:"dry_run"`
-			blobstore.RepackResult
-			Damaged int `json:"damaged"`
-		}{opt.DryRun, res, len(res.Damaged)})
-		_, err = fmt.Fprintf(w, "%s\n", b)
-		return err
-	}
-	verb := "repacked"
-	if opt.DryRun {
-		verb = "would repack"
-	}
-	_, err = fmt.Fprintf(w, "%s: %d small packs merged, %d loose blobs packed, %d packs indexed from their trailers; packs %d -> %d, index files %d -> 1, bytes %d -> %d\n",
-		verb, res.Merged, res.Loose, res.Reindexed, res.PacksBefore, res.PacksAfter, res.IndexBefore, res.BytesBefore, res.BytesAfter)
-	return err
+	return storereport.WriteRepack(c.App.Writer, res, opt.DryRun, c.Bool("json"))
 }
 
 func isCorrupt(err error) bool { return errors.Is(err, blobstore.ErrCorrupt) }
