@@ -19,6 +19,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/bstools/bs/blobstore"
+	"github.com/bstools/bs/docs"
 	"github.com/bstools/bs/filters/agent"
 	"github.com/bstools/bs/filters/rules"
 	"github.com/bstools/bs/filters/transcript"
@@ -320,7 +321,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 
 // withExamples ends c's --help with its examples, as its man page does.
 func withExamples(c *cli.Command) {
-	ex := commandExamples[c.Name]
+	ex := docs.Examples[c.Name]
 	if len(ex) == 0 {
 		return
 	}

@@ -1,8 +1,8 @@
-package main
+package docs
 
-// commandExamples are each command's examples, shown by --help and in its
-// man page: a comment line says what the command line after it does.
-var commandExamples = map[string][]string{
+// Examples are each command's examples, shown by --help and in its man
+// page: a comment line says what the command line after it does.
+var Examples = map[string][]string{
 	"extract": {
 		"# Move old tool output, thinking and tool arguments to the store",
 		"bs extract session.jsonl > lean.jsonl",
