@@ -26,6 +26,7 @@ import (
 	"github.com/bstools/bs/internal/clidoc"
 	"github.com/bstools/bs/internal/inplace"
 	"github.com/bstools/bs/internal/linecheck"
+	"github.com/bstools/bs/internal/logvoice"
 )
 
 // Exit codes, the contract of DESIGN §5.
@@ -485,7 +486,8 @@ func newLogger(c *cli.Context) (*slog.Logger, error) {
 	if err := level.UnmarshalText([]byte(c.String("log-level"))); err != nil {
 		return nil, usagef(msgBadLogLevel, c.String("log-level"))
 	}
-	return slog.New(newVoiceHandler(c.App.ErrWriter, level)), nil
+	u := ui{c.App.ErrWriter}
+	return slog.New(logvoice.New(c.App.ErrWriter, level, func(line string) { u.warnf("%s", line) })), nil
 }
 
 // parseLogLevel gives a command that reads no transcript its ui and logger.
