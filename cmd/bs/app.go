@@ -27,6 +27,7 @@ import (
 	"github.com/bstools/bs/internal/inplace"
 	"github.com/bstools/bs/internal/linecheck"
 	"github.com/bstools/bs/internal/logvoice"
+	"github.com/bstools/bs/internal/output"
 )
 
 // Exit codes, the contract of DESIGN §5.
@@ -58,14 +59,14 @@ func (e *reported) Error() string { return fmt.Sprintf("exit %d", e.code) }
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	out := &output{w: stdout}
+	out := output.New(stdout)
 	app := newApp(stdin, out, stderr)
 	app.Metadata = map[string]any{argsKey: args}
 	err := app.RunContext(ctx, args)
-	if out.err != nil {
+	if out.Err() != nil {
 		// Output that could not be written is the failure, whatever the
 		// command made of it (or whether it looked).
-		err = out.err
+		err = out.Err()
 	}
 	return exitCode(ctx, ui{stderr}, currentCommand(args), err)
 }
@@ -86,7 +87,7 @@ func exitCode(ctx context.Context, u ui, cmd string, err error) int {
 	}
 	var (
 		rep   *reported
-		write *writeError
+		write *output.WriteError
 		usage *usageError
 		bad   *transcript.BadLineError
 		rule  *rules.CompileError
@@ -116,8 +117,13 @@ func exitCode(ctx context.Context, u ui, cmd string, err error) int {
 		return exitBadInput
 	}
 	show := func(err error) {
-		if msg, ok := diskError(err); ok {
-			u.errorf(cmd, "%s", msg) // the full disk, not the blob it was writing
+		if disk, ok := output.DiskError(err); ok {
+			// The full disk, not the blob it was writing.
+			if disk.Store != "" {
+				u.errorf(cmd, msgStoreDisk, disk.Store, disk.Err)
+			} else {
+				u.errorf(cmd, "%s: %v", disk.Path, disk.Err)
+			}
 			return
 		}
 		u.errorf(cmd, "%v", err)
@@ -525,7 +531,7 @@ func (cm *common) openStore() (blobstore.Store, error) {
 		return nil, fmt.Errorf(msgStoreOpen, cm.storeDir, err)
 	}
 	if !blobstore.IsURL(cm.storeDir) {
-		noteStore(cm.storeDir)
+		output.NoteStore(cm.storeDir)
 	}
 	return s, nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/bstools/bs/filters/rules"
 	"github.com/bstools/bs/filters/transcript"
 	"github.com/bstools/bs/internal/linecheck"
+	"github.com/bstools/bs/internal/output"
 	"github.com/bstools/bs/internal/progress"
 )
 
@@ -46,7 +47,7 @@ func (e fileErrors) Unwrap() []error { return e }
 func stopsRun(err error) bool {
 	var bad *transcript.BadLineError
 	var rule *rules.CompileError
-	var write *writeError
+	var write *output.WriteError
 	return errors.As(err, &bad) || errors.As(err, &rule) || errors.As(err, &write) || errors.Is(err, context.Canceled)
 }
 

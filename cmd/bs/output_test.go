@@ -13,13 +13,15 @@ import (
 	"runtime"
 	"syscall"
 	"testing"
+
+	"github.com/bstools/bs/internal/output"
 )
 
 // TestFullStoreNamed: a store on a full disk is named as the culprit, not
 // the line, entry, digest and temp file the write was for.
 func TestFullStoreNamed(t *testing.T) {
 	dir := t.TempDir()
-	noteStore(dir)
+	output.NoteStore(dir)
 	err := fmt.Errorf("writing output: line 96: entry e1: storing sha256:aa: put blob sha256:aa: %w",
 		&fs.PathError{Op: "write", Path: filepath.Join(dir, "blobs", "sha256", "aa", ".tmp-1"), Err: syscall.ENOSPC})
 	var stderr bytes.Buffer

@@ -11,6 +11,7 @@ import (
 	"github.com/bstools/bs/blobstore"
 	"github.com/bstools/bs/filters/index"
 	"github.com/bstools/bs/filters/transcript"
+	"github.com/bstools/bs/internal/output"
 	"github.com/bstools/bs/internal/searchqueue"
 )
 
@@ -106,8 +107,8 @@ func (cm *common) indexSession(name string, r io.Reader) (searchqueue.Session, i
 	switch {
 	case cm.inPlace:
 		s.Path = searchqueue.SessionFor(name)
-	case outputPath(cm.stdout) != "":
-		s.Path = outputPath(cm.stdout)
+	case output.Path(cm.stdout) != "":
+		s.Path = output.Path(cm.stdout)
 	default:
 		s.Path = "-"
 	}

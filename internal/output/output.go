@@ -1,8 +1,11 @@
-package main
+// Package output is standard output as bs's commands see it, and the
+// naming of what could not be written: output that failed is one error,
+// "write: <cause>", and a full disk names the blob store it holds (when
+// it holds one this run opened) rather than a blob's temp file.
+package output
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -13,28 +16,34 @@ import (
 	"syscall"
 )
 
-// output is standard output as the commands see it. It keeps the first
-// error a write met, so that output that could not be written fails the
-// run (exitCode) even where a command printed without looking, and it
-// gives that error one name, "write: <cause>", whatever wrapped it.
-type output struct {
+// Writer keeps the first error a write met, so that output that could
+// not be written fails the run even where a command printed without
+// looking, and gives that error one name (*WriteError), whatever wrapped
+// it.
+type Writer struct {
 	w   io.Writer
 	err error
 }
 
-func (o *output) Write(p []byte) (int, error) {
+// New is a Writer over w.
+func New(w io.Writer) *Writer { return &Writer{w: w} }
+
+// Err is the first error a write met (a *WriteError), or nil.
+func (o *Writer) Err() error { return o.err }
+
+func (o *Writer) Write(p []byte) (int, error) {
 	if o.err != nil {
 		return 0, o.err
 	}
 	n, err := o.w.Write(p)
 	if err != nil {
-		o.err = &writeError{err}
+		o.err = &WriteError{err}
 	}
 	return n, o.err
 }
 
 // ReadFrom lets io.Copy reach the file underneath (splice on Linux).
-func (o *output) ReadFrom(r io.Reader) (int64, error) {
+func (o *Writer) ReadFrom(r io.Reader) (int64, error) {
 	if o.err != nil {
 		return 0, o.err
 	}
@@ -46,14 +55,14 @@ func (o *output) ReadFrom(r io.Reader) (int64, error) {
 		n, err = io.Copy(struct{ io.Writer }{o.w}, r)
 	}
 	if isWriteError(err) {
-		o.err = &writeError{err}
+		o.err = &WriteError{err}
 		return n, o.err
 	}
 	return n, err
 }
 
-// Fd is the descriptor underneath, for isTerminal.
-func (o *output) Fd() uintptr {
+// Fd is the descriptor underneath, for terminal detection and Path.
+func (o *Writer) Fd() uintptr {
 	if f, ok := o.w.(*os.File); ok {
 		return f.Fd()
 	}
@@ -67,12 +76,12 @@ func isWriteError(err error) bool {
 	return errors.As(err, &pe) && pe.Op == "write"
 }
 
-// writeError is output that could not be written: "write: no space left
+// WriteError is output that could not be written: "write: no space left
 // on device", the cause without the path (/dev/stdout says nothing).
-type writeError struct{ err error }
+type WriteError struct{ Err error }
 
-func (e *writeError) Error() string {
-	cause := e.err
+func (e *WriteError) Error() string {
+	cause := e.Err
 	var pe *fs.PathError
 	if errors.As(cause, &pe) {
 		cause = pe.Err
@@ -80,7 +89,7 @@ func (e *writeError) Error() string {
 	return "write: " + cause.Error()
 }
 
-func (e *writeError) Unwrap() error { return e.err }
+func (e *WriteError) Unwrap() error { return e.Err }
 
 // localStores are the directories of the local stores this run opened,
 // so that a full disk names the store rather than a blob's temp file.
@@ -89,8 +98,8 @@ var localStores struct {
 	dirs []string
 }
 
-// noteStore records dir, a local store's directory.
-func noteStore(dir string) {
+// NoteStore records dir, a local store's directory.
+func NoteStore(dir string) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return
@@ -102,13 +111,18 @@ func noteStore(dir string) {
 	}
 }
 
-// diskError is the message for an error of a disk that is full or cannot
-// be written: the place that failed and why, "blob store DIR: no space
-// left on device" when it is a store's, whatever wrapped it.
-func diskError(err error) (string, bool) {
+// DiskFull is an error of a disk that is full or cannot be written.
+type DiskFull struct {
+	Store string // the local store (NoteStore) the file is in, or ""
+	Path  string // the file that could not be written
+	Err   error  // why: ENOSPC, EROFS, EDQUOT
+}
+
+// DiskError finds a full or read-only disk in err, whatever wrapped it.
+func DiskError(err error) (DiskFull, bool) {
 	var pe *fs.PathError
 	if !errors.As(err, &pe) || !(errors.Is(pe.Err, syscall.ENOSPC) || errors.Is(pe.Err, syscall.EROFS) || isQuotaError(pe.Err)) {
-		return "", false
+		return DiskFull{}, false
 	}
 	path, aerr := filepath.Abs(pe.Path)
 	if aerr != nil {
@@ -118,8 +132,8 @@ func diskError(err error) (string, bool) {
 	defer localStores.Unlock()
 	for _, d := range localStores.dirs {
 		if path == d || strings.HasPrefix(path, d+string(filepath.Separator)) {
-			return fmt.Sprintf(msgStoreDisk, d, pe.Err), true
+			return DiskFull{Store: d, Path: pe.Path, Err: pe.Err}, true
 		}
 	}
-	return fmt.Sprintf("%s: %v", pe.Path, pe.Err), true
+	return DiskFull{Path: pe.Path, Err: pe.Err}, true
 }

@@ -1,4 +1,4 @@
-package main
+package output
 
 import (
 	"io"
@@ -10,11 +10,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// outputPath returns the path of the regular file w writes to, when w is
+// Path returns the path of the regular file w writes to, when w is
 // one (standard output redirected to a file), or "": the search index
 // names that file as the transcript that holds the placeholders, which
 // the input named on the command line does not.
-func outputPath(w io.Writer) string {
+func Path(w io.Writer) string {
 	f, ok := w.(interface{ Fd() uintptr })
 	if !ok {
 		return ""

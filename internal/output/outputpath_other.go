@@ -1,10 +1,10 @@
 //go:build !linux
 
-package main
+package output
 
 import "io"
 
-// outputPath would name the file standard output is redirected to; this
+// Path would name the file standard output is redirected to; this
 // system does not say, so the search index records no transcript for rows
 // of a run that writes standard output.
-func outputPath(io.Writer) string { return "" }
+func Path(io.Writer) string { return "" }

@@ -1,6 +1,6 @@
 //go:build windows
 
-package main
+package output
 
 // isQuotaError is whether err is a disk quota exceeded: Windows says disk
 // full (ENOSPC) for that.
