@@ -1,13 +1,10 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -137,51 +134,6 @@ func runConfigShow(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	w := c.App.Writer
-	for _, cmd := range c.App.Commands {
-		if cmd.Name == "config" || cmd.Name == "help" {
-			continue
-		}
-		for _, f := range cmd.Flags {
-			name := f.Names()[0]
-			if slices.Contains(config.Fixed, name) {
-				continue
-			}
-			value, source := flagDefault(f), "default"
-			if env, v, ok := flagEnv(f); ok {
-				value, source = v, "environment "+env
-			} else if s, ok := cfg.Settings[cmd.Name][name]; ok {
-				value, source = strings.Join(s.Values, ","), fmt.Sprintf("%s:%d", cfg.Path, s.Line)
-			}
-			if c.Bool("json") {
-				b, _ := json.Marshal(map[string]string{"command": cmd.Name, "flag": name, "value": value, "source": source})
-				fmt.Fprintf(w, "%s\n", b)
-			} else {
-				fmt.Fprintf(w, "%s --%s = %s\t(%s)\n", cmd.Name, name, value, source)
-			}
-		}
-	}
+	config.Show(c.App.Writer, c.App.Commands, cfg, c.Bool("json"))
 	return nil
-}
-
-// flagDefault is a flag's default value as text.
-func flagDefault(f cli.Flag) string {
-	if d, ok := f.(cli.DocGenerationFlag); ok {
-		return d.GetDefaultText()
-	}
-	return ""
-}
-
-// flagEnv is the first of a flag's environment variables that is set.
-func flagEnv(f cli.Flag) (name, value string, ok bool) {
-	d, isDoc := f.(cli.DocGenerationFlag)
-	if !isDoc {
-		return "", "", false
-	}
-	for _, e := range d.GetEnvVars() {
-		if v, set := os.LookupEnv(e); set {
-			return e, v, true
-		}
-	}
-	return "", "", false
 }
