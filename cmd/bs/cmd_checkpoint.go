@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -289,30 +288,8 @@ func runCheckpointShow(c *cli.Context) error {
 
 func runCheckpointList(c *cli.Context) error {
 	dir := checkpointDir(c)
-	w := c.App.Writer
-	asJSON := c.Bool("json")
 	if c.String("session-key") == "" && c.NArg() == 0 {
-		keys, err := dir.Keys()
-		if err != nil {
-			return err
-		}
-		for _, k := range keys {
-			list, err := checkpoint.Dir{Root: dir.Root}.List(k)
-			if err != nil {
-				return err
-			}
-			latest := ""
-			if len(list) > 0 {
-				latest = list[len(list)-1].ID
-			}
-			if asJSON {
-				b, _ := json.Marshal(map[string]any{"key_dir": k, "checkpoints": len(list), "latest": latest})
-				fmt.Fprintf(w, "%s\n", b)
-			} else {
-				fmt.Fprintf(w, "%s\t%d\t%s\n", k, len(list), latest)
-			}
-		}
-		return nil
+		return dir.WriteKeys(c.App.Writer, c.Bool("json"))
 	}
 	if f := misplacedFlag(c, c.Args().Slice()); f != "" {
 		return usagef(msgFlagAfterArgs, f)
@@ -321,27 +298,7 @@ func runCheckpointList(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	list, err := dir.List(key)
-	if err != nil {
-		return err
-	}
-	for _, e := range list {
-		cp, err := checkpoint.ReadFile(e.Path)
-		if err != nil {
-			cm := ui{c.App.ErrWriter}
-			cm.warnf("%v", err)
-			continue
-		}
-		m := cp.Meta
-		if asJSON {
-			b, _ := json.Marshal(map[string]any{"checkpoint_id": m.CheckpointID, "created_at": m.CreatedAt, "trigger": m.Trigger,
-				"input_tokens": m.TokenUsage.InputTokens, "utilization": m.TokenUsage.Utilization, "path": e.Path})
-			fmt.Fprintf(w, "%s\n", b)
-		} else {
-			fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%.2f\t%s\n", m.CheckpointID, m.CreatedAt, m.Trigger, m.TokenUsage.InputTokens, m.TokenUsage.Utilization, e.Path)
-		}
-	}
-	return nil
+	return dir.WriteList(c.App.Writer, key, c.Bool("json"), func(err error) { ui{c.App.ErrWriter}.warnf("%v", err) })
 }
 
 func runCheckpointInject(c *cli.Context) error {
