@@ -5,12 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/bstools/bs/blobstore"
+	"github.com/bstools/bs/internal/bytesize"
 	"github.com/bstools/bs/internal/progress"
 	"github.com/bstools/bs/internal/storereport"
 )
@@ -43,7 +43,7 @@ func storeOptions(c *cli.Context) (blobstore.OpenOptions, error) {
 		CacheDir:      c.String("cache"),
 	}
 	if s := c.String("cache-size"); s != "" { // commands without the flag get the default
-		n, err := parseByteSize(s)
+		n, err := bytesize.Parse(s)
 		if err != nil || n <= 0 {
 			return opt, usagef(msgCacheSize, s)
 		}
@@ -64,29 +64,6 @@ func splitList(vs []string) []string {
 		}
 	}
 	return out
-}
-
-// parseByteSize parses 1024, 512K, 100M or 1G (powers of 1024).
-func parseByteSize(s string) (int64, error) {
-	mult := int64(1)
-	if n := len(s); n > 0 {
-		switch s[n-1] {
-		case 'k', 'K':
-			mult = 1 << 10
-		case 'm', 'M':
-			mult = 1 << 20
-		case 'g', 'G':
-			mult = 1 << 30
-		}
-		if mult > 1 {
-			s = s[:n-1]
-		}
-	}
-	v, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || v > (1<<62)/mult {
-		return 0, fmt.Errorf("bad size %q", s)
-	}
-	return v * mult, nil
 }
 
 func storeCommand() *cli.Command {
@@ -327,7 +304,7 @@ func runStoreRepack(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	small, err := parseByteSize(c.String("small"))
+	small, err := bytesize.Parse(c.String("small"))
 	if err != nil || small <= 0 {
 		return usagef(msgRepackSmall, c.String("small"))
 	}
