@@ -10,7 +10,6 @@ import (
 
 	"github.com/bstools/bs/blobstore"
 	"github.com/bstools/bs/filters/index"
-	"github.com/bstools/bs/filters/transcript"
 	"github.com/bstools/bs/internal/output"
 	"github.com/bstools/bs/internal/searchqueue"
 )
@@ -76,48 +75,12 @@ func queueWarnings(u ui) func(error) {
 	}
 }
 
-// rowStore is the store a row names, so that a search hit's restore
-// command finds its blob: "" for the default store, else the one the
-// filter was given, a directory made absolute (the command may run
-// elsewhere). A spec is a URL as the store opener reads it
-// (blobstore.IsURL), so that a directory whose name holds "://" is still
-// made absolute.
-func rowStore(dir string) string {
-	if !blobstore.IsURL(dir) {
-		if abs, err := filepath.Abs(dir); err == nil {
-			dir = abs
-		}
-	}
-	if dir == defaultStoreDir() {
-		return ""
-	}
-	return dir
-}
+// rowStore is the store a row names (searchqueue.RowStore).
+func rowStore(dir string) string { return searchqueue.RowStore(dir, defaultStoreDir()) }
 
-// indexSession names, for the search index, the transcript that will hold
-// the placeholders of a filter's run over input name: the file itself
-// when it is rewritten in place, the file standard output goes to when
-// that is one, and otherwise "-" (unknown: a hit then says TRANSCRIPT).
-// The input file of a run to standard output never holds them. The
-// session's identity is the input's: read from the file's first lines, or,
-// from standard input, learnt as the filter reads r, which the filter
-// must read instead of r.
+// indexSession names the transcript a filter's run over input name
+// writes, for the search index (searchqueue.SessionOf); the filter reads
+// the reader returned instead of r.
 func (cm *common) indexSession(name string, r io.Reader) (searchqueue.Session, io.Reader) {
-	var s searchqueue.Session
-	switch {
-	case cm.inPlace:
-		s.Path = searchqueue.SessionFor(name)
-	case output.Path(cm.stdout) != "":
-		s.Path = output.Path(cm.stdout)
-	default:
-		s.Path = "-"
-	}
-	if name != "-" {
-		id := transcript.IdentityOfFile(name)
-		s.ID = func() string { return id }
-		return s, r
-	}
-	tap := transcript.NewIdentityTap(r)
-	s.ID = tap.ID
-	return s, tap
+	return searchqueue.SessionOf(name, cm.inPlace, output.Path(cm.stdout), r)
 }
