@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/bstools/bs/filters/gauge"
+	"github.com/bstools/bs/internal/linecheck"
 )
 
 func gaugeCommand() *cli.Command {
@@ -87,7 +88,7 @@ func runGauge(c *cli.Context) error {
 		// Reading from the end skips most lines; --strict wants each
 		// checked. Standard input redirected from a file is read so too,
 		// and left at its end, as a stream would leave it.
-		if f, ok := r.(*os.File); ok && !tee && !cm.strict && (name != "-" || isRegularAtStart(f)) {
+		if f, ok := r.(*os.File); ok && !tee && !cm.strict && (name != "-" || linecheck.IsRegularAtStart(f)) {
 			o := opt
 			o.Name = name
 			res, err = gauge.MeasureFile(f, o)

@@ -94,7 +94,7 @@ func (cm *common) readInput(path string, f func(name string, r io.Reader) error)
 		r = fh
 	}
 	if cm.showInput {
-		if fh, ok := r.(*os.File); ok && isRegularAtStart(fh) {
+		if fh, ok := r.(*os.File); ok && linecheck.IsRegularAtStart(fh) {
 			defer progress.File(cm.ui.w, fmt.Sprintf(prgRead, cm.cmd, path), fh)()
 		} else if bar := progress.New(cm.ui.w, fmt.Sprintf(prgRead, cm.cmd, path), -1, true, ""); bar != nil {
 			defer bar.Done()
@@ -104,69 +104,20 @@ func (cm *common) readInput(path string, f func(name string, r io.Reader) error)
 	return cm.checked(path, r, true, func(r io.Reader) error { return f(path, r) })
 }
 
-// checked runs f over the transcript r, named name, and then says what
-// the warnings of its bad lines left out, and whether it held no valid
-// JSON line at all, which makes it no transcript: an error (when r is the
-// whole of it).
+// checked runs f over the transcript r, named name (linecheck.Run), and
+// then says what the warnings of its bad lines left out, and whether a
+// forced --format matches it; one that held no valid JSON line at all
+// (when r is the whole of it) is no transcript: an error.
 func (cm *common) checked(name string, r io.Reader, whole bool, f func(io.Reader) error) error {
-	fc := cm.badLines.Start(name)
-	var lc *linecheck.Counter
-	if !isRegularAtStart(r) {
-		// A regular file is counted again only if it has bad lines (a
-		// filter may read it twice, or seek in it: it stays an *os.File).
-		lc = linecheck.NewCounter(r, cm.format != transcript.Unknown)
-		r = lc
+	chk, err := cm.badLines.Run(name, r, cm.format, whole, f)
+	if chk.Detected != transcript.Unknown {
+		cm.ui.warnf(msgFormatNoMatch, name, cm.format, chk.Detected)
 	}
-	err := f(r)
-	if err == nil && cm.format != transcript.Unknown {
-		cm.checkFormat(name, r, lc)
+	if chk.Unwarned > 0 {
+		cm.ui.warnf(msgMoreBadLines, name, chk.Unwarned)
 	}
-	bad, warned := cm.badLines.End(fc)
-	if bad > warned {
-		cm.ui.warnf(msgMoreBadLines, name, bad-warned)
+	if err == nil && chk.NoTranscript {
+		return fmt.Errorf(msgNotTranscript, name, chk.Lines)
 	}
-	if err != nil || bad == 0 || !whole {
-		return err
-	}
-	var lines int
-	if lc != nil {
-		lines = lc.Total()
-	} else {
-		lines = linecheck.CountFile(r.(*os.File))
-	}
-	if bad >= lines {
-		return fmt.Errorf(msgNotTranscript, name, lines)
-	}
-	return nil
-}
-
-// checkFormat warns when a forced --format is not what the transcript's
-// first lines say it is: a filter would find none of its entries.
-func (cm *common) checkFormat(name string, r io.Reader, lc *linecheck.Counter) {
-	var head []byte
-	if lc != nil {
-		head = lc.Head()
-	} else {
-		head = make([]byte, linecheck.SniffBytes)
-		n, _ := r.(*os.File).ReadAt(head, 0)
-		head = head[:n]
-	}
-	if d := transcript.DetectIn(head); d != transcript.Unknown && d != cm.format {
-		cm.ui.warnf(msgFormatNoMatch, name, cm.format, d)
-	}
-}
-
-// isRegularAtStart is whether r is a regular file read from its start:
-// one the filters may seek in.
-func isRegularAtStart(r io.Reader) bool {
-	f, ok := r.(*os.File)
-	if !ok {
-		return false
-	}
-	info, err := f.Stat()
-	if err != nil || !info.Mode().IsRegular() {
-		return false
-	}
-	off, err := f.Seek(0, io.SeekCurrent)
-	return err == nil && off == 0
+	return err
 }
