@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"syscall"
@@ -143,103 +142,24 @@ func exitCode(ctx context.Context, u ui, cmd string, err error) int {
 	return exitFailure
 }
 
-// misplacedFlag returns the first of args that names one of c's flags
-// (-x, --x or --x=v), or "". urfave/cli reads flags only up to the first
-// argument that is not one, so a flag written after a query or a name
-// would otherwise be taken for a word of it.
+// misplacedFlag is clidoc.MisplacedFlag of c's flags: the first of args
+// that names one, or "".
 func misplacedFlag(c *cli.Context, args []string) string {
-	for _, a := range flagLike(c, args) {
-		name, ok := strings.CutPrefix(a, "-")
-		if !ok {
-			continue
-		}
-		name = strings.TrimPrefix(name, "-")
-		name, _, _ = strings.Cut(name, "=")
-		for _, f := range c.Command.Flags {
-			if slices.Contains(f.Names(), name) {
-				return a
-			}
-		}
-	}
-	return ""
+	return clidoc.MisplacedFlag(c.Command.Flags, commandLine(c), args)
 }
 
 // argsKey holds the command line in the app's Metadata.
 const argsKey = "args"
 
-// flagLike returns the arguments that may be flags: those of args (the
-// command's last arguments) that came before a "--" on the command line.
-// After it, as for every getopt-style tool, "-x" is a name or a word.
-func flagLike(c *cli.Context, args []string) []string {
+// commandLine is the command line bs was run with.
+func commandLine(c *cli.Context) []string {
 	line, _ := c.App.Metadata[argsKey].([]string)
-	if i := slices.Index(line, "--"); i >= 0 {
-		after := len(line) - i - 1
-		return args[:max(len(args)-after, 0)]
-	}
-	return args
+	return line
 }
 
-// currentCommand names the subcommand being run, for messages: the first
-// argument if it is one of bs's commands.
+// currentCommand names the subcommand being run, for messages.
 func currentCommand(args []string) string {
-	if len(args) < 2 {
-		return ""
-	}
-	// Skip the global flags: --config FILE, --config=FILE.
-	i := 1
-	for i < len(args) && strings.HasPrefix(args[i], "-") {
-		if !strings.Contains(args[i], "=") {
-			i++
-		}
-		i++
-	}
-	if i >= len(args) {
-		return ""
-	}
-	for _, c := range newApp(nil, nil, nil).Commands {
-		if c.Name != args[i] {
-			continue
-		}
-		// A subcommand is named with its command: "store verify".
-		if i+1 < len(args) {
-			for _, sub := range c.Subcommands {
-				if sub.Name == args[i+1] {
-					return c.Name + " " + sub.Name
-				}
-			}
-		}
-		return c.Name
-	}
-	return ""
-}
-
-// buildVersion names the build for --version: the module's version when
-// it was installed as one (go install ...@v1.2.3), else the commit it was
-// built from, marked when the tree had changes, and the Go release.
-func buildVersion() string {
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "unknown"
-	}
-	v := info.Main.Version
-	if v == "" || v == "(devel)" {
-		v = "devel"
-		var rev, modified string
-		for _, s := range info.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				rev = s.Value[:min(12, len(s.Value))]
-			case "vcs.modified":
-				if s.Value == "true" {
-					modified = "+modified"
-				}
-			}
-		}
-		if rev != "" {
-			v += " " + rev + modified
-		}
-	}
-	return v + " (" + info.GoVersion + ")"
+	return clidoc.CommandOf(args, newApp(nil, nil, nil).Commands)
 }
 
 // checkingApp is bs with commands that only check their arguments
@@ -271,7 +191,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 	app := &cli.App{
 		Name:    "bs",
 		Usage:   "keep agent session transcripts lean without losing a byte",
-		Version: buildVersion(),
+		Version: clidoc.Version(),
 		Description: "bs is a set of composable filters over LLM-agent session transcripts " +
 			"(OpenClaw/pi, Claude Code, Codex, BrainSurgeon flat and generic chat JSONL). " +
 			"Each reads JSONL on standard input or from files and writes JSONL on standard output. " +
@@ -449,7 +369,7 @@ func parseCommon(c *cli.Context) (*common, error) {
 	errw := c.App.ErrWriter
 	cm := &common{ui: ui{errw}, cmd: c.Command.Name, strict: c.Bool("strict"), inPlace: c.Bool("in-place"),
 		files: c.Args().Slice(), stdin: c.App.Reader, stdout: c.App.Writer}
-	for _, f := range flagLike(c, cm.files) {
+	for _, f := range clidoc.FlagLike(commandLine(c), cm.files) {
 		if strings.HasPrefix(f, "-") && f != "-" {
 			return nil, usagef(msgFlagAfterFile, f)
 		}

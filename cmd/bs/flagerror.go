@@ -23,8 +23,7 @@ func flagError(c *cli.Context, flags []cli.Flag, err error) error {
 		typed = "-" + name
 	}
 	if c != nil {
-		line, _ := c.App.Metadata[argsKey].([]string)
-		for _, a := range line {
+		for _, a := range commandLine(c) {
 			if n, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "="); strings.HasPrefix(a, "-") && n == name {
 				typed, _, _ = strings.Cut(a, "=")
 				break
