@@ -141,11 +141,15 @@ func checkpointFlags() []cli.Flag {
 	}
 }
 
-func checkpointDir(c *cli.Context) checkpoint.Dir {
-	if d := c.String("dir"); d != "" {
-		return checkpoint.Dir{Root: d}
+func checkpointDir(c *cli.Context) checkpoint.Dir { return checkpointDirOf(c.String("dir")) }
+
+// checkpointDirOf is the checkpoint directory dir, by default
+// $XDG_STATE_HOME/bs/checkpoints.
+func checkpointDirOf(dir string) checkpoint.Dir {
+	if dir == "" {
+		dir = filepath.Join(stateDir(), "checkpoints")
 	}
-	return checkpoint.Dir{Root: filepath.Join(stateDir(), "checkpoints")}
+	return checkpoint.Dir{Root: dir}
 }
 
 func runCheckpoint(c *cli.Context) error {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"time"
 
@@ -82,10 +81,7 @@ func newAgent(c *cli.Context) (*agent.Agent, *common, error) {
 		now = func() time.Time { return fixed }
 	}
 	ip := cm.ip
-	cpDir := checkpoint.Dir{Root: c.String("checkpoint-dir")}
-	if cpDir.Root == "" {
-		cpDir.Root = filepath.Join(stateDir(), "checkpoints")
-	}
+	cpDir := checkpointDirOf(c.String("checkpoint-dir"))
 	ixPath := indexPath(c)
 	env := agent.Env{
 		Sessions:         sessions.Abs(),

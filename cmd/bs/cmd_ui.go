@@ -14,7 +14,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/bstools/bs/filters/checkpoint"
 	"github.com/bstools/bs/filters/webui"
 	"github.com/bstools/bs/internal/sessions"
 )
@@ -69,10 +68,7 @@ func runUI(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	cpDir := checkpoint.Dir{Root: c.String("checkpoint-dir")}
-	if cpDir.Root == "" {
-		cpDir.Root = filepath.Join(stateDir(), "checkpoints")
-	}
+	cpDir := checkpointDirOf(c.String("checkpoint-dir"))
 	ln, err := net.Listen("tcp", c.String("addr"))
 	if err != nil {
 		return fmt.Errorf(msgUIListen, c.String("addr"), err)
