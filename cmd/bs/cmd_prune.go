@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -127,19 +126,17 @@ func runPrune(c *cli.Context) error {
 	// Mark.
 	marks := retention.NewMarks(store)
 	bar := progress.New(stderr, prgMark, int64(len(files)), false, unitTranscrip)
-	for i, path := range files {
-		sc, err := markFile(c, marks, path)
-		if err != nil {
-			bar.Done()
-			return pruneMarkError(ctx, cm, path, err)
-		}
+	path, err := marks.Files(ctx, files, func(i int, path string, sc retention.Scan) {
 		if sc.BadLines > 0 {
 			cm.ui.warnf(msgPruneBadLines, path, sc.BadLines)
 		}
 		cm.log.Debug("marked", "file", path, "lines", sc.Lines, "refs", sc.Refs, "nested_blobs", sc.Nested)
 		bar.Set(int64(i + 1))
-	}
+	})
 	bar.Done()
+	if err != nil {
+		return pruneMarkError(ctx, cm, path, err)
+	}
 
 	// Sweep: listing the store (a count), then sweeping what is
 	// unreferenced (of a total).
@@ -158,10 +155,7 @@ func runPrune(c *cli.Context) error {
 	if sweepErr != nil && ctx.Err() != nil {
 		return sweepErr
 	}
-	cpDir := checkpoint.Dir{Root: c.String("checkpoint-dir")}
-	if cpDir.Root == "" {
-		cpDir.Root = filepath.Join(stateDir(), "checkpoints")
-	}
+	cpDir := checkpointDirOf(c.String("checkpoint-dir"))
 	cps, cpErr := retention.Checkpoints(cpDir, keep, opt.DryRun)
 	var holders []retention.Item
 	var hErr error
@@ -185,16 +179,6 @@ func runPrune(c *cli.Context) error {
 		return &reported{code: exitFailure}
 	}
 	return nil
-}
-
-// markFile marks what one transcript references.
-func markFile(c *cli.Context, marks *retention.Marks, path string) (retention.Scan, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return retention.Scan{}, err
-	}
-	defer f.Close()
-	return marks.Transcript(c.Context, path, f)
 }
 
 // pruneMarkError shows why the mark failed: nothing is deleted after it.

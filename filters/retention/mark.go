@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"sync"
 
@@ -112,6 +113,29 @@ func (m *Marks) Transcript(ctx context.Context, name string, r io.Reader) (Scan,
 	var sc Scan
 	err := m.lines(ctx, name, r, 0, 0, &sc)
 	return sc, err
+}
+
+// Files marks the transcript files in turn, calling done after each with
+// its index and what it held. It stops at the first that cannot be read
+// or marked, and returns its path with the error (Transcript's).
+func (m *Marks) Files(ctx context.Context, files []string, done func(i int, path string, sc Scan)) (string, error) {
+	for i, path := range files {
+		sc, err := m.file(ctx, path)
+		if err != nil {
+			return path, err
+		}
+		done(i, path, sc)
+	}
+	return "", nil
+}
+
+func (m *Marks) file(ctx context.Context, path string) (Scan, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Scan{}, err
+	}
+	defer f.Close()
+	return m.Transcript(ctx, path, f)
 }
 
 // fields are the members a line that references blobs has; a line holding

@@ -225,3 +225,27 @@ func TestEscapedMemberName(t *testing.T) {
 		}
 	}
 }
+
+// TestMarkFiles: each file is marked in turn and reported; the first that
+// cannot be read stops the marking and is named.
+func TestMarkFiles(t *testing.T) {
+	store := new(blobstore.Mem)
+	d, err := store.Put(context.Background(), []byte("value"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	live := filepath.Join(dir, "live.jsonl")
+	if err := os.WriteFile(live, []byte(extracted(d)+`{"_extracted": oops`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	gone := filepath.Join(dir, "gone.jsonl")
+	marks := retention.NewMarks(store)
+	var seen []string
+	path, err := marks.Files(context.Background(), []string{live, gone, live}, func(i int, path string, sc retention.Scan) {
+		seen = append(seen, fmt.Sprintf("%d %s %d", i, filepath.Base(path), sc.BadLines))
+	})
+	if path != gone || !errors.Is(err, os.ErrNotExist) || fmt.Sprint(seen) != "[0 live.jsonl 1]" || !marks.Blob(d) {
+		t.Errorf("stopped at %q (%v) after %v; %s marked: %v", path, err, seen, d, marks.Blob(d))
+	}
+}
