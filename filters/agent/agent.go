@@ -1,7 +1,8 @@
 // Package agent is the tool surface bs gives agents: seed 000's
 // purge_control and restore tools, search and checkpoint. It decodes a
 // tool call's arguments, checks them, acts, and returns the result object.
-// `bs mcp` and `bs tool` both go through Call, so they never disagree.
+// `bs mcp` and `bs tool` both go through Call, so they never disagree;
+// NewMCPServer offers the tools over the Model Context Protocol.
 package agent
 
 import (

@@ -5,7 +5,8 @@
 // parent keeps the user prompt and one synthetic assistant entry,
 // "[archived turn]\nsubagent_id: <id>\n\n<summary>" ending with seed 002's
 // "[archived: <id>]" line, which bs restore --all turns back into the
-// original lines.
+// original lines. A transcript's live holders are read back from its
+// markers (Markers, FindHolder) for bs archive list and show.
 package archive
 
 import (

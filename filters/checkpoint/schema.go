@@ -2,6 +2,8 @@
 // OpenClaw Context Manager): the working state of a session, taken from the
 // transcript mechanically, with no model call, written to disk before a
 // compaction can lose it and rendered back as a lean text for the context.
+// It also answers Claude Code's hook events (Hook) and lists the
+// checkpoints kept (Dir.WriteKeys, Dir.WriteList).
 package checkpoint
 
 import (

@@ -10,6 +10,9 @@
 // whatever the agent saw, secrets included. Several bs processes may add
 // rows at once: the file is in WAL mode, writers take the write lock up
 // front (BEGIN IMMEDIATE) and wait for each other, for a bounded time.
+//
+// How bs search shows a hit, and the command that restores it, is in
+// hits.go.
 package index
 
 import (

@@ -10,7 +10,8 @@
 // the lines inside them, however deeply nested. Sweep then deletes the
 // unmarked blobs whose last write (or re-Put) is before a cutoff taken
 // before the mark began, so a blob written or re-used while the sweep runs
-// is never deleted.
+// is never deleted. Report is what a run did, as bs prune-retention
+// prints it.
 package retention
 
 import (

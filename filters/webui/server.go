@@ -11,7 +11,8 @@
 // prints, then in a cookie), name a Host the server answers to (DNS
 // rebinding), and, when it changes anything, be a POST whose Origin is
 // the server's own. Sessions are named by an opaque id of the files the
-// listing found; a path is never taken from a request.
+// listing found; a path is never taken from a request. Serve serves the
+// app until the command is stopped.
 package webui
 
 import (

@@ -3,7 +3,8 @@
 // convention of git and restic) and bs(1), with the same usage lines,
 // descriptions, flags and examples, and the shell completion scripts. It
 // also tidies those definitions' flags (one default each) and finds the
-// flag a mistyped one was meant to be.
+// flag a mistyped one was meant to be, a flag written after the arguments,
+// the command a command line runs, and the build's version.
 package clidoc
 
 import (

@@ -2,7 +2,7 @@
 // command, so that a long-running setup (cron, bs watch, hooks) need not
 // repeat them. Precedence: a flag on the command line, then its BS_*
 // environment variable, then the file, then the default (the command
-// applies them).
+// applies them; Show prints where each value came from).
 //
 //	# seed 000's SmartPruningConfig names
 //	keep_recent: 3
