@@ -3,12 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -87,7 +84,7 @@ func runUI(c *cli.Context) error {
 		Checkpoints: cpDir,
 		Format:      cm.format,
 		Window:      c.Int("context-window"),
-		Commands:    newUICommands(c),
+		Commands:    webui.CommandLines{Run: newUICommands(c).run},
 		ReadOnly:    c.Bool("read-only"),
 		Token:       token,
 		Hosts:       hosts,
@@ -166,48 +163,4 @@ func (u *uiCommands) run(ctx context.Context, cmd string, args []string, file st
 	exitCode(ctx, ui{&stderr}, cmd, err)
 	var busy *busyError
 	return &webui.CommandError{Message: strings.TrimSpace(stderr.String()), Busy: errors.As(err, &busy)}
-}
-
-func (u *uiCommands) Stats(ctx context.Context, path string) (json.RawMessage, error) {
-	var out bytes.Buffer
-	if err := u.run(ctx, "stats", []string{"--json"}, path, &out); err != nil {
-		return nil, err
-	}
-	return json.RawMessage(bytes.TrimSpace(out.Bytes())), nil
-}
-
-func (u *uiCommands) Preview(ctx context.Context, filter, path, out string) error {
-	scratch := filepath.Join(filepath.Dir(out), "store")
-	var buf bytes.Buffer
-	// The values go to a scratch store, unencrypted and private like any
-	// store, which goes with the preview; nothing is indexed.
-	if err := u.run(ctx, filter, []string{"--store=" + scratch, "--no-index"}, path, &buf, "store", "cache", "cache-size", "encrypt-to", "index"); err != nil {
-		return err
-	}
-	return os.WriteFile(out, buf.Bytes(), 0o600)
-}
-
-func (u *uiCommands) Apply(ctx context.Context, filter, path string) error {
-	return u.run(ctx, filter, []string{"-i"}, path, &bytes.Buffer{})
-}
-
-func (u *uiCommands) Restore(ctx context.Context, path, id string) (json.RawMessage, error) {
-	dir, err := os.MkdirTemp("", "bs-ui-restore-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(dir)
-	result := filepath.Join(dir, "result.json")
-	if err := u.run(ctx, "restore", []string{"--id", id, "--result", result, "-i"}, path, &bytes.Buffer{}); err != nil {
-		return nil, err
-	}
-	b, err := os.ReadFile(result)
-	if err != nil {
-		return nil, err
-	}
-	return json.RawMessage(bytes.TrimSpace(b)), nil
-}
-
-func (u *uiCommands) SetExtractable(ctx context.Context, path, id, value string) error {
-	return u.run(ctx, "restore", []string{"--set-extractable", id + "=" + value, "-i"}, path, &bytes.Buffer{})
 }

@@ -43,7 +43,8 @@ var digits = regexp.MustCompile(`[0-9.]+(ms|µs|s)\b`)
 // the command line writes.
 func TestUICommandsAreTheCLI(t *testing.T) {
 	session, store, original := uiEnv(t)
-	cmds := &uiCommands{bs: []string{"bs"}, flags: map[string][]string{"store": {"--store=" + store}}}
+	u := &uiCommands{bs: []string{"bs"}, flags: map[string][]string{"store": {"--store=" + store}}}
+	cmds := webui.CommandLines{Run: u.run}
 	ctx := context.Background()
 
 	// A preview changes nothing: not the file, the store or the index.
@@ -81,7 +82,7 @@ func TestUICommandsAreTheCLI(t *testing.T) {
 		t.Fatal("a refused apply changed the file")
 	}
 
-	cmds.flags["quiet-period"] = []string{"--quiet-period=0s"}
+	u.flags["quiet-period"] = []string{"--quiet-period=0s"}
 
 	// Applied, it writes what 'bs extract -i' writes, and round-trips.
 	twin := filepath.Join(filepath.Dir(session), "twin.jsonl")
