@@ -21,7 +21,8 @@ type pendingBlob struct {
 // PutPending implements [Batcher.PutPending]: unless a copy in place
 // serves (see newForm), the blob is compressed and added to the pack this
 // store is building, a temp file in packs/ (held in memory while the
-// batch is small enough to go loose).
+// batch is small enough to go loose); a huge one is compressed as a stream
+// into a pack of its own (putHuge).
 func (l *Local) PutPending(ctx context.Context, d Digest, data []byte) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -30,6 +31,16 @@ func (l *Local) PutPending(ctx context.Context, d Digest, data []byte) error {
 		return fmt.Errorf("put blob %s: %d bytes exceeds the limit of %d", d, len(data), maxBlobSize)
 	}
 	if l.packs.isPending(d) {
+		return nil
+	}
+	if len(data) > hugeBlob {
+		served, err := l.served(ctx, d, data)
+		if err == nil && !served {
+			err = l.packs.putHuge(d, data)
+		}
+		if err != nil {
+			return fmt.Errorf("put blob %s: %w", d, err)
+		}
 		return nil
 	}
 	buf := getBuf()

@@ -96,16 +96,9 @@ func (c *crypter) open(d Digest, stored []byte) ([]byte, error) {
 	if !isEncrypted(stored) {
 		return stored, nil
 	}
-	if c == nil || len(c.identities) == 0 {
-		return nil, &blobError{d: d, kind: ErrNoIdentity, detail: "it is encrypted and no identity was given"}
-	}
-	r, err := age.Decrypt(bytes.NewReader(stored), c.identities...)
-	var noMatch *age.NoIdentityMatchError
-	if errors.As(err, &noMatch) {
-		return nil, &blobError{d: d, kind: ErrNoIdentity, detail: "it is encrypted to none of the identities given", cause: err}
-	}
+	r, err := c.decrypt(d, bytes.NewReader(stored))
 	if err != nil {
-		return nil, corrupt(d, "cannot decrypt: "+err.Error(), err)
+		return nil, err
 	}
 	out := make([]byte, 0, len(stored))
 	buf := bytes.NewBuffer(out)
@@ -113,4 +106,21 @@ func (c *crypter) open(d Digest, stored []byte) ([]byte, error) {
 		return nil, corrupt(d, "cannot decrypt: "+err.Error(), err)
 	}
 	return buf.Bytes(), nil
+}
+
+// decrypt opens the age file stored (blob d's stored form) for reading,
+// with open's errors.
+func (c *crypter) decrypt(d Digest, stored io.Reader) (io.Reader, error) {
+	if c == nil || len(c.identities) == 0 {
+		return nil, &blobError{d: d, kind: ErrNoIdentity, detail: "it is encrypted and no identity was given"}
+	}
+	r, err := age.Decrypt(stored, c.identities...)
+	var noMatch *age.NoIdentityMatchError
+	if errors.As(err, &noMatch) {
+		return nil, &blobError{d: d, kind: ErrNoIdentity, detail: "it is encrypted to none of the identities given", cause: err}
+	}
+	if err != nil {
+		return nil, corrupt(d, "cannot decrypt: "+err.Error(), err)
+	}
+	return r, nil
 }

@@ -51,3 +51,11 @@ func WithMem(o OpenOptions) OpenOptions {
 	o.allowMem = true
 	return o
 }
+
+// SetHugeBlob makes blobs of more than n bytes huge ones (see hugeBlob)
+// until the returned function puts the threshold back.
+func SetHugeBlob(n int) func() {
+	old := hugeBlob
+	hugeBlob = n
+	return func() { hugeBlob = old }
+}

@@ -161,19 +161,7 @@ const encoderWindow = 1 << 20
 
 // newCodec returns the zstd encoder and decoder every store uses.
 func newCodec() (*zstd.Encoder, *zstd.Decoder, error) {
-	enc, err := zstd.NewWriter(nil,
-		zstd.WithEncoderLevel(encoderLevel),
-		zstd.WithEncoderConcurrency(runtime.GOMAXPROCS(0)),
-		// Each encoder keeps two windows of history; at the default 8 MiB
-		// that was 16 MiB an encoder, a third of bs extract's heap. Blobs
-		// are values and chunks of at most 1 MiB (a longer single line
-		// aside), so a larger window would find almost nothing more.
-		zstd.WithWindowSize(encoderWindow),
-		// Get's digest check catches any damage, but the frame checksum,
-		// which costs next to nothing, makes damage to the file show up
-		// as a zstd error, telling it apart from a wrong but intact file.
-		zstd.WithEncoderCRC(true),
-	)
+	enc, err := zstd.NewWriter(nil, append(encoderOptions(), zstd.WithEncoderConcurrency(runtime.GOMAXPROCS(0)))...)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -187,6 +175,23 @@ func newCodec() (*zstd.Encoder, *zstd.Decoder, error) {
 		return nil, nil, err
 	}
 	return enc, dec, nil
+}
+
+// encoderOptions are how every stored form is compressed (newCodec's
+// encoder, and writeStored's for a huge blob).
+func encoderOptions() []zstd.EOption {
+	return []zstd.EOption{
+		zstd.WithEncoderLevel(encoderLevel),
+		// Each encoder keeps two windows of history; at the default 8 MiB
+		// that was 16 MiB an encoder, a third of bs extract's heap. Blobs
+		// are values and chunks of at most 1 MiB (a longer single line
+		// aside), so a larger window would find almost nothing more.
+		zstd.WithWindowSize(encoderWindow),
+		// Get's digest check catches any damage, but the frame checksum,
+		// which costs next to nothing, makes damage to the file show up
+		// as a zstd error, telling it apart from a wrong but intact file.
+		zstd.WithEncoderCRC(true),
+	}
 }
 
 // decodeStored turns a blob's stored form back into its data: decrypted
@@ -267,16 +272,24 @@ func (l *Local) Put(ctx context.Context, data []byte) (Digest, error) {
 // copy already stored serves: a packed one younger than the grace period
 // that reads back as data (packs.reuse), or a loose file (looseServes).
 func (l *Local) newForm(ctx context.Context, d Digest, data, dst []byte) ([]byte, error) {
-	if ok, err := l.packs.reuse(ctx, d, data); err != nil || ok {
+	if served, err := l.served(ctx, d, data); err != nil || served {
 		return nil, err
+	}
+	return l.crypt.seal(compress(l.enc, data, dst))
+}
+
+// served reports whether a copy already stored serves a Put of data (blob
+// d): a packed one younger than the grace period that reads back as data
+// (packs.reuse), or a loose file (looseServes).
+func (l *Local) served(ctx context.Context, d Digest, data []byte) (bool, error) {
+	if ok, err := l.packs.reuse(ctx, d, data); err != nil || ok {
+		return ok, err
 	}
 	if l.mayHaveLoose() {
 		shard, name := l.paths(d)
-		if keep, err := l.looseServes(ctx, d, data, shard, name); err != nil || keep {
-			return nil, err
-		}
+		return l.looseServes(ctx, d, data, shard, name)
 	}
-	return l.crypt.seal(compress(l.enc, data, dst))
+	return false, nil
 }
 
 // compress appends data's zstd frame to dst. A large value gets room for

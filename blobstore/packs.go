@@ -251,15 +251,21 @@ func (p *packs) get(ctx context.Context, d Digest) ([]byte, error) {
 	defer putBuf(buf)
 	var first error
 	for _, e := range es {
-		stored, err := p.read(ctx, e, buf)
+		var data []byte
+		read := false // the stored form was read, and failed to decode
+		if e.isHuge() {
+			data, read, err = p.getHuge(ctx, e)
+		} else if stored, rerr := p.read(ctx, e, buf); rerr != nil {
+			err = rerr
+		} else {
+			data, err = decodeStored(p.dec, p.crypt, d, stored)
+			read = true
+		}
 		if err == nil {
-			var data []byte
-			if data, err = decodeStored(p.dec, p.crypt, d, stored); err == nil {
-				return data, nil
-			}
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
+			return data, nil
+		}
+		if read && ctx.Err() != nil {
+			return nil, ctx.Err()
 		}
 		if first == nil && !errors.Is(err, ErrNotFound) {
 			first = err
@@ -324,8 +330,11 @@ func (p *packs) reuse(ctx context.Context, d Digest, data []byte) (bool, error) 
 		if e.time < cutoff {
 			return false, nil // this one and every later one are too old
 		}
-		stored, err := p.read(ctx, e, buf)
-		if err == nil {
+		if e.isHuge() {
+			err = p.holdsHuge(ctx, e, data)
+		} else if stored, rerr := p.read(ctx, e, buf); rerr != nil {
+			err = rerr
+		} else {
 			*plain, err = holds(p.dec, p.crypt, d, stored, data, (*plain)[:0])
 		}
 		switch {

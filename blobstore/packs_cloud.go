@@ -368,6 +368,12 @@ func (c *Cloud) PutPending(ctx context.Context, d Digest, data []byte) error {
 		}
 		return nil
 	}
+	if len(data) > hugeBlob {
+		if err := c.packs.putHuge(d, data); err != nil {
+			return fmt.Errorf("put blob %s: %w", d, err)
+		}
+		return nil
+	}
 	buf := getBuf()
 	defer putBuf(buf)
 	stored, err := c.crypt.seal(compress(c.enc, data, (*buf)[:0]))
