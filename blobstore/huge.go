@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"filippo.io/age"
+	"github.com/bstools/bs/internal/hugemem"
 	"github.com/klauspost/compress/zstd"
 )
 
@@ -167,6 +168,7 @@ func (p *packs) readError(e entry, err error) error {
 // size, checked against its digest; read as for readHuge.
 func (p *packs) getHuge(ctx context.Context, e entry) (data []byte, read bool, err error) {
 	read, err = p.readHuge(ctx, e, func(r io.Reader) error {
+		hugemem.Note(int(e.dataSize()))
 		data = make([]byte, e.dataSize())
 		if _, err := io.ReadFull(r, data); err != nil {
 			if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {

@@ -15,6 +15,8 @@ import (
 	"io"
 	"os"
 	"slices"
+
+	"github.com/bstools/bs/internal/hugemem"
 )
 
 // Line is one line of a transcript exactly as it stood in the input.
@@ -188,6 +190,7 @@ func (r *Reader) NextView() (Line, error) {
 	}
 	switch {
 	case reread:
+		hugemem.Note(total + len(chunk))
 		line := make([]byte, total+len(chunk))
 		if n, rerr := r.at.ReadAt(line, start); n < len(line) {
 			if rerr == nil || rerr == io.EOF {
@@ -198,6 +201,7 @@ func (r *Reader) NextView() (Line, error) {
 		r.own = true
 		r.long = line
 	case parts != nil:
+		hugemem.Note(total + len(chunk))
 		line := make([]byte, 0, total+len(chunk))
 		for _, p := range parts {
 			line = append(line, p...)

@@ -10,6 +10,7 @@ import (
 	"github.com/bstools/bs/filters/internal/par"
 	"github.com/bstools/bs/filters/internal/spool"
 	"github.com/bstools/bs/filters/transcript"
+	"github.com/bstools/bs/internal/hugemem"
 )
 
 // The first pass parses every line, by far the costliest step of a run.
@@ -178,6 +179,7 @@ func readBatches(sp *spool.Spool, free chan []byte, emit func([]byte) bool) erro
 				if err != nil {
 					return err
 				}
+				hugemem.Note(len(buf) + int(end-off))
 				grown := make([]byte, len(buf), len(buf)+int(max(end-off, 1)))
 				copy(grown, buf)
 				buf = grown
