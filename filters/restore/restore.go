@@ -478,11 +478,7 @@ func (x *run) line(ctx context.Context, sink *transcript.Sink, line transcript.L
 		n, _ := strconv.Atoi(f.bytes)
 		size += n
 	}
-	do := sink.Go
-	if after {
-		do = sink.GoAfter
-	}
-	do(ctx, size, func(ctx context.Context) ([]byte, []byte, error) {
+	sink.GoPieces(ctx, size, after, func(ctx context.Context) ([][]byte, []byte, error) {
 		all := edits
 		sizes := make(map[string]int, len(fetches))
 		for i, f := range fetches {
@@ -497,7 +493,9 @@ func (x *run) line(ctx context.Context, sink *transcript.Sink, line transcript.L
 			all = append(all, transcript.Edit{Start: spans[i][0], End: spans[i][1], Text: data})
 			sizes[f.ptr] = len(data)
 		}
-		out, err := transcript.SpliceLine(line, all)
+		// In pieces: a value that comes back is written as it was read,
+		// not copied into the line.
+		out, err := transcript.SplicePieces(line, all)
 		if err != nil {
 			return nil, orig, fmt.Errorf("line %d: %w", line.Num, err)
 		}
@@ -505,7 +503,7 @@ func (x *run) line(ctx context.Context, sink *transcript.Sink, line transcript.L
 			// The __id goes too if bs derived it from exactly the bytes
 			// that are now back: then this is the original line.
 			if without, err := transcript.SpliceLine(line, append(all, *dropID)); err == nil && transcript.DeriveID(bytes.TrimSuffix(without, []byte("\n"))) == id {
-				out = without
+				out = [][]byte{without}
 			}
 		}
 		if mine {

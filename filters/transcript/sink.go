@@ -43,6 +43,7 @@ type Sink struct {
 
 type sinkItem struct {
 	out, fallback []byte
+	pieces        [][]byte // out, in pieces, when out is nil (GoPieces)
 	err           error
 	ready         chan struct{} // closed when the job is done; nil for ready lines
 	size          int
@@ -124,11 +125,22 @@ func (s *Sink) GoAfter(ctx context.Context, size int, job func(context.Context) 
 }
 
 func (s *Sink) goJob(ctx context.Context, size int, after bool, job func(context.Context) (out, fallback []byte, err error)) {
+	s.goItem(size, after, func(it *sinkItem) { it.out, it.fallback, it.err = job(ctx) })
+}
+
+// GoPieces is Go (GoAfter when after is set) for a job that returns its
+// line in pieces (SplicePieces), written one after the other: a line with
+// a huge value in it is never copied whole.
+func (s *Sink) GoPieces(ctx context.Context, size int, after bool, job func(context.Context) (pieces [][]byte, fallback []byte, err error)) {
+	s.goItem(size, after, func(it *sinkItem) { it.pieces, it.fallback, it.err = job(ctx) })
+}
+
+func (s *Sink) goItem(size int, after bool, do func(*sinkItem)) {
 	s.budget.Acquire(size)
 	it := &sinkItem{ready: make(chan struct{}), size: size, after: after}
 	s.jobs <- func() {
 		defer close(it.ready)
-		it.out, it.fallback, it.err = job(ctx)
+		do(it)
 	}
 	s.items <- it
 }
@@ -162,9 +174,9 @@ func (s *Sink) run() {
 				if !errors.Is(it.err, ErrFellBack) {
 					s.fail(it.err)
 				}
-				it.out, s.fellBack = it.fallback, true
+				it.out, it.pieces, s.fellBack = it.fallback, nil, true
 			case it.after && s.fellBack && it.fallback != nil:
-				it.out = it.fallback
+				it.out, it.pieces = it.fallback, nil
 			}
 			s.held = append(s.held, it)
 			s.heldBytes += it.size
@@ -197,12 +209,20 @@ func (s *Sink) flush() {
 	}
 	committed := !s.commitFailed
 	for _, it := range s.held {
-		out := it.out
+		out, pieces := it.out, it.pieces
 		if !committed && it.fallback != nil {
-			out = it.fallback
+			out, pieces = it.fallback, nil
 		}
-		if _, err := s.w.Write(out); err != nil {
-			s.fail(err)
+		if pieces == nil {
+			if _, err := s.w.Write(out); err != nil {
+				s.fail(err)
+			}
+		}
+		for _, p := range pieces {
+			if _, err := s.w.Write(p); err != nil {
+				s.fail(err)
+				break
+			}
 		}
 		s.budget.Release(it.size)
 	}

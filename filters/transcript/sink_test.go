@@ -63,3 +63,34 @@ func TestSinkOrderAndFallback(t *testing.T) {
 		t.Errorf("out of order: %q", out.String())
 	}
 }
+
+// TestSinkPieces: a line in pieces is written whole, in order among the
+// others, and its fallback replaces all of it when its job fails.
+func TestSinkPieces(t *testing.T) {
+	var out bytes.Buffer
+	s := NewSink(&out, 2, nil)
+	ctx := context.Background()
+	pieces := func(fail bool, p ...string) func(context.Context) ([][]byte, []byte, error) {
+		return func(context.Context) ([][]byte, []byte, error) {
+			var b [][]byte
+			for _, x := range p {
+				b = append(b, []byte(x))
+			}
+			if fail {
+				return nil, []byte("orig\n"), ErrFellBack
+			}
+			return b, []byte("orig\n"), nil
+		}
+	}
+	s.Write([]byte("a\n"))
+	s.GoPieces(ctx, 10, false, pieces(false, "b", "c", "d\n"))
+	s.GoPieces(ctx, 10, false, pieces(true, "x\n"))
+	s.GoPieces(ctx, 10, true, pieces(false, "y", "\n")) // after a line fell back: its fallback
+	s.GoPieces(ctx, 10, false, pieces(false, "e", "\n"))
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := out.String(); got != "a\nbcd\norig\norig\ne\n" {
+		t.Errorf("output %q", got)
+	}
+}

@@ -34,6 +34,31 @@ func SpliceLine(line Line, edits []Edit) ([]byte, error) {
 	return append(out, '\n'), nil
 }
 
+// SplicePieces is SpliceLine without the copy: the pieces that, written
+// one after the other, are the line SpliceLine would return. They share
+// memory with line and the edits' texts: a line that gets a 100 MiB value
+// back is written out without a second copy of it.
+func SplicePieces(line Line, edits []Edit) ([][]byte, error) {
+	src := line.Body
+	sort.SliceStable(edits, func(i, j int) bool { return edits[i].Start < edits[j].Start })
+	pieces := make([][]byte, 0, 2*len(edits)+2)
+	pos := 0
+	for _, e := range edits {
+		if e.Start < pos || e.End < e.Start || e.End > len(src) {
+			return nil, fmt.Errorf("splice: edit [%d,%d) overlaps or lies outside [%d,%d)", e.Start, e.End, pos, len(src))
+		}
+		pieces = append(pieces, src[pos:e.Start], e.Text)
+		pos = e.End
+	}
+	pieces = append(pieces, src[pos:])
+	if line.Newline {
+		pieces = append(pieces, newline)
+	}
+	return pieces, nil
+}
+
+var newline = []byte{'\n'}
+
 // splice is Splice, leaving room for extra more bytes after the result.
 func splice(dst, src []byte, edits []Edit, extra int) ([]byte, error) {
 	sort.SliceStable(edits, func(i, j int) bool { return edits[i].Start < edits[j].Start })

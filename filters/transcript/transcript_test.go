@@ -139,6 +139,17 @@ func TestSpliceLine(t *testing.T) {
 		if !bytes.Equal(got, want) {
 			t.Errorf("SpliceLine(newline %v) = %q, want %q", nl, got, want)
 		}
+		pieces, err := SplicePieces(l, edits())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if joined := bytes.Join(pieces, nil); !bytes.Equal(joined, want) {
+			t.Errorf("SplicePieces(newline %v) = %q, want %q", nl, joined, want)
+		}
+	}
+	bad := []Edit{{Start: 2, End: 5}, {Start: 4, End: 6}}
+	if _, err := SplicePieces(Line{Body: []byte(`{"a":"bc"}`)}, bad); err == nil {
+		t.Error("SplicePieces took overlapping edits")
 	}
 }
 
