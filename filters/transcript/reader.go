@@ -84,6 +84,74 @@ type Reader struct {
 // buffer that doubled its way up to twice its size.
 const maxKeptLong = 1 << 20
 
+// longParts gathers a line longer than maxKeptLong from an input that
+// cannot be read again (a pipe): in memory up to spillParts bytes, then in
+// an unlinked temp file, so that once the line lands in memory of its size
+// no second copy of it waits in pieces (a 100 MiB line from a pipe cost
+// 200 MiB, for each reader of it: bs stats has five).
+type longParts struct {
+	mem [][]byte
+	n   int
+	f   *os.File // the parts so far, once past spillParts; mem is empty then
+}
+
+// spillParts is how much of a long line from a pipe waits in memory; a
+// variable so that tests can send short lines to the temp file.
+var spillParts = 16 << 20
+
+// add appends a piece of the line (copied: the caller reuses b). Should
+// the temp file not be made, the pieces stay in memory, as they would
+// without it.
+func (p *longParts) add(b []byte) error {
+	if p.f == nil && p.n+len(b) > spillParts {
+		if f, err := os.CreateTemp("", "bs-line-*"); err == nil {
+			os.Remove(f.Name()) // gone with the process, whatever happens
+			p.f = f
+			for _, m := range p.mem {
+				if _, err := f.Write(m); err != nil {
+					return p.fail(err)
+				}
+			}
+			p.mem = nil
+		}
+	}
+	if p.f != nil {
+		if _, err := p.f.Write(b); err != nil {
+			return p.fail(err)
+		}
+	} else {
+		p.mem = append(p.mem, bytes.Clone(b))
+	}
+	p.n += len(b)
+	return nil
+}
+
+func (p *longParts) fail(err error) error {
+	p.f.Close()
+	return fmt.Errorf("keeping a line of more than %d bytes in a temporary file: %w", p.n, err)
+}
+
+// line returns the whole line, last appended, in memory of its size.
+func (p *longParts) line(last []byte) ([]byte, error) {
+	line := make([]byte, p.n+len(last))
+	if p.f != nil {
+		defer p.f.Close()
+		if n, err := p.f.ReadAt(line[:p.n], 0); n < p.n {
+			if err == nil || err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, fmt.Errorf("reading a line of %d bytes back from a temporary file: %w", len(line), err)
+		}
+	} else {
+		at := 0
+		for _, m := range p.mem {
+			at += copy(line[at:], m)
+		}
+	}
+	copy(line[p.n:], last)
+	return line, nil
+}
+
 // NewReader returns a Reader over r.
 func NewReader(r io.Reader) *Reader {
 	rd := &Reader{r: bufio.NewReaderSize(r, 256<<10)}
@@ -169,19 +237,24 @@ func (r *Reader) NextView() (Line, error) {
 	// that cannot be, its pieces wait in a list; either way it lands in
 	// memory of its exact size.
 	start := r.off - int64(len(chunk))
-	var parts [][]byte
+	var parts *longParts
 	reread := false
 	total := 0
 	for errors.Is(err, bufio.ErrBufferFull) {
 		switch {
 		case reread:
 		case parts != nil:
-			parts = append(parts, bytes.Clone(chunk))
+			if perr := parts.add(chunk); perr != nil {
+				return Line{}, perr
+			}
 		case len(r.long)+len(chunk) > maxKeptLong && r.at != nil:
 			reread = true
 		case len(r.long)+len(chunk) > maxKeptLong:
-			parts = [][]byte{r.long, bytes.Clone(chunk)}
+			parts = &longParts{mem: [][]byte{r.long}, n: len(r.long)}
 			r.long = nil
+			if perr := parts.add(chunk); perr != nil {
+				return Line{}, perr
+			}
 		default:
 			r.long = append(r.long, chunk...)
 		}
@@ -202,12 +275,12 @@ func (r *Reader) NextView() (Line, error) {
 		r.long = line
 	case parts != nil:
 		hugemem.Note(total + len(chunk))
-		line := make([]byte, 0, total+len(chunk))
-		for _, p := range parts {
-			line = append(line, p...)
+		line, perr := parts.line(chunk)
+		if perr != nil {
+			return Line{}, perr
 		}
 		r.own = true
-		r.long = append(line, chunk...)
+		r.long = line
 	default:
 		r.long = append(r.long, chunk...)
 		// Grown past what is kept: the next call would let go of it.

@@ -55,15 +55,25 @@ func TestReaderKeepsEveryByte(t *testing.T) {
 // (Owned), its line feed after it; shorter ones are views the next read
 // reuses.
 func TestReaderHandsOverHugeLines(t *testing.T) {
-	huge := strings.Repeat("h", maxKeptLong+1)
-	long := strings.Repeat("l", 300<<10) // longer than the buffer, reused
+	huge := strings.Repeat("h", 2*maxKeptLong+1) // past maxKeptLong by more than the buffer
+	long := strings.Repeat("l", 300<<10)         // longer than the buffer, reused
 	in := "x\n" + huge + "\n" + long + "\n" + "short\n" + huge
 	// A huge line is read again at its offset where the input allows (a
 	// strings.Reader, started past its first bytes, as a file can be), and
-	// gathered from pieces where it does not (a pipe).
+	// gathered from pieces where it does not (a pipe), which wait in a
+	// temp file past spillParts.
 	seekable := strings.NewReader(in)
 	seekable.Seek(2, io.SeekStart)
-	for name, src := range map[string]io.Reader{"seekable": seekable, "pipe": struct{ io.Reader }{strings.NewReader(in[2:])}} {
+	defer func(old int) { spillParts = old }(spillParts)
+	for _, name := range []string{"seekable", "pipe", "pipe spilled"} {
+		src := io.Reader(struct{ io.Reader }{strings.NewReader(in[2:])})
+		spillParts = 16 << 20
+		switch name {
+		case "seekable":
+			src = seekable
+		case "pipe spilled":
+			spillParts = 100 << 10
+		}
 		r := NewReader(src)
 		var kept []Line
 		var out []byte
