@@ -25,34 +25,79 @@ import (
 // send small blobs down the stream.
 var hugeBlob = 16 << 20
 
-// putHuge writes blob d (data) to a pack of its own, compressing and
-// sealing it as a stream into the pack's temp file, to be published at the
-// next commit. A blob that became pending meanwhile is not added again.
+// putHuge adds blob d (data) to the batch as add does, its stored form
+// compressed and sealed as a stream: first into a temp file laid out as a
+// pack of its own (its header, then the stored form), then placed exactly
+// where add would have placed it. A form small enough to wait in memory
+// (one that compressed well) is read back and added so; one that starts
+// a new pack makes the temp file that pack, with no copy; one that joins
+// the pack being filled is copied into it from the file.
 func (p *packs) putHuge(d Digest, data []byte) error {
 	f, err := p.be.createTemp()
 	if err != nil {
 		return err
 	}
-	b := &building{id: newPackID(), f: f, w: bufio.NewWriterSize(f, 256<<10)}
-	b.w.WriteString(packMagic)
-	b.size = int64(len(packMagic))
-	n, err := writeStored(b.w, p.crypt, data)
+	discard := func() {
+		f.Close()
+		os.Remove(f.Name())
+	}
+	w := bufio.NewWriterSize(f, 256<<10)
+	w.WriteString(packMagic)
+	n, err := writeStored(w, p.crypt, data)
 	if err == nil {
-		err = b.w.Flush() // an error writing the pack shows now, not at commit
+		err = w.Flush() // an error writing the pack shows now, not at commit
 	}
 	if err != nil {
-		b.discard()
+		discard()
 		return err
 	}
-	b.entries = []entry{{d: d, off: uint32(b.size), length: uint32(n), size: uint32(len(data)), sealed: p.crypt.encrypts(), time: time.Now().UnixNano()}}
-	b.size += n
+	stored := io.NewSectionReader(f, int64(len(packMagic)), n)
+	e := entry{d: d, length: uint32(n), size: uint32(len(data)), sealed: p.crypt.encrypts(), time: time.Now().UnixNano()}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if _, ok := p.pending[d]; ok {
-		b.discard()
+		discard()
 		return nil
 	}
-	p.full = append(p.full, b)
+	b := p.cur
+	if b == nil {
+		b = &building{id: newPackID()}
+		p.cur = b
+	}
+	if b.f == nil && len(b.entries) < p.looseMax && int64(b.memSize)+n <= looseMem {
+		form := make([]byte, n)
+		_, err := io.ReadFull(stored, form)
+		discard()
+		if err != nil {
+			return err
+		}
+		b.mem = append(b.mem, form)
+		b.memSize += len(form)
+		b.entries = append(b.entries, e)
+		p.pending[d] = struct{}{}
+		return nil
+	}
+	if b.f != nil && len(b.entries) > 0 && b.size+n > packTarget {
+		p.full = append(p.full, b)
+		b = &building{id: newPackID()}
+		p.cur = b
+	}
+	if b.f == nil && len(b.entries) == 0 {
+		// A pack of its own: the temp file is it, as spill would write it.
+		b.f, b.w = f, bufio.NewWriterSize(f, 256<<10)
+		b.size = int64(len(packMagic))
+	} else {
+		defer discard()
+		if err := p.spill(b); err != nil {
+			return err
+		}
+		if _, err := io.Copy(b.w, stored); err != nil {
+			return err
+		}
+	}
+	e.off = uint32(b.size)
+	b.size += n
+	b.entries = append(b.entries, e)
 	p.pending[d] = struct{}{}
 	return nil
 }

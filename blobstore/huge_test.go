@@ -12,16 +12,20 @@ import (
 )
 
 // TestHugeBlobs: a blob above the huge threshold (lowered here to 4 KiB)
-// is compressed and read back as a stream, in a pack of its own, and
-// behaves as any other: it reads back (plain and encrypted), a second Put
-// relies on its copy, a damaged copy is an ErrCorrupt and a Put writes a
-// fresh one, and a store without the key cannot read it.
+// is compressed and read back as a stream, and lands where any other
+// would: one that compresses well waits in memory and may go loose, one
+// that does not joins the pack being filled or starts its own. It reads
+// back (plain and encrypted), a second Put relies on its copy, a damaged
+// copy is an ErrCorrupt and a Put writes a fresh one, and a store without
+// the key cannot read it.
 func TestHugeBlobs(t *testing.T) {
 	defer blobstore.SetHugeBlob(4 << 10)()
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(7, 7))
 	small := randomText(rng, 1<<10)
-	huge := [][]byte{randomText(rng, 100<<10), randomText(rng, 5<<10)}
+	text := [][]byte{randomText(rng, 100<<10), randomText(rng, 50<<10)}
+	noise := [][]byte{noiseOf(rng, 1536<<10), noiseOf(rng, 1536<<10), noiseOf(rng, 1536<<10)}
+	all := append(append([][]byte{small}, text...), noise...)
 	for _, encrypted := range []bool{false, true} {
 		name := "plain"
 		var opt blobstore.OpenOptions
@@ -52,36 +56,46 @@ func TestHugeBlobs(t *testing.T) {
 				}
 			}
 			s := open(opt)
-			pending(s, huge[0], small, huge[1], huge[0])
 			check := func(s blobstore.Store) {
 				t.Helper()
-				for _, data := range append(huge, small) {
+				for _, data := range all {
 					got, err := s.Get(ctx, blobstore.Sum(data))
 					if err != nil || string(got) != string(data) {
 						t.Fatalf("Get of a %d-byte blob: %d bytes, %v", len(data), len(got), err)
 					}
 				}
 			}
-			check(s)
-			sum := summarize(t, s)
-			if sum.Packed != 3 || sum.Packs != 3 || sum.DataBytes != int64(len(small)+len(huge[0])+len(huge[1])) {
-				t.Fatalf("after one commit: %+v; want 3 blobs packed, each huge one in a pack of its own, sizes known", sum)
+			layout := func(step string, packed, packs, loose int64) blobstore.Summary {
+				t.Helper()
+				sum := summarize(t, s)
+				if sum.Packed != packed || sum.Packs != packs || sum.Loose != loose {
+					t.Fatalf("%s: %+v; want %d packed in %d packs, %d loose", step, sum, packed, packs, loose)
+				}
+				return sum
 			}
+			// Text waits in memory, then the noise fills the pack.
+			pending(s, text[0], small, noise[0], noise[1], text[0])
+			layout("a batch of text and noise", 4, 1, 0)
+			pending(s, text[1]) // a small batch: loose
+			layout("a batch of one huge value that compresses well", 4, 1, 1)
+			pending(s, noise[2]) // a pack of its own
+			sum := layout("a batch of one huge value that does not compress", 5, 2, 1)
+			check(s)
 			if encrypted {
-				if _, err := open(blobstore.OpenOptions{}).Get(ctx, blobstore.Sum(huge[0])); !errors.Is(err, blobstore.ErrNoIdentity) {
+				if _, err := open(blobstore.OpenOptions{}).Get(ctx, blobstore.Sum(noise[0])); !errors.Is(err, blobstore.ErrNoIdentity) {
 					t.Fatalf("Get without the key: %v, want ErrNoIdentity", err)
 				}
 			}
 
 			// Another writer relies on the copies.
 			s = open(opt)
-			pending(s, huge...)
-			if got := summarize(t, s); got.Packs != sum.Packs {
-				t.Fatalf("a second Put of the huge blobs wrote %d packs, want none", got.Packs-sum.Packs)
+			pending(s, all...)
+			if got := summarize(t, s); got.Packs != sum.Packs || got.Loose != sum.Loose {
+				t.Fatalf("a second Put of the blobs wrote %d packs and %d loose blobs, want none", got.Packs-sum.Packs, got.Loose-sum.Loose)
 			}
 
 			// A damaged copy is corrupt, and a Put writes a fresh one.
-			d := blobstore.Sum(huge[0])
+			d := blobstore.Sum(noise[0])
 			if err := blobstore.DamagePacked(ctx, s, d); err != nil {
 				t.Fatal(err)
 			}
@@ -89,7 +103,7 @@ func TestHugeBlobs(t *testing.T) {
 			if _, err := s.Get(ctx, d); !errors.Is(err, blobstore.ErrCorrupt) {
 				t.Fatalf("Get of a damaged huge blob: %v, want ErrCorrupt", err)
 			}
-			pending(s, huge[0])
+			pending(s, noise[0])
 			check(open(opt))
 		})
 	}
@@ -101,7 +115,7 @@ func TestHugeBlobTruncatedPack(t *testing.T) {
 	defer blobstore.SetHugeBlob(4 << 10)()
 	ctx := context.Background()
 	s, dir := openTemp(t)
-	data := randomText(rand.New(rand.NewPCG(8, 8)), 64<<10)
+	data := noiseOf(rand.New(rand.NewPCG(8, 8)), 1536<<10)
 	if err := s.PutPending(ctx, blobstore.Sum(data), data); err != nil {
 		t.Fatal(err)
 	}
@@ -131,4 +145,13 @@ func summarize(t *testing.T, s blobstore.Store) blobstore.Summary {
 		t.Fatal(err)
 	}
 	return sum
+}
+
+// noiseOf is n random bytes, which do not compress.
+func noiseOf(rng *rand.Rand, n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(rng.Uint32())
+	}
+	return b
 }
