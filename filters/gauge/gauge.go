@@ -318,13 +318,6 @@ func Measure(name string, r io.Reader, tee io.Writer, opt Options) (Result, erro
 	// core, ahead of the loop below, which takes the lines in order.
 	src := transcript.NewSource(name, r, opt.Format, opt.OnBadLine)
 	src.ParseIf(mayReset)
-	// What a parsed line contributes needs nothing but the line too: the
-	// workers classify it, and the loop only adds it up.
-	src.Annotate(func(t *transcript.Tree, d transcript.Dialect) any {
-		c := &classified{line: opt.classify(t, d)}
-		c.node, c.inTree = treeNode(t, d)
-		return c
-	})
 	src.Parallel(runtime.GOMAXPROCS(0))
 	defer src.Close()
 	var (
@@ -348,7 +341,7 @@ func Measure(name string, r io.Reader, tee io.Writer, opt Options) (Result, erro
 	}
 	// handle takes a line and its tree, which is nil for a blank or bad
 	// line, or one the Source left unparsed (skipped).
-	handle := func(line transcript.Line, t *transcript.Tree, skipped bool, c *classified) error {
+	handle := func(line transcript.Line, t *transcript.Tree, skipped bool) error {
 		valid := -1                               // for the ring: whether the line parses, if known
 		if d.Threads() == transcript.ParentTree { // a compaction keeps entries before it
 			defer func() { ring.add(line.Body, valid) }()
@@ -376,13 +369,9 @@ func Measure(name string, r io.Reader, tee io.Writer, opt Options) (Result, erro
 			s.Add(Line{RollEnd: note, Marker: marker})
 			return nil
 		}
-		if c == nil { // parsed here, not by the Source
-			c = &classified{line: opt.classify(t, d)}
-			c.node, c.inTree = treeNode(t, d)
-		}
-		l := c.line
-		if c.inTree {
-			tree.add(c.node, d, line.Num, l.Role == Usage || l.Role == Compaction)
+		l := opt.classify(t, d)
+		if n, ok := treeNode(t, d); ok {
+			tree.add(n, d, line.Num, l.Role == Usage || l.Role == Compaction)
 		}
 		if l.Role == Usage || l.Role == Compaction {
 			tail.reset()
@@ -402,8 +391,7 @@ func Measure(name string, r io.Reader, tee io.Writer, opt Options) (Result, erro
 			return Result{}, err
 		}
 		d = src.Dialect()
-		c, _ := src.Annotation().(*classified)
-		if err := handle(line, t, src.Skipped(), c); err != nil {
+		if err := handle(line, t, src.Skipped()); err != nil {
 			return Result{}, err
 		}
 	}
@@ -428,13 +416,6 @@ func Measure(name string, r io.Reader, tee io.Writer, opt Options) (Result, erro
 	res := s.Result(opt)
 	res.OffPath = opt.onPath == nil && tree.offPath()
 	return res, nil
-}
-
-// classified is what Measure's Source workers make of a parsed line.
-type classified struct {
-	line   Line
-	node   ChainNode // its place in the tree of entries, when inTree
-	inTree bool
 }
 
 // streamTree keeps the ids and parents of the entries after the line the
