@@ -611,7 +611,8 @@ func (g *Ledger) Carry(m Mark, removed, added int) (Adjustment, bool) {
 		}
 	}
 	adj, ok := g.carry(m, removed, added)
-	if m.at > 0 && (len(g.history) == 0 || g.history[len(g.history)-1].removed != g.removed || g.history[len(g.history)-1].added != g.added) {
+	// Only a tree (lastID) can branch; a file without ids keeps nothing.
+	if m.at > 0 && g.lastID != "" && (len(g.history) == 0 || g.history[len(g.history)-1].removed != g.removed || g.history[len(g.history)-1].added != g.added) {
 		if len(g.history) == treeWindow {
 			n := copy(g.history, g.history[treeWindow/2:])
 			g.history, g.forgot = g.history[:n], true
