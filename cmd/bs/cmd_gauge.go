@@ -74,6 +74,8 @@ func runGauge(c *cli.Context) error {
 		}
 	}
 	measure := func(name string, r io.Reader) error {
+		opt := opt
+		opt.Name = name // what MeasureFile's warnings call the input
 		if c.Bool("calibrate") {
 			cal, err := gauge.Calibrate(name, r, opt)
 			if err != nil {
@@ -89,9 +91,7 @@ func runGauge(c *cli.Context) error {
 		// checked. Standard input redirected from a file is read so too,
 		// and left at its end, as a stream would leave it.
 		if f, ok := r.(*os.File); ok && !tee && !cm.strict && (name != "-" || linecheck.IsRegularAtStart(f)) {
-			o := opt
-			o.Name = name
-			res, err = gauge.MeasureFile(f, o)
+			res, err = gauge.MeasureFile(f, opt)
 			if name == "-" {
 				f.Seek(0, io.SeekEnd)
 			}
