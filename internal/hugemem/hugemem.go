@@ -50,10 +50,3 @@ func Note(n int) {
 		debug.SetMemoryLimit(want)
 	}
 }
-
-// Limit is the limit Note has set, 0 if none.
-func Limit() int64 {
-	mu.Lock()
-	defer mu.Unlock()
-	return limit
-}

@@ -16,12 +16,12 @@ func TestNote(t *testing.T) {
 	debug.SetMemoryLimit(math.MaxInt64)
 
 	Note(Huge - 1)
-	if got := debug.SetMemoryLimit(-1); got != math.MaxInt64 || Limit() != 0 {
-		t.Fatalf("after a line below Huge: limit %d (Limit %d), want none", got, Limit())
+	if got := debug.SetMemoryLimit(-1); got != math.MaxInt64 || limit != 0 {
+		t.Fatalf("after a line below Huge: limit %d (Limit %d), want none", got, limit)
 	}
 	Note(100 << 20)
-	if want := int64(Base + 100<<20); debug.SetMemoryLimit(-1) != want || Limit() != want {
-		t.Fatalf("after a 100 MiB line: limit %d (Limit %d), want %d", debug.SetMemoryLimit(-1), Limit(), want)
+	if want := int64(Base + 100<<20); debug.SetMemoryLimit(-1) != want || limit != want {
+		t.Fatalf("after a 100 MiB line: limit %d (Limit %d), want %d", debug.SetMemoryLimit(-1), limit, want)
 	}
 	Note(80 << 20)
 	if want := int64(Base + 100<<20); debug.SetMemoryLimit(-1) != want {
