@@ -125,19 +125,6 @@ func (p *Bar) Add(n int64) {
 	p.Set(m)
 }
 
-// SetTotal changes the total, once it is known.
-func (p *Bar) SetTotal(total int64) {
-	if p == nil {
-		return
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.total = total
-	if p.bar != nil {
-		p.bar.ChangeMax64(total)
-	}
-}
-
 // Done clears the line; p draws nothing after it.
 func (p *Bar) Done() {
 	if p == nil {

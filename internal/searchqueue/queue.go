@@ -61,7 +61,7 @@ type Writer struct {
 // store's directory: for bs roll's, the entry's line is bytes [At,
 // At+Len) of the row's blob (roll.EntryText reads its text); for a value
 // extract or trim moved (Value), the blob is the value, whose text
-// RemovedText reads, as bs index does. Carrying the text would double
+// removedText reads, as bs index does. Carrying the text would double
 // what a large extract or roll writes.
 type queued struct {
 	index.Row
@@ -160,7 +160,7 @@ func (w *Writer) Moved(session Session, store blobstore.Store) func(extract.Move
 		}
 		r := session.Row(index.Row{EntryID: m.EntryID, Pointer: m.Pointer, Blob: m.Blob, Kind: m.Kind, Tool: m.Tool, Time: m.Time})
 		if w.Chunks == "" || sealed(sealer, m.Blob) {
-			w.AddRaw(r, rawText)
+			w.addRaw(r, rawText)
 			return
 		}
 		r.Store = w.Store
@@ -184,9 +184,9 @@ func sealed(s blobstore.Sealer, blob string) bool {
 	return ok || err != nil
 }
 
-// AddRaw queues r with its text spliced in as the raw JSON string it was
+// addRaw queues r with its text spliced in as the raw JSON string it was
 // in the transcript (r.Text is left empty): no decode, no re-encode.
-func (w *Writer) AddRaw(r index.Row, rawText []byte) {
+func (w *Writer) addRaw(r index.Row, rawText []byte) {
 	if w == nil || w.enc == nil {
 		return
 	}
@@ -241,7 +241,7 @@ func (ix *rollIndex) Add(e roll.Evicted) {
 	w := ix.w
 	r := ix.session.Row(index.Row{EntryID: e.EntryID, Blob: e.Blob, Kind: "entry", Tool: e.Tool, Time: e.Time})
 	if w.Chunks == "" || e.Text != nil {
-		w.AddRaw(r, e.Text)
+		w.addRaw(r, e.Text)
 		return
 	}
 	if w.enc == nil {
@@ -331,7 +331,7 @@ func (w *Writer) fail(err error) {
 // session.
 func (w *Writer) Archived(session Session) func(archive.Indexed) {
 	return func(e archive.Indexed) {
-		w.AddRaw(session.Row(index.Row{EntryID: e.EntryID, Blob: e.Blob, Kind: "entry", Tool: e.Tool, Time: e.Time}), e.Text)
+		w.addRaw(session.Row(index.Row{EntryID: e.EntryID, Blob: e.Blob, Kind: "entry", Tool: e.Tool, Time: e.Time}), e.Text)
 	}
 }
 
@@ -568,7 +568,7 @@ func (c *chunkTexts) text(q queued) (string, error) {
 		}
 	}
 	if q.Value {
-		return RemovedText(&c.p, c.data), nil
+		return removedText(&c.p, c.data), nil
 	}
 	end := q.At + int64(q.Len)
 	if q.At < 0 || q.Len < 0 || end > int64(len(c.data)) {
@@ -609,8 +609,8 @@ func (s Session) Row(r index.Row) index.Row {
 	return r
 }
 
-// FileSession is the Session of the transcript file at path.
-func FileSession(path string) Session {
+// fileSession is the Session of the transcript file at path.
+func fileSession(path string) Session {
 	id := transcript.IdentityOfFile(path)
 	return Session{Path: SessionFor(path), ID: func() string { return id }}
 }

@@ -134,8 +134,8 @@ func TestRemovedText(t *testing.T) {
 		`{"type":"image","data":"AAAA"}`:       "",
 		`not json`:                             "",
 	} {
-		if got := RemovedText(&p, []byte(raw)); got != want {
-			t.Errorf("RemovedText(%s) = %q, want %q", raw, got, want)
+		if got := removedText(&p, []byte(raw)); got != want {
+			t.Errorf("removedText(%s) = %q, want %q", raw, got, want)
 		}
 	}
 }

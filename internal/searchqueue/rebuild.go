@@ -64,7 +64,7 @@ func (e *ArchivedError) Unwrap() error { return e.Err }
 // *RolledError, *RefError, *ValueError or *ArchivedError) and left out. It
 // returns the rows queued.
 func Rebuild(ctx context.Context, path string, r io.Reader, format transcript.Dialect, onBadLine func(*transcript.BadLineError) error, store blobstore.Store, w *Writer, warn func(error)) (int, error) {
-	session := FileSession(path)
+	session := fileSession(path)
 	src := transcript.NewSource(path, r, format, onBadLine)
 	n := 0
 	var p transcript.Parser
@@ -112,7 +112,7 @@ func Rebuild(ctx context.Context, path string, r io.Reader, format transcript.Di
 				warn(&ValueError{path, e.ID, r.Pointer, err})
 				continue
 			}
-			w.Add(session.Row(index.Row{EntryID: e.ID, Pointer: r.Pointer, Blob: r.Blob.String(), Kind: kindAt(&e, r.Pointer), Tool: transcript.ToolOf(&e, valueAt(&e, r.Pointer)), Time: e.Time, Text: RemovedText(&p, data)}))
+			w.Add(session.Row(index.Row{EntryID: e.ID, Pointer: r.Pointer, Blob: r.Blob.String(), Kind: kindAt(&e, r.Pointer), Tool: transcript.ToolOf(&e, valueAt(&e, r.Pointer)), Time: e.Time, Text: removedText(&p, data)}))
 			n++
 		}
 	}
@@ -169,10 +169,10 @@ func valueAt(e *transcript.Entry, ptr string) transcript.Value {
 	return transcript.Value{}
 }
 
-// RemovedText decodes a removed value for the index: a string's text; a
+// removedText decodes a removed value for the index: a string's text; a
 // block's text or thinking; the texts of an array of blocks (what bs trim
 // moves), one a line; nothing for an image.
-func RemovedText(p *transcript.Parser, raw []byte) string {
+func removedText(p *transcript.Parser, raw []byte) string {
 	t, err := p.Parse(raw)
 	if err != nil {
 		return ""

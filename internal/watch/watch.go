@@ -134,7 +134,7 @@ func (w *Watcher) Pass(ctx context.Context) error {
 			args = append(args, "--sessions", r)
 		}
 		// Prune the store the filter writes to, read as the filter reads it.
-		args = append(args, StoreArgs(w.Filter[1:])...)
+		args = append(args, storeArgs(w.Filter[1:])...)
 		if err := w.Run(ctx, args); err != nil {
 			w.Log.Warn("retention failed", "err", err)
 		} else {
@@ -148,10 +148,10 @@ func (w *Watcher) Pass(ctx context.Context) error {
 // must be given too: which store, and how to read it.
 var pruneStoreFlags = []string{"store", "identity", "cache", "cache-size"}
 
-// StoreArgs picks the flags that name and open the store out of a
+// storeArgs picks the flags that name and open the store out of a
 // filter's arguments, given as --flag value, --flag=value or with one
 // dash, each as --flag=value.
-func StoreArgs(args []string) []string {
+func storeArgs(args []string) []string {
 	var out []string
 	for i := 0; i < len(args); i++ {
 		a := args[i]

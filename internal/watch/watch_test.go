@@ -63,13 +63,13 @@ func TestWatchReadsOnlyChanged(t *testing.T) {
 // TestStoreArgs: the store flags of the filter, in any form, are passed on
 // to prune-retention; other flags are not.
 func TestStoreArgs(t *testing.T) {
-	got := StoreArgs([]string{"--keep-recent", "1", "--store", "/s2", "--identity=k.txt", "-cache", "/c",
+	got := storeArgs([]string{"--keep-recent", "1", "--store", "/s2", "--identity=k.txt", "-cache", "/c",
 		"-cache-size=2G", "--encrypt-to", "age1x", "--min-length", "50", "--", "--store", "/no"})
 	want := []string{"--store=/s2", "--identity=k.txt", "--cache=/c", "--cache-size=2G"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("got %q, want %q", got, want)
 	}
-	if got := StoreArgs([]string{"--keep-recent", "1"}); len(got) != 0 {
+	if got := storeArgs([]string{"--keep-recent", "1"}); len(got) != 0 {
 		t.Fatalf("no store flags: got %q", got)
 	}
 }
