@@ -15,6 +15,7 @@ import (
 
 	"github.com/bstools/bs/blobstore"
 	"github.com/bstools/bs/filters/gauge"
+	"github.com/bstools/bs/filters/internal/spool"
 	"github.com/bstools/bs/filters/rules"
 	"github.com/bstools/bs/filters/transcript"
 )
@@ -562,11 +563,10 @@ type spill struct {
 // about it, and drops its bytes and its tree.
 func (s *spill) put(it *item) error {
 	if s.f == nil {
-		f, err := os.CreateTemp("", "bs-extract-*")
+		f, err := spool.Temp("bs-extract-*")
 		if err != nil {
 			return err
 		}
-		os.Remove(f.Name()) // gone with the process, whatever happens
 		s.f = f
 	}
 	b := it.line.Bytes()

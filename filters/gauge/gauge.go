@@ -16,6 +16,7 @@ import (
 	"sync"
 	"unsafe"
 
+	"github.com/bstools/bs/filters/internal/spool"
 	"github.com/bstools/bs/filters/transcript"
 )
 
@@ -661,11 +662,10 @@ func (b *tailBuffer) add(l transcript.Line) error {
 		return nil
 	}
 	if b.spill == nil {
-		f, err := os.CreateTemp("", "bs-gauge-*")
+		f, err := spool.Temp("bs-gauge-*")
 		if err != nil {
 			return err
 		}
-		os.Remove(f.Name()) // nothing outlives the process
 		b.spill, b.w = f, bufio.NewWriterSize(f, 1<<20)
 	}
 	var head [2 * binary.MaxVarintLen64]byte

@@ -16,6 +16,7 @@ import (
 	"os"
 	"slices"
 
+	"github.com/bstools/bs/filters/internal/spool"
 	"github.com/bstools/bs/internal/hugemem"
 )
 
@@ -93,6 +94,8 @@ type longParts struct {
 	mem [][]byte
 	n   int
 	f   *os.File // the parts so far, once past spillParts; mem is empty then
+	// noFile: the temp file could not be made; the pieces stay in memory.
+	noFile bool
 }
 
 // spillParts is how much of a long line from a pipe waits in memory; a
@@ -103,9 +106,10 @@ var spillParts = 16 << 20
 // the temp file not be made, the pieces stay in memory, as they would
 // without it.
 func (p *longParts) add(b []byte) error {
-	if p.f == nil && p.n+len(b) > spillParts {
-		if f, err := os.CreateTemp("", "bs-line-*"); err == nil {
-			os.Remove(f.Name()) // gone with the process, whatever happens
+	if p.f == nil && !p.noFile && p.n+len(b) > spillParts {
+		if f, err := spool.Temp("bs-line-*"); err != nil {
+			p.noFile = true // not tried again for every piece
+		} else {
 			p.f = f
 			for _, m := range p.mem {
 				if _, err := f.Write(m); err != nil {

@@ -23,7 +23,7 @@ func Open(r io.Reader, pattern string) (*Spool, error) {
 	if f, size, ok := regular(r); ok {
 		return &Spool{f: f, size: size}, nil
 	}
-	f, err := temp(pattern)
+	f, err := Temp(pattern)
 	if err != nil {
 		return nil, err
 	}
@@ -43,7 +43,7 @@ func Tee(r io.Reader, pattern string) (*Spool, io.Reader, error) {
 	if f, size, ok := regular(r); ok {
 		return &Spool{f: f, size: size}, f, nil
 	}
-	f, err := temp(pattern)
+	f, err := Temp(pattern)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -67,7 +67,9 @@ func regular(r io.Reader) (*os.File, int64, bool) {
 	return f, info.Size(), true
 }
 
-func temp(pattern string) (*os.File, error) {
+// Temp makes a temporary file, named by pattern as os.CreateTemp names
+// one, and unlinks it at once: nothing of it outlives the process.
+func Temp(pattern string) (*os.File, error) {
 	f, err := os.CreateTemp("", pattern)
 	if err != nil {
 		return nil, err
