@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"time"
 
@@ -200,15 +199,6 @@ func (p *packs) readHuge(ctx context.Context, e entry, fn func(io.Reader) error)
 	return true, fn(dec)
 }
 
-// readError is what read makes of an error reading copy e's pack.
-func (p *packs) readError(e entry, err error) error {
-	if errors.Is(err, fs.ErrNotExist) {
-		p.gone.Store(e.pack, struct{}{})
-		return notFound(e.d, err)
-	}
-	return fmt.Errorf("get blob %s: pack %s of %s: %w", e.d, e.pack, p.be.where(), err)
-}
-
 // getHuge reads copy e of a huge blob (isHuge) into memory of exactly its
 // size, checked against its digest; read as for readHuge.
 func (p *packs) getHuge(ctx context.Context, e entry) (data []byte, read bool, err error) {
@@ -286,7 +276,7 @@ func decodeError(d Digest, err error) error {
 func (c *crypter) openStream(d Digest, stored io.Reader) (io.Reader, error) {
 	br := bufio.NewReaderSize(stored, 64<<10)
 	head, _ := br.Peek(len(ageMagic))
-	if !bytes.HasPrefix(head, ageMagic) {
+	if !isEncrypted(head) {
 		return br, nil
 	}
 	r, err := c.decrypt(d, br)

@@ -225,15 +225,20 @@ func (p *packs) isGone(id packID) bool {
 	return ok
 }
 
+// readError is what a read makes of an error reading copy e's pack.
+func (p *packs) readError(e entry, err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		p.gone.Store(e.pack, struct{}{})
+		return notFound(e.d, err)
+	}
+	return fmt.Errorf("get blob %s: pack %s of %s: %w", e.d, e.pack, p.be.where(), err)
+}
+
 // read returns the stored form of copy e, into *buf.
 func (p *packs) read(ctx context.Context, e entry, buf *[]byte) ([]byte, error) {
 	b, err := p.be.readPack(ctx, e.pack, int64(e.off), int(e.length), *buf)
-	if errors.Is(err, fs.ErrNotExist) {
-		p.gone.Store(e.pack, struct{}{})
-		return nil, notFound(e.d, err)
-	}
 	if err != nil {
-		return nil, fmt.Errorf("get blob %s: pack %s of %s: %w", e.d, e.pack, p.be.where(), err)
+		return nil, p.readError(e, err)
 	}
 	*buf = b
 	return b, nil
