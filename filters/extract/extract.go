@@ -111,6 +111,7 @@ type item struct {
 	seq     int // messages seen up to and including this line
 	need    int // messages that must follow before it may move
 	acct    gauge.LedgerLine
+	pre     *prepared // what the parsers worked out of the values that may move
 	// spilled, when not -1, is where the line's bytes wait in the spill
 	// file; the line holds no bytes and the item no tree meanwhile.
 	spilled int64
@@ -173,7 +174,7 @@ func runOn(ctx context.Context, name string, r io.Reader, w io.Writer, opt Optio
 	// the ledger, so a line it reads in time has one).
 	x.measuring.Store(true)
 	x.src.Annotate(func(t *transcript.Tree, d transcript.Dialect) any {
-		return gauge.LedgerLineOf(t, d, x.est, x.measuring.Load())
+		return note{acct: gauge.LedgerLineOf(t, d, x.est, x.measuring.Load()), pre: x.prepare(t, d)}
 	})
 	defer x.src.Close()
 	defer x.spill.close()
@@ -229,8 +230,8 @@ func (x *run) loop(ctx context.Context) error {
 		x.stats.Lines++
 		x.stats.BytesIn += int64(line.Len())
 		it := &item{line: line, need: -1, spilled: -1}
-		if a, ok := x.src.Annotation().(gauge.LedgerLine); ok {
-			it.acct = a
+		if n, ok := x.src.Annotation().(note); ok {
+			it.acct, it.pre = n.acct, n.pre
 		} else {
 			it.acct = gauge.UnparsedLedgerLine(line.Body)
 		}
@@ -475,16 +476,17 @@ func (x *run) emit(ctx context.Context, it *item, move bool) error {
 	sizes := map[string]int{}
 	keys := make([]string, 0, len(it.chosen))
 	// What moving the values takes out of the context, as the gauge
-	// counts the line.
-	reps := make([]gauge.Replacement, len(it.chosen))
-	for i, v := range it.chosen {
-		reps[i] = gauge.Replacement{Node: v.Node, Text: ph}
+	// counts the line, and their digests: worked out by the parsers
+	// when these are the values they expected to move.
+	pre := it.pre
+	if !pre.covers(it.chosen) {
+		pre = prepare(t, x.src.Dialect(), x.est, ph, it.chosen)
 	}
-	net, tokens := gauge.Replaced(t, x.src.Dialect(), x.est, reps)
-	it.acct.Removed, it.acct.Added = max(net, 0), max(-net, 0)
+	it.acct.Removed, it.acct.Added = max(pre.net, 0), max(-pre.net, 0)
+	tokens := pre.tokens
 	for i, v := range it.chosen {
 		raw := t.Raw(v.Node)
-		d := blobstore.Sum(raw)
+		d := pre.digests[i]
 		edits = append(edits, t.ReplaceValue(v.Node, transcript.PlaceholderValue(ph, v.Block)))
 		blobs = append(blobs, blob{d, raw})
 		meta.Add(v.Pointer, d.String(), len(raw), tokens[i])
@@ -538,6 +540,79 @@ func (x *run) emit(ctx context.Context, it *item, move bool) error {
 		return out, orig, nil
 	})
 	return nil
+}
+
+// note is what the parsers make of a line beside parsing it
+// (Source.Annotate): what it is to the gauge's ledger, and the values
+// that may move, prepared.
+type note struct {
+	acct gauge.LedgerLine
+	pre  *prepared
+}
+
+// prepared is what moving some values of a line needs beside the line
+// itself: their digests, and what moving them takes out of the context
+// as the gauge counts the line (gauge.Replaced), in total and each.
+// Hashing and counting every value that moves is a good part of a run's
+// work; the parsers do it beside the parsing, on every core, for the
+// values a line would move by the size and type options, instead of the
+// one goroutine that takes the lines in order.
+type prepared struct {
+	nodes   []int
+	digests []blobstore.Digest
+	net     int
+	tokens  []int
+}
+
+// prepare is what the parsers work out of line t: the values that would
+// move by --types and --min-length (what decide chooses unless the
+// entry's _extractable, a rule or an earlier extraction says otherwise),
+// prepared. nil when there are none.
+func (x *run) prepare(t *transcript.Tree, d transcript.Dialect) *prepared {
+	e := transcript.View(t, d)
+	var moves []transcript.Value
+	for _, v := range e.Values {
+		raw := t.Raw(v.Measure)
+		if v.Moves(x.opt.Types) && transcript.AtLeastChars(raw, x.opt.MinLength+1) && !transcript.IsRawPlaceholder(raw) {
+			moves = append(moves, v)
+		}
+	}
+	if len(moves) == 0 {
+		return nil
+	}
+	id := e.ID
+	if id == "" {
+		id = transcript.DeriveIDOf(t)
+	}
+	return prepare(t, d, x.est, transcript.Placeholder(id), moves)
+}
+
+// prepare prepares moving the values vs of line t, each replaced by the
+// placeholder ph.
+func prepare(t *transcript.Tree, d transcript.Dialect, est gauge.Estimator, ph string, vs []transcript.Value) *prepared {
+	p := &prepared{nodes: make([]int, len(vs)), digests: make([]blobstore.Digest, len(vs))}
+	reps := make([]gauge.Replacement, len(vs))
+	for i, v := range vs {
+		p.nodes[i] = v.Node
+		p.digests[i] = blobstore.Sum(t.Raw(v.Node))
+		reps[i] = gauge.Replacement{Node: v.Node, Text: ph}
+	}
+	p.net, p.tokens = gauge.Replaced(t, d, est, reps)
+	return p
+}
+
+// covers reports whether p was prepared for exactly the values vs, in
+// their order (what counts for one value may depend on the others).
+func (p *prepared) covers(vs []transcript.Value) bool {
+	if p == nil || len(p.nodes) != len(vs) {
+		return false
+	}
+	for i, v := range vs {
+		if p.nodes[i] != v.Node {
+			return false
+		}
+	}
+	return true
 }
 
 // valueText is the text a moved value holds, for search, as a raw JSON
