@@ -168,6 +168,7 @@ func runOn(ctx context.Context, name string, r io.Reader, w io.Writer, opt Optio
 	x.src = transcript.NewSource(name, r, opt.Format, onBad)
 	x.src.NumberFrom(opt.LinesBefore + 1)
 	x.src.Parallel(opt.Workers) // -j N bounds the parsers too
+	x.src.KeepLines()           // the lines wait in the queue for their fate
 	// What each line is to the gauge, read beside the parsing.
 	// Estimating a line costs as much as parsing it: only while the
 	// ledger's calibration reads the estimates (the parsers run ahead of

@@ -224,7 +224,7 @@ func (s *Source) Close() {
 
 // startPipeline starts the reader and the parsers.
 func (s *Source) startPipeline() {
-	annotate, parseIf, d := s.annotate, s.parseIf, s.dialect
+	annotate, parseIf, d, keeps := s.annotate, s.parseIf, s.dialect, s.keeps
 	p := &pipeline{
 		// The trees are memory too: a batch's count against the budget
 		// until the caller moves past it.
@@ -256,7 +256,13 @@ func (s *Source) startPipeline() {
 				b = &lineBatch{}
 			}
 			for b.bytes < limit && len(b.lines) < batchLines {
-				line, err := s.r.NextView()
+				var line Line
+				var err error
+				if keeps {
+					line, err = s.r.Next()
+				} else {
+					line, err = s.r.NextView()
+				}
 				if err != nil {
 					if err != io.EOF {
 						p.err = err
@@ -264,7 +270,7 @@ func (s *Source) startPipeline() {
 					eof = true
 					break
 				}
-				b.add(line, s.r.Owned())
+				b.add(line, keeps || s.r.Owned())
 				if !s.r.LineBuffered() {
 					// The next line may take waiting for (a live pipe,
 					// a line still being written): hand on what there

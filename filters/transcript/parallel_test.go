@@ -19,15 +19,19 @@ import (
 // must be what the annotating function makes of the line's tree. The
 // lines Next gives are kept to the end, and must still be what they were.
 func sourceRecord(t *testing.T, in []byte, workers int, onBad func(*BadLineError) error) (string, error) {
-	return sourceRecordWith(t, in, workers, onBad, false, nil)
+	return sourceRecordWith(t, in, workers, onBad, false, false, nil)
 }
 
 // sourceRecordWith is sourceRecord reading with NextView when view is set,
-// and with ParseIf(parseIf) when that is not nil.
-func sourceRecordWith(t *testing.T, in []byte, workers int, onBad func(*BadLineError) error, view bool, parseIf func([]byte) bool) (string, error) {
+// after KeepLines when keeps is, and with ParseIf(parseIf) when that is
+// not nil.
+func sourceRecordWith(t *testing.T, in []byte, workers int, onBad func(*BadLineError) error, view, keeps bool, parseIf func([]byte) bool) (string, error) {
 	t.Helper()
 	src := NewSource("in", bytes.NewReader(in), Unknown, onBad)
 	src.Parallel(workers)
+	if keeps {
+		src.KeepLines()
+	}
 	if parseIf != nil {
 		src.ParseIf(parseIf)
 	}
@@ -136,18 +140,20 @@ func TestParallelSourceAsSerial(t *testing.T) {
 				t.Errorf("%s, batches of %d bytes: bad lines %v, serially %v", name, size, badParallel, badSerial)
 			}
 			for _, view := range []bool{false, true} {
-				for _, parseIf := range []func([]byte) bool{nil, oddLength} {
-					var badSerial, badParallel []int
-					want, err := sourceRecordWith(t, []byte(in), 1, func(e *BadLineError) error { badSerial = append(badSerial, e.Line); return nil }, view, parseIf)
-					if err != nil {
-						t.Fatal(err)
-					}
-					got, err := sourceRecordWith(t, []byte(in), 3, func(e *BadLineError) error { badParallel = append(badParallel, e.Line); return nil }, view, parseIf)
-					if err != nil {
-						t.Fatal(err)
-					}
-					if got != want || !slices.Equal(badSerial, badParallel) {
-						t.Errorf("%s, batches of %d bytes, view %v, ParseIf %v: a Parallel Source gave other lines, trees or bad lines than a serial one", name, size, view, parseIf != nil)
+				for _, keeps := range []bool{false, true} {
+					for _, parseIf := range []func([]byte) bool{nil, oddLength} {
+						var badSerial, badParallel []int
+						want, err := sourceRecordWith(t, []byte(in), 1, func(e *BadLineError) error { badSerial = append(badSerial, e.Line); return nil }, view, keeps, parseIf)
+						if err != nil {
+							t.Fatal(err)
+						}
+						got, err := sourceRecordWith(t, []byte(in), 3, func(e *BadLineError) error { badParallel = append(badParallel, e.Line); return nil }, view, keeps, parseIf)
+						if err != nil {
+							t.Fatal(err)
+						}
+						if got != want || !slices.Equal(badSerial, badParallel) {
+							t.Errorf("%s, batches of %d bytes, view %v, KeepLines %v, ParseIf %v: a Parallel Source gave other lines, trees or bad lines than a serial one", name, size, view, keeps, parseIf != nil)
+						}
 					}
 				}
 			}

@@ -32,6 +32,7 @@ type Source struct {
 	onBad   func(*BadLineError) error
 	workers int       // parsers of a Parallel Source
 	pipe    *pipeline // once started
+	keeps   bool      // see KeepLines
 
 	annotate func(*Tree, Dialect) any // see Annotate
 	note     any                      // what annotate made of the line last returned
@@ -65,6 +66,16 @@ func (s *Source) ParseIf(fn func(line []byte) bool) { s.parseIf = fn }
 // Skipped reports whether the line Next last returned was left unparsed
 // because ParseIf's function did not accept it.
 func (s *Source) Skipped() bool { return s.skipped }
+
+// KeepLines tells a Parallel Source that its caller keeps the lines Next
+// returns (a line waiting for later ones to decide its fate): its reader
+// then reads each line into memory of its own, as Reader.Next does, and
+// Next hands it out as it is. Otherwise the reader copies lines into a
+// batch's reused memory, which costs less, and Next copies each line out
+// again on the caller's goroutine, which takes the lines in order and so
+// is the one to spare. It changes nothing without Parallel. Call it
+// before the first Next.
+func (s *Source) KeepLines() { s.keeps = true }
 
 // NewSource returns a Source over r. A nil dialect means detect it.
 // onBad is called for each line that is not valid JSON; a non-nil error
