@@ -175,7 +175,8 @@ func runOn(ctx context.Context, name string, r io.Reader, w io.Writer, opt Optio
 	// the ledger, so a line it reads in time has one).
 	x.measuring.Store(true)
 	x.src.Annotate(func(t *transcript.Tree, d transcript.Dialect) any {
-		return note{acct: gauge.LedgerLineOf(t, d, x.est, x.measuring.Load()), pre: x.prepare(t, d)}
+		e := transcript.View(t, d)
+		return note{acct: gauge.LedgerLineOf(t, d, x.est, x.measuring.Load()), entry: e, pre: x.prepare(&e, d)}
 	})
 	defer x.src.Close()
 	defer x.spill.close()
@@ -231,14 +232,18 @@ func (x *run) loop(ctx context.Context) error {
 		x.stats.Lines++
 		x.stats.BytesIn += int64(line.Len())
 		it := &item{line: line, need: -1, spilled: -1}
-		if n, ok := x.src.Annotation().(note); ok {
+		n, noted := x.src.Annotation().(note)
+		if noted {
 			it.acct, it.pre = n.acct, n.pre
 		} else {
 			it.acct = gauge.UnparsedLedgerLine(line.Body)
 		}
 		it.acct.Bytes = line.Len()
 		if tree != nil {
-			it.entry = transcript.View(tree, x.src.Dialect())
+			it.entry = n.entry // transcript.View of the tree, made by the parsers
+			if !noted {
+				it.entry = transcript.View(tree, x.src.Dialect())
+			}
 			x.tools.Name(&it.entry)
 			if x.session == "" && it.entry.SessionID != "" {
 				x.session = it.entry.SessionID
@@ -544,11 +549,12 @@ func (x *run) emit(ctx context.Context, it *item, move bool) error {
 }
 
 // note is what the parsers make of a line beside parsing it
-// (Source.Annotate): what it is to the gauge's ledger, and the values
-// that may move, prepared.
+// (Source.Annotate): what it is to the gauge's ledger, its view, and the
+// values that may move, prepared.
 type note struct {
-	acct gauge.LedgerLine
-	pre  *prepared
+	acct  gauge.LedgerLine
+	entry transcript.Entry
+	pre   *prepared
 }
 
 // prepared is what moving some values of a line needs beside the line
@@ -565,12 +571,12 @@ type prepared struct {
 	tokens  []int
 }
 
-// prepare is what the parsers work out of line t: the values that would
+// prepare is what the parsers work out of the line e views: the values that would
 // move by --types and --min-length (what decide chooses unless the
 // entry's _extractable, a rule or an earlier extraction says otherwise),
 // prepared. nil when there are none.
-func (x *run) prepare(t *transcript.Tree, d transcript.Dialect) *prepared {
-	e := transcript.View(t, d)
+func (x *run) prepare(e *transcript.Entry, d transcript.Dialect) *prepared {
+	t := e.Tree
 	var moves []transcript.Value
 	for _, v := range e.Values {
 		raw := t.Raw(v.Measure)
