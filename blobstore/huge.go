@@ -26,8 +26,8 @@ var hugeBlob = 16 << 20
 
 // putHuge adds blob d (data) to the batch as add does, its stored form
 // compressed and sealed as a stream: first into a temp file laid out as a
-// pack of its own (its header, then the stored form), then placed exactly
-// where add would have placed it. A form small enough to wait in memory
+// pack of its own (its header, then the stored form), then placed where
+// add would have placed it (place). A form small enough to wait in memory
 // (one that compressed well) is read back and added so; one that starts
 // a new pack makes the temp file that pack, with no copy; one that joins
 // the pack being filled is copied into it from the file.
@@ -58,28 +58,16 @@ func (p *packs) putHuge(d Digest, data []byte) error {
 		discard()
 		return nil
 	}
-	b := p.cur
-	if b == nil {
-		b = &building{id: newPackID()}
-		p.cur = b
-	}
-	if b.f == nil && len(b.entries) < p.looseMax && int64(b.memSize)+n <= looseMem {
+	b, inMemory := p.place(n)
+	if inMemory { // it compressed well
 		form := make([]byte, n)
 		_, err := io.ReadFull(stored, form)
 		discard()
 		if err != nil {
 			return err
 		}
-		b.mem = append(b.mem, form)
-		b.memSize += len(form)
-		b.entries = append(b.entries, e)
-		p.pending[d] = struct{}{}
+		p.hold(b, e, form)
 		return nil
-	}
-	if b.f != nil && len(b.entries) > 0 && b.size+n > packTarget {
-		p.full = append(p.full, b)
-		b = &building{id: newPackID()}
-		p.cur = b
 	}
 	if b.f == nil && len(b.entries) == 0 {
 		// A pack of its own: the temp file is it, as spill would write it.
@@ -96,8 +84,7 @@ func (p *packs) putHuge(d Digest, data []byte) error {
 	}
 	e.off = uint32(b.size)
 	b.size += n
-	b.entries = append(b.entries, e)
-	p.pending[d] = struct{}{}
+	p.hold(b, e, nil)
 	return nil
 }
 

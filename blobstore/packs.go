@@ -379,22 +379,10 @@ func (p *packs) add(d Digest, stored []byte, size int) error {
 	if _, ok := p.pending[d]; ok {
 		return nil
 	}
-	b := p.cur
-	if b == nil {
-		b = &building{id: newPackID()}
-		p.cur = b
-	}
-	if b.f == nil && len(b.entries) < p.looseMax && b.memSize+len(stored) <= looseMem {
-		b.mem = append(b.mem, bytes.Clone(stored))
-		b.memSize += len(stored)
-		b.entries = append(b.entries, e)
-		p.pending[d] = struct{}{}
+	b, inMemory := p.place(int64(len(stored)))
+	if inMemory {
+		p.hold(b, e, bytes.Clone(stored))
 		return nil
-	}
-	if b.f != nil && len(b.entries) > 0 && b.size+int64(len(stored)) > packTarget {
-		p.full = append(p.full, b)
-		b = &building{id: newPackID()}
-		p.cur = b
 	}
 	if err := p.spill(b); err != nil {
 		return fmt.Errorf("put blob %s: %w", d, err)
@@ -404,9 +392,42 @@ func (p *packs) add(d Digest, stored []byte, size int) error {
 		return fmt.Errorf("put blob %s: %w", d, err)
 	}
 	b.size += int64(len(stored))
-	b.entries = append(b.entries, e)
-	p.pending[d] = struct{}{}
+	p.hold(b, e, nil)
 	return nil
+}
+
+// place is where a stored form of n bytes goes in the batch, under p.mu:
+// the pack being built (a new one when there is none, or when the form
+// would take the one being filled past packTarget), and whether the form
+// waits in memory there: while the pack has no file yet and the forms it
+// holds are few and small, the batch may still be written as loose blobs
+// (Commit).
+func (p *packs) place(n int64) (b *building, inMemory bool) {
+	b = p.cur
+	if b == nil {
+		b = &building{id: newPackID()}
+		p.cur = b
+	}
+	if b.f == nil && len(b.entries) < p.looseMax && int64(b.memSize)+n <= looseMem {
+		return b, true
+	}
+	if b.f != nil && len(b.entries) > 0 && b.size+n > packTarget {
+		p.full = append(p.full, b)
+		b = &building{id: newPackID()}
+		p.cur = b
+	}
+	return b, false
+}
+
+// hold records e in b, under p.mu, once its stored form is in b's file
+// (form nil: e.off says where) or, when form is given, waits in memory.
+func (p *packs) hold(b *building, e entry, form []byte) {
+	if form != nil {
+		b.mem = append(b.mem, form)
+		b.memSize += len(form)
+	}
+	b.entries = append(b.entries, e)
+	p.pending[e.d] = struct{}{}
 }
 
 // spill gives b its temp file, if it has none yet, and moves the blobs it
