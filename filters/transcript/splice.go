@@ -40,13 +40,12 @@ func SpliceLine(line Line, edits []Edit) ([]byte, error) {
 // back is written out without a second copy of it.
 func SplicePieces(line Line, edits []Edit) ([][]byte, error) {
 	src := line.Body
-	sort.SliceStable(edits, func(i, j int) bool { return edits[i].Start < edits[j].Start })
+	if _, err := sortEdits(src, edits); err != nil {
+		return nil, err
+	}
 	pieces := make([][]byte, 0, 2*len(edits)+2)
 	pos := 0
 	for _, e := range edits {
-		if e.Start < pos || e.End < e.Start || e.End > len(src) {
-			return nil, fmt.Errorf("splice: edit [%d,%d) overlaps or lies outside [%d,%d)", e.Start, e.End, pos, len(src))
-		}
 		pieces = append(pieces, src[pos:e.Start], e.Text)
 		pos = e.End
 	}
@@ -59,21 +58,31 @@ func SplicePieces(line Line, edits []Edit) ([][]byte, error) {
 
 var newline = []byte{'\n'}
 
-// splice is Splice, leaving room for extra more bytes after the result.
-func splice(dst, src []byte, edits []Edit, extra int) ([]byte, error) {
+// sortEdits sorts edits by where they start and checks that they lie
+// within src without overlapping; it returns the size of src spliced.
+func sortEdits(src []byte, edits []Edit) (int, error) {
 	sort.SliceStable(edits, func(i, j int) bool { return edits[i].Start < edits[j].Start })
 	pos, size := 0, len(src)
 	for _, e := range edits {
 		if e.Start < pos || e.End < e.Start || e.End > len(src) {
-			return nil, fmt.Errorf("splice: edit [%d,%d) overlaps or lies outside [%d,%d)", e.Start, e.End, pos, len(src))
+			return 0, fmt.Errorf("splice: edit [%d,%d) overlaps or lies outside [%d,%d)", e.Start, e.End, pos, len(src))
 		}
 		pos = e.End
 		size += len(e.Text) - (e.End - e.Start)
 	}
+	return size, nil
+}
+
+// splice is Splice, leaving room for extra more bytes after the result.
+func splice(dst, src []byte, edits []Edit, extra int) ([]byte, error) {
+	size, err := sortEdits(src, edits)
+	if err != nil {
+		return nil, err
+	}
 	// One allocation for the result: growing it edit by edit would copy
 	// and clear a line-sized buffer several times.
 	dst = slices.Grow(dst, size+extra)
-	pos = 0
+	pos := 0
 	for _, e := range edits {
 		dst = append(dst, src[pos:e.Start]...)
 		dst = append(dst, e.Text...)
