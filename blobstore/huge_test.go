@@ -12,13 +12,20 @@ import (
 )
 
 // TestHugeBlobs: a blob above the huge threshold (lowered here to 4 KiB)
-// is compressed and read back as a stream, and lands where any other
-// would: one that compresses well waits in memory and may go loose, one
-// that does not joins the pack being filled or starts its own. It reads
-// back (plain and encrypted), a second Put relies on its copy, a damaged
-// copy is an ErrCorrupt and a Put writes a fresh one, and a store without
-// the key cannot read it.
+// is compressed as a stream, and lands where any other would: one that
+// compresses well waits in memory and may go loose, one that does not
+// joins the pack being filled or starts its own. It reads back (plain and
+// encrypted), a second Put relies on its copy, a damaged copy is an
+// ErrCorrupt and a Put writes a fresh one, and a store without the key
+// cannot read it. In a directory and through object storage (a file://
+// URL: Cloud, whose packs are read whole rather than as a stream).
 func TestHugeBlobs(t *testing.T) {
+	for _, kind := range []string{"dir", "file-url"} {
+		t.Run(kind, func(t *testing.T) { testHugeBlobs(t, kind) })
+	}
+}
+
+func testHugeBlobs(t *testing.T, kind string) {
 	defer blobstore.SetHugeBlob(4 << 10)()
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(7, 7))
@@ -37,6 +44,12 @@ func TestHugeBlobs(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "store")
+			if kind == "file-url" {
+				if err := os.Mkdir(dir, 0o700); err != nil {
+					t.Fatal(err)
+				}
+				dir = "file://" + filepath.ToSlash(dir)
+			}
 			open := func(opt blobstore.OpenOptions) blobstore.Store {
 				s, err := blobstore.Open(ctx, dir, opt)
 				if err != nil {
@@ -76,10 +89,19 @@ func TestHugeBlobs(t *testing.T) {
 			// Text waits in memory, then the noise fills the pack.
 			pending(s, text[0], small, noise[0], noise[1], text[0])
 			layout("a batch of text and noise", 4, 1, 0)
-			pending(s, text[1]) // a small batch: loose
-			layout("a batch of one huge value that compresses well", 4, 1, 1)
-			pending(s, noise[2]) // a pack of its own
-			sum := layout("a batch of one huge value that does not compress", 5, 2, 1)
+			pending(s, text[1])
+			var sum blobstore.Summary
+			if kind == "dir" {
+				// A small batch goes loose in a directory.
+				layout("a batch of one huge value that compresses well", 4, 1, 1)
+				pending(s, noise[2]) // a pack of its own
+				sum = layout("a batch of one huge value that does not compress", 5, 2, 1)
+			} else {
+				// Object storage packs every batch.
+				layout("a batch of one huge value that compresses well", 5, 2, 0)
+				pending(s, noise[2])
+				sum = layout("a batch of one huge value that does not compress", 6, 3, 0)
+			}
 			check(s)
 			if encrypted {
 				if _, err := open(blobstore.OpenOptions{}).Get(ctx, blobstore.Sum(noise[0])); !errors.Is(err, blobstore.ErrNoIdentity) {
