@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"path/filepath"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -101,6 +102,36 @@ func TestReaderHandsOverHugeLines(t *testing.T) {
 		}
 		if len(kept) != 2 || string(kept[0].Body) != huge || string(kept[1].Body) != huge || !kept[0].Newline || kept[1].Newline {
 			t.Fatalf("%s: a huge line's memory did not stay as it was read", name)
+		}
+	}
+}
+
+// TestLongPartsSpill: the pieces of a long line from a pipe wait in memory
+// up to spillParts, and past it in a temp file (none of them in memory
+// then); where no temp file can be made, they stay in memory. Either way
+// the line comes back whole.
+func TestLongPartsSpill(t *testing.T) {
+	defer func(old int) { spillParts = old }(spillParts)
+	spillParts = 10
+	pieces := []string{"0123", "4567", "89ab", "cdef"}
+	for _, tmp := range []string{t.TempDir(), filepath.Join(t.TempDir(), "missing")} {
+		t.Setenv("TMPDIR", tmp)
+		var p longParts
+		for i, piece := range pieces[:3] {
+			if err := p.add([]byte(piece)); err != nil {
+				t.Fatal(err)
+			}
+			if i == 1 && (p.f != nil || len(p.mem) != 2) {
+				t.Fatalf("TMPDIR %s: 8 bytes, within spillParts: file %v, %d pieces in memory; want them all in memory", tmp, p.f != nil, len(p.mem))
+			}
+		}
+		spilled := p.f != nil
+		if canWrite := !strings.HasSuffix(tmp, "missing"); spilled != canWrite || spilled && len(p.mem) != 0 || !spilled && !p.noFile {
+			t.Fatalf("TMPDIR %s: past spillParts: file %v, %d pieces in memory, noFile %v", tmp, spilled, len(p.mem), p.noFile)
+		}
+		line, err := p.line([]byte(pieces[3]))
+		if err != nil || string(line) != strings.Join(pieces, "") {
+			t.Fatalf("TMPDIR %s: line %q, %v", tmp, line, err)
 		}
 	}
 }
