@@ -199,11 +199,13 @@ func StringChars(raw []byte) int { return countChars(raw, -1) }
 // countChars counts like StringChars but stops once it has seen limit
 // characters (limit < 0: no limit). It goes eight bytes at a time: a word
 // without a backslash holds as many characters as it has bytes that do
-// not continue a UTF-8 sequence (the parser has checked the UTF-8). Agent
-// text is dense with escapes (quotes, newlines, tabs), so stopping only
-// at the words that hold one, rather than searching from escape to escape
-// with bytes.IndexByte, matters: 1.4 times as fast on such text
-// (BenchmarkStringChars).
+// not continue a UTF-8 sequence (the parser has checked the UTF-8), less
+// one for each backslash when every one it holds starts a two-byte escape.
+// Agent text is dense with such escapes (quotes, newlines, tabs), so
+// counting them word by word, and going byte by byte only for the rare
+// others, matters: going by words at all was 1.4 times as fast as
+// searching from escape to escape with bytes.IndexByte, and counting the
+// words with escapes 1.4 times as fast again (BenchmarkStringChars).
 func countChars(raw []byte, limit int) int {
 	if len(raw) < 2 {
 		return 0
@@ -216,10 +218,23 @@ func countChars(raw []byte, limit int) int {
 				return n
 			}
 			w := binary.LittleEndian.Uint64(s[i:])
-			if hasBackslash(w) {
+			if !hasBackslash(w) {
+				n += 8 - continuations(w)
+				continue
+			}
+			// A word whose every backslash starts a two-byte escape
+			// (\n, \t, \"): each backslash and the byte it escapes are
+			// one character, the escaped byte counted as any other,
+			// also when it begins the next word. Anything else (\\, \u)
+			// goes byte by byte.
+			bs := bytesEqual(w, '\\')
+			if bs&(bs<<8) != 0 || (bs<<8)&bytesEqual(w, 'u') != 0 {
 				break
 			}
-			n += 8 - continuations(w)
+			if bs>>56 != 0 && (i+8 == len(s) || s[i+8] == 'u' || s[i+8] == '\\') {
+				break
+			}
+			n += 8 - continuations(w) - bits.OnesCount64(bs)
 		}
 		if i >= len(s) || (limit >= 0 && n >= limit) {
 			return n
@@ -258,6 +273,14 @@ func hasBackslash(w uint64) bool {
 	const lo, hi = 0x0101010101010101, 0x8080808080808080
 	x := w ^ (lo * '\\')
 	return (x-lo)&^x&hi != 0
+}
+
+// bytesEqual marks each byte of w that is c with its high bit, exactly
+// (hasBackslash's test may also mark a byte after a match).
+func bytesEqual(w uint64, c byte) uint64 {
+	const lo, low7 = 0x0101010101010101, 0x7F7F7F7F7F7F7F7F
+	x := w ^ (lo * uint64(c))
+	return ^((x&low7 + low7) | x | low7)
 }
 
 // continuations counts the bytes of w that continue a UTF-8 sequence
