@@ -1,0 +1,38 @@
+package archive
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestHasSpendMark: on random lines of marks, their pieces, quotes and
+// text, hasSpendMark says what searching for each mark says.
+func TestHasSpendMark(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 5))
+	pieces := []string{`"`, `\"`, `usage`, `sage"`, `token_`, `count"`, `turn_context`, `"_spent"`, `_spen`, `t"`, `e"`, "x", " ", `":{`, `ü`}
+	for range 20000 {
+		var sb strings.Builder
+		for range r.IntN(12) {
+			sb.WriteString(pieces[r.IntN(len(pieces))])
+		}
+		line := []byte(sb.String())
+		want := slices.ContainsFunc(spendMarks, func(m []byte) bool { return bytes.Contains(line, m) })
+		if got := hasSpendMark(line); got != want {
+			t.Fatalf("hasSpendMark(%s) = %v, want %v", line, got, want)
+		}
+	}
+}
+
+func BenchmarkHasSpendMark(b *testing.B) {
+	line := []byte(`{"type":"message","message":{"role":"toolResult","content":[{"type":"text","text":"` +
+		strings.Repeat(`the output \"quoted\" of a test run \t status ok \n `, 400) + `"}]}}`)
+	b.SetBytes(int64(len(line)))
+	for b.Loop() {
+		if hasSpendMark(line) {
+			b.Fatal("a mark in a line without one")
+		}
+	}
+}
