@@ -12,9 +12,10 @@ type Conversation interface {
 	Session(id string, replace bool)
 	// Agent is a subagent's own id.
 	Agent(id string)
-	// User is text in a user message (the runtime's own insertions
-	// included: the taker tells them apart), Said the agent's text; chars
-	// is the text's length in characters, when is the line's time.
+	// User is text the user wrote in a user message (not what the
+	// runtime inserts there of its own accord: reminders, command
+	// output, its instructions), Said the agent's text; chars is the
+	// text's length in characters, when is the line's time.
 	User(text string, chars int, when string)
 	Said(text string, chars int)
 	// Call is a tool call with its arguments object (node args of t, -1
@@ -97,6 +98,9 @@ func readText(t *Tree, content int, count bool) (string, int) {
 type conversing struct {
 	t *Tree
 	c Conversation
+	// inserted are how the texts the runtime puts in a user message of
+	// its own accord begin (user leaves them out).
+	inserted []string
 }
 
 func (v *conversing) str(i int, names ...string) string { return v.t.Str(v.t.Path(i, names...)) }
@@ -115,7 +119,17 @@ func (v *conversing) isTrue(i int, name string) bool { return v.raw(v.t.Get(i, n
 func (v *conversing) text(content int) (string, int) { return ConversationText(v.t, content) }
 func (v *conversing) head(content int) string        { return ConversationHead(v.t, content) }
 
-func (v *conversing) user(text string, chars int) { v.c.User(text, chars, v.str(0, "timestamp")) }
+// user tells the Conversation of a user message's text, unless the
+// runtime inserted it.
+func (v *conversing) user(text string, chars int) {
+	trimmed := strings.TrimSpace(text)
+	for _, p := range v.inserted {
+		if strings.HasPrefix(trimmed, p) {
+			return
+		}
+	}
+	v.c.User(text, chars, v.str(0, "timestamp"))
+}
 
 // anthropic reads Messages API content: user text, assistant text,
 // tool_use and tool_result blocks (Claude Code, generic chat).

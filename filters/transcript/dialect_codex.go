@@ -184,7 +184,7 @@ func (codex) StandInEntry(s *StandIn, n StandInNote) []byte {
 
 // Converse reads line t into c.
 func (codex) Converse(t *Tree, c Conversation) {
-	v := conversing{t: t, c: c}
+	v := conversing{t: t, c: c, inserted: codexInserted}
 	v.codex()
 }
 
@@ -342,3 +342,11 @@ func (codex) Unit(t *Tree, lastMsgID string) Unit {
 
 // StatesWindow: token_count events state the model's context window.
 func (codex) StatesWindow() bool { return true }
+
+// codexInserted are how the texts Codex puts in a user message of its own
+// accord begin: the environment, the user's and the project's
+// instructions, an aborted turn, a command the user ran.
+var codexInserted = []string{
+	"<environment_context>", "<user_instructions>", "<INSTRUCTIONS>", "# AGENTS.md instructions", "<turn_aborted>",
+	"<user_shell_command>",
+}
