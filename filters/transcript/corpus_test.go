@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -74,5 +75,46 @@ func TestStrictStops(t *testing.T) {
 		if err != nil {
 			t.Fatalf("got %v, want the onBad error", err)
 		}
+	}
+}
+
+// TestCorpusCallsAgree: on every line of the corpus, where present, and
+// of a server tool's call and result (the corpus has none), in a dialect
+// whose chain pairs calls with their results (Link), the calls a line
+// issues and answers are the same to the filters that keep a call with
+// its result (roll, through Link) and to those that find turns (archive,
+// through Turn): one reading per dialect, not two that drift.
+func TestCorpusCallsAgree(t *testing.T) {
+	serverTool := filepath.Join(t.TempDir(), "server-tool.jsonl")
+	os.WriteFile(serverTool, []byte(`{"type":"assistant","uuid":"a1","parentUuid":null,"sessionId":"s","timestamp":"2026-02-20T10:00:00.000Z","message":{"id":"msg_1","role":"assistant","model":"claude-sonnet-4-5","content":[`+
+		`{"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":{"query":"bs"}},`+
+		`{"type":"web_search_tool_result","tool_use_id":"srvtoolu_1","content":[]},`+
+		`{"type":"tool_use","id":"toolu_2","name":"Read","input":{"file_path":"/f"}}]}}`+"\n"), 0o600)
+	corpus, _ := filepath.Glob(filepath.Join(corpusDir, "*", "*.jsonl")) // where present
+	for _, f := range append(corpus, serverTool) {
+		fh, err := os.Open(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src := NewSource(f, fh, Unknown, func(*BadLineError) error { return nil })
+		for {
+			line, tree, err := src.Next()
+			if err != nil {
+				break
+			}
+			if tree == nil {
+				continue
+			}
+			d := src.Dialect()
+			if d.Threads() != ParentChains {
+				continue // the chain pairs nothing (Link leaves calls out)
+			}
+			e := View(tree, d)
+			link, turn := d.Link(tree), d.Turn(tree, &e)
+			if !slices.Equal(link.Issued, turn.Issued) || !slices.Equal(link.Answered, turn.Answered) {
+				t.Errorf("%s:%d: Link issues %v and answers %v, Turn %v and %v", filepath.Base(f), line.Num, link.Issued, link.Answered, turn.Issued, turn.Answered)
+			}
+		}
+		fh.Close()
 	}
 }

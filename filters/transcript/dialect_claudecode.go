@@ -236,18 +236,31 @@ func (claudeCode) Turn(t *Tree, e *Entry) Turn {
 	}
 	k.Assistant = typ == "assistant"
 	k.MaxTurns = str(0, "subtype") == "error_max_turns" || maxTurnsStop(t)
-	t.Children(t.Path(0, "message", "content"), func(b, _ int) {
-		switch str(b, "type") {
-		case "tool_use", "server_tool_use":
-			k.Issued = ids(k.Issued, str(b, "id"))
-		case "tool_result", "web_search_tool_result":
-			k.Answered = ids(k.Answered, str(b, "tool_use_id"))
-		}
+	k.Issued, k.Answered = claudeCalls(t, func(b int) {
 		if x := t.Get(b, "is_error"); x >= 0 && string(t.Raw(x)) == "true" {
 			k.Failed = true
 		}
 	})
 	return k
+}
+
+// claudeCalls are the ids of the calls line t issues and of those it
+// answers: tool_use and tool_result blocks, and a server tool's
+// (server_tool_use, web_search_tool_result). each, if not nil, is given
+// every block of the message's content.
+func claudeCalls(t *Tree, each func(block int)) (issued, answered []string) {
+	t.Children(t.Path(0, "message", "content"), func(b, _ int) {
+		switch t.Str(t.Get(b, "type")) {
+		case "tool_use", "server_tool_use":
+			issued = ids(issued, t.Str(t.Get(b, "id")))
+		case "tool_result", "web_search_tool_result":
+			answered = ids(answered, t.Str(t.Get(b, "tool_use_id")))
+		}
+		if each != nil {
+			each(b)
+		}
+	})
+	return issued, answered
 }
 
 // claudeEnvelope are the members every Claude Code line repeats, which a
@@ -415,7 +428,7 @@ func (claudeCode) Prune(t *Tree, p *PruneView) {
 func (claudeCode) Threads() Threading { return ParentChains }
 
 // Link is a line's uuid and parentUuid, its response's message id, its
-// thread, and the tool_use and tool_result blocks it carries.
+// thread, and the calls it issues and answers (claudeCalls, as Turn).
 func (claudeCode) Link(t *Tree) Link {
 	l := Link{ID: t.Str(t.Get(0, "uuid")), Parent: t.Str(t.Get(0, "parentUuid"))}
 	l.Sidechain = string(t.Raw(max(t.Get(0, "isSidechain"), 0))) == "true"
@@ -429,14 +442,7 @@ func (claudeCode) Link(t *Tree) Link {
 			l.Thread = SideThread
 		}
 	}
-	t.Children(t.Path(0, "message", "content"), func(b, _ int) {
-		switch t.Str(t.Get(b, "type")) {
-		case "tool_use":
-			l.Issued = ids(l.Issued, t.Str(t.Get(b, "id")))
-		case "tool_result":
-			l.Answered = ids(l.Answered, t.Str(t.Get(b, "tool_use_id")))
-		}
-	})
+	l.Issued, l.Answered = claudeCalls(t, nil)
 	return l
 }
 
