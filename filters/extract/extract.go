@@ -486,7 +486,7 @@ func (x *run) emit(ctx context.Context, it *item, move bool) error {
 	// when these are the values they expected to move.
 	pre := it.pre
 	if !pre.covers(it.chosen) {
-		pre = prepare(t, x.src.Dialect(), x.est, ph, it.chosen)
+		pre = prepareMoves(t, x.src.Dialect(), x.est, ph, it.chosen)
 	}
 	it.acct.Removed, it.acct.Added = max(pre.net, 0), max(-pre.net, 0)
 	tokens := pre.tokens
@@ -571,10 +571,10 @@ type prepared struct {
 	tokens  []int
 }
 
-// prepare is what the parsers work out of the line e views: the values that would
-// move by --types and --min-length (what decide chooses unless the
-// entry's _extractable, a rule or an earlier extraction says otherwise),
-// prepared. nil when there are none.
+// prepare is what the parsers work out of the line e views: the values
+// that would move by --types and --min-length (what decide chooses unless
+// the entry's _extractable, a rule or an earlier extraction says
+// otherwise), prepared (prepareMoves). nil when there are none.
 func (x *run) prepare(e *transcript.Entry, d transcript.Dialect) *prepared {
 	t := e.Tree
 	var moves []transcript.Value
@@ -591,12 +591,12 @@ func (x *run) prepare(e *transcript.Entry, d transcript.Dialect) *prepared {
 	if id == "" {
 		id = transcript.DeriveIDOf(t)
 	}
-	return prepare(t, d, x.est, transcript.Placeholder(id), moves)
+	return prepareMoves(t, d, x.est, transcript.Placeholder(id), moves)
 }
 
-// prepare prepares moving the values vs of line t, each replaced by the
-// placeholder ph.
-func prepare(t *transcript.Tree, d transcript.Dialect, est gauge.Estimator, ph string, vs []transcript.Value) *prepared {
+// prepareMoves prepares moving the values vs of line t, each replaced by
+// the placeholder ph.
+func prepareMoves(t *transcript.Tree, d transcript.Dialect, est gauge.Estimator, ph string, vs []transcript.Value) *prepared {
 	p := &prepared{nodes: make([]int, len(vs)), digests: make([]blobstore.Digest, len(vs))}
 	reps := make([]gauge.Replacement, len(vs))
 	for i, v := range vs {
