@@ -1,6 +1,7 @@
 // Package docs holds bs's documentation in depth, one file per command
 // (commands/) and per topic, which the man pages carry too: cmd/bs reads
-// it from here when it makes them (scripts/genman).
+// it from here when it makes them (scripts/genman). Each command's
+// description and examples, which its --help shows too, are here as well.
 package docs
 
 import "embed"

@@ -241,14 +241,25 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		),
 	}
 	for _, c := range app.Commands {
-		withExamples(c)
+		withDocs(c, c.Name)
 	}
 	return app
 }
 
-// withExamples ends c's --help with its examples, as its man page does.
-func withExamples(c *cli.Command) {
-	ex := docs.Examples[c.Name]
+// withDocs gives c, whose full path is path ("checkpoint render"), and
+// its subcommands their descriptions (docs.Descriptions), and ends c's
+// --help with its examples, as its man page does.
+func withDocs(c *cli.Command, path string) {
+	c.Description = docs.Descriptions[path]
+	for _, sub := range c.Subcommands {
+		withDocs(sub, path+" "+sub.Name)
+	}
+	withExamples(c, path)
+}
+
+// withExamples ends c's --help with its examples (docs.Examples).
+func withExamples(c *cli.Command, path string) {
+	ex := docs.Examples[path]
 	if len(ex) == 0 {
 		return
 	}

@@ -23,19 +23,6 @@ func archiveCommand() *cli.Command {
 		Name:      "archive",
 		Usage:     "collapse finished turns into holder transcripts, leaving a summary and the holder's id",
 		ArgsUsage: "[FILE...]",
-		Description: "A turn runs from a user message to the end of the assistant's final reply. A finished turn " +
-			"of more than --token-threshold estimated tokens, with at least --tool-call-threshold tool-use pairs, " +
-			"or that stopped at a max-turns limit (--on-max-turns) is archived: its original lines, byte for byte " +
-			"and its user prompt included, become a holder transcript in the blob store (and DIR/<id>.jsonl with " +
-			"--holders DIR), and its entries go to the search index. The user prompt stays; the rest of the turn " +
-			"becomes one synthetic assistant entry, '[archived turn]\\nsubagent_id: <id>\\n\\n<summary>' and the line " +
-			"'[archived: <id>]', in the dialect's own shape. The summary is mechanical (--summary-style structured: a JSON object with " +
-			"outcome, key_findings, files_touched, tools_used and open_questions; or paragraph), or the standard " +
-			"output of --summarize-cmd, run with sh -c and the holder on standard input (on failure or after " +
-			"--summarize-timeout the mechanical summary is used, with a warning). A turn that ends on a tool call " +
-			"with no result, holds a compaction, or holds a holder at --depth-cap is never archived; neither are " +
-			"the last --keep-recent turns. 'bs restore --all' puts every archived turn back byte for byte. " +
-			"'bs archive list' prints the live holders; 'bs archive show ID' prints one.",
 		Flags: append([]cli.Flag{
 			&cli.IntFlag{Name: "token-threshold", Value: d.TokenThreshold, Usage: "archive a turn of more than `N` estimated tokens (0: never for its size)"},
 			&cli.IntFlag{Name: "tool-call-threshold", Value: d.ToolCallThreshold, Usage: "archive a turn with at least `N` tool-use pairs (0: never for its calls)"},
@@ -55,9 +42,6 @@ func archiveCommand() *cli.Command {
 				Name:      "list",
 				Usage:     "print the live holders of a transcript as a 'Live Subagents' block",
 				ArgsUsage: "[FILE...]",
-				Description: "Prints, for each archived turn still standing in the transcript, its holder id, the gist " +
-					"of the turn's user message, its entries and estimated tokens: the block a runtime can put in its " +
-					"system prompt. Prints nothing when there are none. --json prints one object per holder.",
 				Flags: append([]cli.Flag{
 					&cli.BoolFlag{Name: "json", Usage: "print one JSON object per holder"},
 				}, archiveReadFlags()...),
@@ -67,9 +51,6 @@ func archiveCommand() *cli.Command {
 				Name:      "show",
 				Usage:     "print a holder transcript, byte for byte",
 				ArgsUsage: "ID [FILE...]",
-				Description: "Finds holder ID among the archived turns of the transcripts FILE... (or of standard " +
-					"input), holders nested in them included, and prints its lines from the blob store, verified. " +
-					"With --holders DIR and no FILE, prints DIR/ID.jsonl instead.",
 				Flags: append([]cli.Flag{
 					&cli.StringFlag{Name: "holders", Usage: "read the holder from `DIR`/<id>.jsonl (when no FILE is given)"},
 				}, archiveReadFlags()...),

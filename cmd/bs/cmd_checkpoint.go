@@ -21,17 +21,6 @@ func checkpointCommand() *cli.Command {
 		Name:      "checkpoint",
 		Usage:     "pass the transcript through and write a structured checkpoint when the context is nearly full",
 		ArgsUsage: "[FILE...]",
-		Description: "A tap: the transcript passes through unchanged (with --notice, a notice may follow it). When the gauge reads at or above " +
-			"--threshold (or with --force, or --trigger compaction|session-end) the session's working state is " +
-			"written, with no model call, as a YAML checkpoint (meta, working, decisions, resources, " +
-			"thread, open_items, learnings) to --dir/<session key>/cp_NNN.yaml, and _latest.json points at it. " +
-			"Files are written once and never changed; the last --keep are kept. With --notice, from --notice-from " +
-			"(0.7) the agent is told of its context: one entry appended after the transcript, in the " +
-			"shape its runtime takes injected context in, holds the gauge, [Context: 75% | 150k/200k tokens], and at " +
-			"the threshold, once the checkpoint is saved, [Context: 81% | 162k/200k tokens | Checkpoint saved] and " +
-			"an advisory note; a notice the transcript's last one already says is not appended again. With -i " +
-			"(and --notice) the file is rewritten only to append a notice. 'bs checkpoint render' prints " +
-			"the lean text to put back in the context after a compaction (at most 700 o200k tokens).",
 		Flags: append(append(checkpointFlags(), checkpointInPlaceFlags()...),
 			&cli.Float64Flag{Name: "threshold", Value: d.Threshold, Usage: "write when utilization is at or above this ratio"},
 			&cli.BoolFlag{Name: "force", Usage: "write whatever the utilization (and even if little changed since the last checkpoint)"},
@@ -54,11 +43,6 @@ func checkpointCommand() *cli.Command {
 				Name:      "render",
 				Usage:     "print the text to put in the context after a compaction (at most 700 tokens)",
 				ArgsUsage: "[--session-key KEY | FILE]",
-				Description: "FILE is a checkpoint (.yaml) or a transcript, whose session key is found as " +
-					"'bs checkpoint' finds it. The text warns of the compaction death spiral after more than " +
-					"three compactions. It fits 700 tokens as --tokenizer counts them: the " +
-					"lowest-value sections lose their items first, the oldest first (tools used, files read, " +
-					"key exchanges, failed calls, files modified, learnings, decisions, open items).",
 				Flags: append(checkpointFlags(),
 					&cli.StringFlag{Name: "tokenizer", Value: checkpoint.RenderTokenizer, Usage: "count the budget with the offline o200k or cl100k tokenizer, or chars4 (characters/4)"}),
 				Action: runCheckpointRender,
@@ -67,9 +51,6 @@ func checkpointCommand() *cli.Command {
 				Name:      "inject",
 				Usage:     "pass the transcript through and append the latest checkpoint's text as injected context",
 				ArgsUsage: "[FILE]",
-				Description: "The appended entry has the dialect's own shape for injected context: an OpenClaw/pi " +
-					"custom_message, a Claude Code meta user message, a Codex user message item, a system entry " +
-					"otherwise. With no checkpoint for the session the transcript passes through unchanged.",
 				Flags: append(checkpointFlags(),
 					&cli.StringFlag{Name: "format", Value: "auto", Usage: "transcript dialect: auto, openclaw, claude-code, codex, brainsurgeon, generic"},
 					&cli.StringFlag{Name: "now", EnvVars: []string{"BS_NOW"}, Usage: "the current time (RFC 3339), for the entry's timestamp"},
@@ -94,13 +75,6 @@ func checkpointCommand() *cli.Command {
 			&cli.Command{
 				Name:  "hook",
 				Usage: "act on a Claude Code hook event read as JSON from standard input",
-				Description: "For use as the command of Claude Code hooks (see scripts/hooks/claude-code.sh). " +
-					"PreCompact writes a checkpoint of transcript_path (trigger compaction); SessionEnd writes one " +
-					"(trigger session-end); Stop and UserPromptSubmit write one when the threshold is reached. " +
-					"UserPromptSubmit and SessionStart print what Claude Code adds to the context, as " +
-					"hookSpecificOutput.additionalContext: from --notice-from the agent's notice of its context " +
-					"(the gauge, and at the threshold '| Checkpoint saved' and an advisory note), and at " +
-					"SessionStart the latest checkpoint's text. The session key is session_id.",
 				Flags: append(checkpointFlags(),
 					&cli.Float64Flag{Name: "threshold", Value: d.Threshold, Usage: "write when utilization is at or above this ratio"},
 					noticeFromFlag(),

@@ -12,11 +12,6 @@ func completionCommand() *cli.Command {
 		Name:      "completion",
 		Usage:     "print a shell completion script: bash, zsh or fish",
 		ArgsUsage: "bash|zsh|fish",
-		Description: "Completes the commands, their flags, the values of --format and --types, and file names. " +
-			"Install it for bash with 'bs completion bash > ~/.local/share/bash-completion/completions/bs', " +
-			"for zsh with 'bs completion zsh > ~/.zfunc/_bs' (with ~/.zfunc on $fpath before compinit), " +
-			"for fish with 'bs completion fish > ~/.config/fish/completions/bs.fish'; or source it from the " +
-			"shell's start-up file: 'source <(bs completion bash)'.",
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
 				return usagef(msgCompletionArgs)

@@ -114,12 +114,6 @@ func configCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "config",
 		Usage: "show the configuration in effect",
-		Description: "The configuration file is --config FILE (or BS_CONFIG), else $XDG_CONFIG_HOME/bs/config.yaml. " +
-			"It takes the SmartPruningConfig names other purge tools use (keep_recent, min_value_length, trigger_types, " +
-			"scan_interval_seconds, retention, keep_purge_control_calls, keep_after_restore_seconds), any flag " +
-			"every filter takes (store, format, log-level, lock-timeout, ...), and any flag of a command under its " +
-			"name (trim: {soft-trim-ratio: 0.4}). A flag on the command line wins, then its BS_* variable, then the " +
-			"file, then the default.",
 		Subcommands: []*cli.Command{{
 			Name:   "show",
 			Usage:  "print every setting, its value and where it came from (default, environment or file:line)",

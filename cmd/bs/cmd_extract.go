@@ -22,12 +22,6 @@ func extractCommand() *cli.Command {
 		Name:      "extract",
 		Usage:     "move large old values to the blob store, leaving [[extracted-ID]] placeholders",
 		ArgsUsage: "[FILE...]",
-		Description: "Keeps the last --keep-recent messages whole and moves every value of the chosen --types " +
-			"that is longer than --min-length characters, in older entries, to the blob store. " +
-			"An entry's _extractable (true: always, false: never, N: keep for N messages) or, failing that, " +
-			"the first --rule with an opinion overrides the defaults; an entry restored less than " +
-			"--keep-after-restore ago stays unless forced. Each moved value is listed under the entry's " +
-			"_extracted; 'bs restore' puts it back byte for byte.",
 		Flags: append([]cli.Flag{
 			&cli.IntFlag{Name: "keep-recent", Value: d.KeepRecent, Usage: "leave the last `N` messages untouched"},
 			&cli.IntFlag{Name: "min-length", Value: d.MinLength, Usage: "move only values longer than `N` characters"},

@@ -17,11 +17,6 @@ func gaugeCommand() *cli.Command {
 		Name:      "gauge",
 		Usage:     "report how full the context window is: [Context: 81% | 162k/200k tokens]",
 		ArgsUsage: "[FILE...]",
-		Description: "Context tokens are the size recorded by the last assistant message that carries usage " +
-			"(OpenClaw/pi usage, Claude Code usage counted once per API message, Codex token_count) plus an " +
-			"estimate (characters/4) of every entry after it. Usage before the latest compaction is stale, and " +
-			"with no usage at all the whole figure is an estimate (source: estimate). A file argument, or standard " +
-			"input redirected from a file, is read from its end, so a huge transcript costs about what a small one does.",
 		Flags: append([]cli.Flag{
 			&cli.IntFlag{Name: "context-window", Usage: "the window in tokens (default: from the transcript's model, else 200000)"},
 			&cli.BoolFlag{Name: "json", Usage: "print a JSON object per file: file, tokens, window, ratio, source, usage_tokens, estimated_tokens, model"},

@@ -16,8 +16,6 @@ func indexCommand() *cli.Command {
 		Name:      "index",
 		Usage:     "(re)build search index rows from transcripts and the blob store",
 		ArgsUsage: "FILE...",
-		Description: "Reads each transcript's _extracted metadata and roll markers, fetches the removed values " +
-			"from the store and adds their rows to the search index (adding a row twice keeps one).",
 		// It reads transcripts and the store: no -i, and a store that is
 		// not there is an error, not a new empty one.
 		Flags: append(append(append([]cli.Flag{}, indexFlags()...), storeFlags()...), readFlags()...),

@@ -22,15 +22,8 @@ import (
 
 func mcpCommand() *cli.Command {
 	return &cli.Command{
-		Name:  "mcp",
-		Usage: "serve the agent tools (purge_control, restore, search, checkpoint) over MCP on stdio",
-		Description: "A Model Context Protocol server on standard input and output, for Claude Code, Codex, " +
-			"OpenClaw and other agent runtimes. With --session FILE the tools act on that transcript; with " +
-			"--sessions-dir DIR each call names its session (an OpenClaw session key, a session id, or a path " +
-			"inside DIR; anything resolving outside DIR is refused). Restores and set_extractable rewrite the " +
-			"transcript as -i does (bs's lock and the runtime's, atomic rename, lines appended meanwhile kept), " +
-			"waiting up to --lock-timeout for a file changed within --quiet-period. Standard output carries the " +
-			"protocol only; logs go to standard error.",
+		Name:   "mcp",
+		Usage:  "serve the agent tools (purge_control, restore, search, checkpoint) over MCP on stdio",
 		Flags:  agentFlags(),
 		Action: runMCP,
 	}

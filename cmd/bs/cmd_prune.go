@@ -21,28 +21,6 @@ func pruneCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "prune-retention",
 		Usage: "delete stored blobs, checkpoints and holder files that nothing live references",
-		Description: "A mark and sweep. Mark reads every transcript --sessions names (a DIR is walked for *.jsonl, " +
-			"following symbolic links; a GLOB names files, and a directory it matches is walked; if they name no " +
-			"transcript at all, nothing is deleted) and records every blob they reference: values in _extracted (extract, trim), " +
-			"the chunks of ranges bs roll evicted and the holder transcripts bs archive wrote, and, read from the " +
-			"store, whatever the lines inside those chunks and holders reference in turn. Sweep then deletes each " +
-			"unreferenced blob last written (or re-used) more than --older-than before the mark began; a referenced " +
-			"blob is never deleted, however old, nor one written while the sweep runs (a filter stores a blob before " +
-			"the line that references it is written, so keep --older-than longer than any filter run). If a transcript or a " +
-			"referenced chunk or holder cannot be read, nothing is deleted. It also deletes checkpoints beyond the " +
-			"newest --keep of each session key under --checkpoint-dir, and, with --holders DIR, the DIR/<id>.jsonl " +
-			"files of holders no transcript references (older than --older-than too; only files named like a holder id, " +
-			"16 lowercase hex digits, and never one read as a session). The store is opened as the filters open it " +
-			"(--store, --identity, --cache); a --store directory that holds no blob store is an error. On a store " +
-			"reached by URL, --older-than must be at least 2h: such a store refreshes a re-used blob's time only once " +
-			"it is an hour old. --dry-run lists what would go " +
-			"(one blob digest or file path and its bytes a line) and changes nothing. The last line reports counts " +
-			"and bytes freed; --json prints it as an object. Rows of the search index (--index) that name a deleted " +
-			"blob are removed too. Blobs in packs go by packs: a pack that holds nothing referenced or recent is " +
-			"deleted, and one whose share of unreferenced old bytes is above --rewrite-above is rewritten without " +
-			"them; the others keep their unreferenced blobs until that share grows (the report counts them). A " +
-			"packed blob stays at least 2h after it was last written, whatever --older-than: a writer re-uses a " +
-			"packed copy up to an hour old without writing it again.",
 		Flags: append([]cli.Flag{
 			&cli.StringSliceFlag{Name: "sessions", Usage: "the live transcripts: a `DIR` walked for *.jsonl, or a GLOB (repeatable; required)"},
 			&cli.DurationFlag{Name: "older-than", Value: 24 * time.Hour, Usage: "delete unreferenced blobs and holders last written longer ago than this"},

@@ -20,11 +20,6 @@ func restoreCommand() *cli.Command {
 		Name:      "restore",
 		Usage:     "put extracted values back, byte for byte",
 		ArgsUsage: "[FILE...]",
-		Description: "With --all, every extracted value is put back and the transcript is exactly what it was " +
-			"before 'bs extract'. With --id, one entry is restored (optionally only --keys, each a JSON Pointer or " +
-			"its last name), stamped with _restored, restore and purge_control tool calls are marked _redacted, " +
-			"and the seed-000 result object is written as one JSON line to --result (default: stderr). " +
-			"A missing or corrupt blob leaves its entry unchanged and exits 1.",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "id", Usage: "restore the entry with this `ID`"},
 			&cli.StringFlag{Name: "keys", Usage: "with --id: only these comma-separated keys (JSON Pointers or last names)"},

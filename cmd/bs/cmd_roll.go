@@ -17,11 +17,6 @@ func rollCommand() *cli.Command {
 		Name:      "roll",
 		Usage:     "evict the oldest messages when the context is nearly full, without summarising",
 		ArgsUsage: "[FILE...]",
-		Description: "When the gauge reads at or above --trigger, the oldest messages (a tool call always with its " +
-			"result) are evicted until the context is at most --target, keeping the last --min-keep messages and " +
-			"everything the runtime needs to load the file. The evicted lines go to the blob store, byte for byte; " +
-			"a note in the runtime's own compaction shape says how many, which range, and how to get them back " +
-			"('bs restore --all'). The gauge of the output reads what roll aimed for.",
 		Flags: append([]cli.Flag{
 			&cli.IntFlag{Name: "context-window", Usage: "the window in tokens (default: from the transcript's model, else 200000)"},
 			&cli.Float64Flag{Name: "trigger", Value: d.Trigger, Usage: "roll when utilization is at or above this ratio"},

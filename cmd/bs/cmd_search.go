@@ -30,9 +30,6 @@ func searchCommand() *cli.Command {
 		Name:      "search",
 		Usage:     "full-text search (BM25) over everything bs removed",
 		ArgsUsage: "QUERY",
-		Description: "Searches the values extract moved and the entries roll evicted. Each hit shows the entry id, " +
-			"the session, a snippet with the match in [brackets], and the bs restore command that brings it back. " +
-			"An exact phrase ranks first.",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "session", Usage: "only hits from this session"},
 			&cli.StringFlag{Name: "kind", Usage: "only this kind: tool_call, tool_result, thinking, text, image, bookkeeping or entry"},

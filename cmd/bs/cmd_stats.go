@@ -25,12 +25,6 @@ func statsCommand() *cli.Command {
 		Name:      "stats",
 		Usage:     "show where a transcript's tokens go: by kind, by tool, live versus extracted, the largest entries",
 		ArgsUsage: "[FILE...]",
-		Description: "Breaks the gauge's estimate of the whole transcript (every line estimated, usage ignored; " +
-			"--tokenizer as for gauge) down by kind (user, assistant, thinking, tool_call, tool_result, image, other), " +
-			"by tool, and into the ten largest entries; counts what _extracted says was moved to the store; " +
-			"and says what 'bs extract' with the same --keep-recent, --min-length, --types, --rule and " +
-			"--keep-after-restore (and the configuration file's extract settings) would free. " +
-			"Bar charts on a terminal (no colour under NO_COLOR), plain text otherwise, --json for programs.",
 		Flags: append([]cli.Flag{
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON object per transcript (its fields: man bs-stats)"},
 			&cli.BoolFlag{Name: "chart", Usage: "draw bar charts even when standard output is not a terminal"},

@@ -76,19 +76,6 @@ func storeCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "store",
 		Usage: "inspect and consolidate the blob store: stats, verify, list, cat, repack",
-		Description: "bs store stats counts the blobs and the bytes they take, how they are laid out (packs, index " +
-			"files, loose blobs) and the compression ratio over the blobs whose size the store records (every packed " +
-			"blob; a plain loose blob's zstd header; a remote loose blob's metadata; an encrypted local loose blob's " +
-			"size is not known without decrypting it). It reads no blob data: the indexes, and one stat per loose " +
-			"blob; a loose blob whose file or metadata is damaged is counted as unreadable and the others are still " +
-			"counted. bs store verify reads every blob back and re-hashes it, bypassing --cache: every copy in every " +
-			"pack, pack by pack, every index file whole, and the loose blobs; it prints each corrupt copy (naming its " +
-			"pack), each it cannot decrypt and each damaged index or pack trailer on standard output and exits 1 if " +
-			"there was any; on a terminal it shows its progress on standard error. bs store list prints every " +
-			"blob's digest (with --long, where each copy is: its pack and offset, or loose). bs store cat DIGEST " +
-			"writes a blob's bytes to standard output. bs store repack merges small packs into packs of up to 16 MiB " +
-			"and moves loose blobs into packs, with one index in place of the old ones; it takes no lock, so filters " +
-			"may write to the store meanwhile. See docs/store.md for the layout.",
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return usagef(msgStoreCommand, c.Args().First())

@@ -13,14 +13,8 @@ import (
 
 func toolCommand() *cli.Command {
 	return &cli.Command{
-		Name:  "tool",
-		Usage: "run one agent tool call read as JSON on standard input, for runtimes without MCP",
-		Description: "Reads a tool call in the shape agents send, " +
-			`{"type":"tool_call","name":"restore","arguments":{"entry_id":"msg-456","keys":["content"]}}` +
-			" (or purge_control with an action, search, checkpoint), acts on --session FILE (or a session " +
-			"inside --sessions-dir) as bs mcp would, and prints the tool result as one JSON object. A bad call " +
-			"(unknown tool or action, missing argument, unknown entry id) prints an object with \"error\" and " +
-			"exits 1.",
+		Name:   "tool",
+		Usage:  "run one agent tool call read as JSON on standard input, for runtimes without MCP",
 		Flags:  agentFlags(),
 		Action: runTool,
 	}

@@ -19,17 +19,6 @@ func trimCommand() *cli.Command {
 		Name:      "trim",
 		Usage:     "prune old tool results the way OpenClaw's session pruning does: soft-trim, then hard-clear",
 		ArgsUsage: "[FILE...]",
-		Description: "OpenClaw's session pruning, knob for knob. Only tool results are pruned; those after " +
-			"the last --keep-last-assistants assistant messages, before the first user message, or holding images " +
-			"are never touched, nor is anything when there are fewer assistant messages. When the context " +
-			"(characters; the window is --context-window tokens × 4) is at least --soft-trim-ratio full, results " +
-			"over --soft-max characters keep their first --soft-head and last --soft-tail characters and a note; " +
-			"when it is still at least --hard-clear-ratio full and the prunable results hold at least " +
-			"--min-prunable-chars, whole results become --placeholder, oldest first, until it is not. " +
-			"With --ttl, the stream passes through unchanged unless the last assistant message is at least that old at --now. " +
-			"Unlike OpenClaw, the removed results go to the blob store (when --store or BS_STORE is given or the " +
-			"default store exists) and each placeholder ends with [[extracted-ID]], so 'bs restore' brings them " +
-			"back and 'bs search' finds them; --lossy writes OpenClaw's exact output and keeps nothing.",
 		Flags: append([]cli.Flag{
 			&cli.IntFlag{Name: "keep-last-assistants", Value: d.KeepLastAssistants, Usage: "protect tool results after the last `N` assistant messages (0: none)"},
 			&cli.Float64Flag{Name: "soft-trim-ratio", Value: d.SoftTrimRatio, Usage: "soft-trim when the context fills at least this share of the window"},

@@ -33,17 +33,8 @@ func uiCommand() *cli.Command {
 		Name:      "ui",
 		Usage:     "a local web app: where the tokens go, a session entry by entry, restore with a click",
 		ArgsUsage: "[PATH...]",
-		Description: "Serves a web app over the session files found under each PATH (directories are walked for *.jsonl, " +
-			"globs and files are taken as they are; without PATH, where OpenClaw, pi, Claude Code and Codex keep them) " +
-			"and prints its URL. The app lists the sessions with their gauge, shows a session's entries page by page " +
-			"(placeholders expand to the stored value), charts where its tokens go and its context over time, searches " +
-			"the index, shows the latest checkpoint, and previews and applies extract, trim and roll, restores an entry " +
-			"and sets _extractable, through the same code as -i (locks, --quiet-period, refusals). It listens on " +
-			"127.0.0.1 on a free port; every request needs the token in the printed URL (then a cookie), a Host the " +
-			"server answers to, and for a change a POST from the app's own Origin. --read-only serves no actions. " +
-			"Everything the page loads is in the binary. Stop it with Ctrl-C.",
-		Flags:  flags,
-		Action: runUI,
+		Flags:     flags,
+		Action:    runUI,
 	}
 }
 

@@ -23,14 +23,6 @@ func watchCommand() *cli.Command {
 		Name:      "watch",
 		Usage:     "run a filter in place on every session file that changed, every --interval",
 		ArgsUsage: "DIR|GLOB... -- FILTER [FLAGS]",
-		Description: "The periodic scan of a sessions directory, made safe: each pass stats the session files (*.jsonl under each DIR, " +
-			"or those a GLOB names) and runs 'bs FILTER FLAGS -i FILE' on those whose size, mtime or inode " +
-			"changed since the last pass, as kept in $XDG_STATE_HOME/bs/watch.json; an unchanged file is not " +
-			"read at all. Each rewrite has the safety of -i (the runtime's lock, the quiet period, writers that " +
-			"hold the file open); a file that is busy is tried again on the next pass. With --retention-interval, " +
-			"'bs prune-retention --older-than RETENTION' runs on its own schedule over the same sessions. " +
-			"One log line per rewritten file says the bytes and tokens (bytes/4) freed. SIGINT or SIGTERM " +
-			"stops it cleanly, after the file in hand.",
 		Flags: []cli.Flag{
 			&cli.DurationFlag{Name: "interval", Value: 30 * time.Second, Usage: "time between passes"},
 			&cli.BoolFlag{Name: "once", Usage: "make one pass and exit (for cron and tests)"},

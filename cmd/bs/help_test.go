@@ -3,10 +3,13 @@ package main
 import (
 	"bytes"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/bstools/bs/docs"
 )
 
 // TestHelpDefaults: every command's --help gives each flag one default at
@@ -49,6 +52,40 @@ func TestStatsHasNoInPlace(t *testing.T) {
 	for _, f := range []string{"--in-place", "--quiet-period", "--force", "--idle", "--lock-timeout", "--min-savings"} {
 		if strings.Contains(out.String(), f) {
 			t.Errorf("bs stats --help offers %s", f)
+		}
+	}
+}
+
+// TestDescriptions: every command has its description in
+// docs.Descriptions but the subcommands whose usage line says it all, and
+// every key of docs.Descriptions names a command.
+func TestDescriptions(t *testing.T) {
+	usageOnly := []string{"checkpoint list", "checkpoint show", "config show",
+		"store stats", "store verify", "store list", "store cat", "store repack"}
+	paths := map[string]bool{}
+	var walk func(prefix string, cmds []*cli.Command)
+	walk = func(prefix string, cmds []*cli.Command) {
+		for _, c := range cmds {
+			path := prefix + c.Name
+			paths[path] = true
+			if _, ok := docs.Descriptions[path]; !ok && !slices.Contains(usageOnly, path) {
+				t.Errorf("bs %s has no description in docs.Descriptions", path)
+			}
+			walk(path+" ", c.Subcommands)
+		}
+	}
+	walk("", newApp(nil, nil, nil).Commands)
+	for path, d := range docs.Descriptions {
+		if !paths[path] {
+			t.Errorf("docs.Descriptions[%q] names no command", path)
+		}
+		if strings.TrimSpace(d) == "" {
+			t.Errorf("docs.Descriptions[%q] is empty", path)
+		}
+	}
+	for _, path := range usageOnly {
+		if !paths[path] {
+			t.Errorf("%q, said to have only its usage line, names no command", path)
 		}
 	}
 }
