@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -179,25 +178,9 @@ func runCheckpoint(c *cli.Context) error {
 	return nil
 }
 
-// checkpointKey resolves the session key of the render, list and show
-// subcommands: --session-key, else the transcript FILE's key. A .yaml FILE
-// names a checkpoint itself (key "").
-func checkpointKey(c *cli.Context, file string) (string, error) {
-	if k := c.String("session-key"); k != "" {
-		return k, nil
-	}
-	if file == "" {
-		return "", usagef(msgCheckpointNoKey)
-	}
-	return checkpoint.KeyOfFile(file, nil)
-}
-
-func isCheckpointFile(name string) bool {
-	return strings.HasSuffix(name, ".yaml") || strings.HasSuffix(name, ".yml")
-}
-
-// loadCheckpoint reads the checkpoint the arguments name: a .yaml file, or
-// the latest (or the given ID) of the session key.
+// loadCheckpoint reads the checkpoint the arguments name
+// (checkpoint.Dir.Find): a .yaml file, or the latest (or the given ID) of
+// the session key.
 func loadCheckpoint(c *cli.Context) (*checkpoint.Checkpoint, string, error) {
 	args := c.Args().Slice()
 	if f := misplacedFlag(c, args); f != "" {
@@ -206,36 +189,23 @@ func loadCheckpoint(c *cli.Context) (*checkpoint.Checkpoint, string, error) {
 	if len(args) > 2 {
 		return nil, "", usagef(msgCheckpointArgs)
 	}
-	if len(args) > 0 && isCheckpointFile(args[0]) {
-		cp, err := checkpoint.ReadFile(args[0])
-		return cp, args[0], err
-	}
-	file, id := "", ""
-	for _, a := range args {
-		if strings.HasPrefix(a, "cp_") && !strings.ContainsRune(a, os.PathSeparator) {
-			id = a
-		} else {
-			file = a
-		}
-	}
-	key, err := checkpointKey(c, file)
-	if err != nil {
-		return nil, "", err
-	}
 	dir := checkpointDir(c)
-	if id != "" {
-		path := filepath.Join(dir.KeyDir(key), id+".yaml")
-		cp, err := checkpoint.ReadFile(path)
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, "", fmt.Errorf(msgCheckpointNoID, id, key)
-		}
-		return cp, path, err
+	cp, path, err := dir.Find(c.String("session-key"), args)
+	return cp, path, checkpointWorded(err, dir)
+}
+
+// checkpointWorded words the errors of finding a checkpoint in dir.
+func checkpointWorded(err error, dir checkpoint.Dir) error {
+	var missing *checkpoint.NotFoundError
+	switch {
+	case errors.Is(err, checkpoint.ErrNoKey):
+		return usagef(msgCheckpointNoKey)
+	case errors.As(err, &missing) && missing.ID != "":
+		return fmt.Errorf(msgCheckpointNoID, missing.ID, missing.Key)
+	case errors.As(err, &missing):
+		return fmt.Errorf(msgCheckpointNone, missing.Key, dir.Root)
 	}
-	cp, path, err := dir.Latest(key)
-	if errors.Is(err, checkpoint.ErrNone) {
-		return nil, "", fmt.Errorf(msgCheckpointNone, key, dir.Root)
-	}
-	return cp, path, err
+	return err
 }
 
 func runCheckpointRender(c *cli.Context) error {
@@ -272,9 +242,9 @@ func runCheckpointList(c *cli.Context) error {
 	if f := misplacedFlag(c, c.Args().Slice()); f != "" {
 		return usagef(msgFlagAfterArgs, f)
 	}
-	key, err := checkpointKey(c, c.Args().First())
+	key, err := checkpoint.SessionKey(c.String("session-key"), c.Args().First())
 	if err != nil {
-		return err
+		return checkpointWorded(err, dir)
 	}
 	return dir.WriteList(c.App.Writer, key, c.Bool("json"), func(err error) { ui{c.App.ErrWriter}.warnf("%v", err) })
 }

@@ -12,12 +12,7 @@ import (
 // checkpoints one a line; an unreadable one is reported and skipped.
 func TestWriteList(t *testing.T) {
 	dir := t.TempDir()
-	opt := forced(dir)
-	for i := 1; i <= 3; i++ {
-		if _, err := Run("-", strings.NewReader(usageSession(1000*i)), nil, opt); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeForced(t, dir, 3)
 	d := Dir{Root: dir}
 	var b bytes.Buffer
 	if err := d.WriteKeys(&b, false); err != nil || b.String() != "s\t3\tcp_003\n" {
@@ -44,5 +39,17 @@ func TestWriteList(t *testing.T) {
 	d.WriteList(&b, "s", true, func(error) {})
 	if !strings.Contains(b.String(), `"checkpoint_id":"cp_003"`) || strings.Count(b.String(), "\n") != 2 {
 		t.Errorf("list JSON %s", b.String())
+	}
+}
+
+// writeForced writes n forced checkpoints of session s to dir, cp_001 to
+// cp_00n.
+func writeForced(t *testing.T, dir string, n int) {
+	t.Helper()
+	opt := forced(dir)
+	for i := 1; i <= n; i++ {
+		if _, err := Run("-", strings.NewReader(usageSession(1000*i)), nil, opt); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
