@@ -14,10 +14,8 @@ import (
 
 	"github.com/bstools/bs/filters/agent"
 	"github.com/bstools/bs/filters/checkpoint"
-	"github.com/bstools/bs/filters/index"
 	"github.com/bstools/bs/internal/inplace"
 	"github.com/bstools/bs/internal/rpcguard"
-	"github.com/bstools/bs/internal/searchqueue"
 )
 
 func mcpCommand() *cli.Command {
@@ -75,7 +73,6 @@ func newAgent(c *cli.Context) (*agent.Agent, *common, error) {
 	}
 	ip := cm.ip
 	cpDir := checkpointDirOf(c.String("checkpoint-dir"))
-	ixPath := indexPath(c)
 	env := agent.Env{
 		Sessions:         sessions.Abs(),
 		Store:            store,
@@ -86,7 +83,7 @@ func newAgent(c *cli.Context) (*agent.Agent, *common, error) {
 		Rewrite: func(ctx context.Context, path string, edit agent.EditFunc) error {
 			return rewriteWhenQuiet(ctx, ip, path, edit)
 		},
-		Search: searchIndex(ixPath),
+		Search: searchIndex(indexPath(c)),
 		Checkpoint: func(path string) (string, error) {
 			key, err := checkpoint.KeyOfFile(path, cm.format)
 			if err != nil {
@@ -103,24 +100,6 @@ func newAgent(c *cli.Context) (*agent.Agent, *common, error) {
 		},
 	}
 	return agent.New(env), cm, nil
-}
-
-// searchIndex searches the index at ixPath, adding the rows the filters
-// queued first; an index that is not there (nor queued rows) is an error,
-// never a new empty one.
-func searchIndex(ixPath string) func(ctx context.Context, q index.Query) ([]index.Hit, error) {
-	return func(ctx context.Context, q index.Query) ([]index.Hit, error) {
-		_, err := os.Stat(ixPath)
-		if _, perr := os.Stat(searchqueue.PendingDir(ixPath)); err != nil && perr != nil {
-			return nil, errors.New(msgAgentNoIndex)
-		}
-		ix, err := openIndex(ctx, ixPath, ui{io.Discard}, nil)
-		if err != nil {
-			return nil, err
-		}
-		defer ix.Close()
-		return ix.Search(ctx, q)
-	}
 }
 
 // rewriteWhenQuiet is how the tools rewrite a transcript: in place,

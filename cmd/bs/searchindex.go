@@ -38,6 +38,18 @@ func openIndex(ctx context.Context, path string, u ui, gone map[string]bool) (*i
 	return searchqueue.Open(ctx, path, searchqueue.OpenOptions{Warn: queueWarnings(u), Progress: u.w, Label: prgIngest, Gone: gone})
 }
 
+// searchIndex searches the index at ixPath for the agent's tools and bs
+// ui (searchqueue.Search), its absence worded.
+func searchIndex(ixPath string) func(ctx context.Context, q index.Query) ([]index.Hit, error) {
+	return func(ctx context.Context, q index.Query) ([]index.Hit, error) {
+		hits, err := searchqueue.Search(ctx, ixPath, q)
+		if errors.Is(err, searchqueue.ErrNoIndex) {
+			return nil, errors.New(msgAgentNoIndex)
+		}
+		return hits, err
+	}
+}
+
 // queueWarnings words the problems of the search queue as warnings on u.
 func queueWarnings(u ui) func(error) {
 	return func(err error) {

@@ -1,0 +1,31 @@
+package searchqueue
+
+import (
+	"context"
+	"errors"
+	"os"
+
+	"github.com/bstools/bs/filters/index"
+)
+
+// ErrNoIndex is a search of an index that is not there, with no rows
+// queued for it either.
+var ErrNoIndex = errors.New("no search index")
+
+// Search answers q from the index at path after adding the queued rows to
+// it, quietly: the problems of the queue are not reported (the agent's
+// tools and the web app have no terminal to say them on). An index that
+// is not there, nor rows queued for one, is ErrNoIndex, never a new empty
+// one.
+func Search(ctx context.Context, path string, q index.Query) ([]index.Hit, error) {
+	_, err := os.Stat(path)
+	if _, perr := os.Stat(PendingDir(path)); err != nil && perr != nil {
+		return nil, ErrNoIndex
+	}
+	ix, err := Open(ctx, path, OpenOptions{Warn: func(error) {}})
+	if err != nil {
+		return nil, err
+	}
+	defer ix.Close()
+	return ix.Search(ctx, q)
+}

@@ -1,0 +1,33 @@
+package searchqueue
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/bstools/bs/filters/index"
+)
+
+// TestSearch: no index at the path is ErrNoIndex, and none is made there;
+// queued rows are added before the search answers.
+func TestSearch(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "index.db")
+	if _, err := Search(ctx, path, index.Query{Text: "alpha"}); !errors.Is(err, ErrNoIndex) {
+		t.Errorf("no index: %v, want ErrNoIndex", err)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a search made an index: %v", err)
+	}
+	w := NewWriter(path, func(err error) { t.Error(err) })
+	s := Session{Path: "/s/a.jsonl", ID: func() string { return "A" }}
+	w.Add(s.Row(index.Row{EntryID: "e1", Blob: "sha256:" + strings.Repeat("1", 64), Kind: "tool_result", Text: "alpha queued"}))
+	w.Close()
+	hits, err := Search(ctx, path, index.Query{Text: "alpha"})
+	if err != nil || len(hits) != 1 || hits[0].EntryID != "e1" {
+		t.Errorf("hits %v, %v; want e1", hits, err)
+	}
+}
