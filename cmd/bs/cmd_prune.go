@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -185,9 +184,7 @@ func pruneMarkError(ctx context.Context, cm *common, path string, err error) err
 // store: a failure warns and does not fail the run.
 func forgetIndexRows(c *cli.Context, cm *common, removed []retention.Item) int {
 	path := indexPath(c)
-	_, err := os.Stat(path)
-	_, perr := os.Stat(searchqueue.PendingDir(path))
-	if err != nil && perr != nil {
+	if !searchqueue.Exists(path) {
 		return 0 // no index, no queued rows
 	}
 	gone := make(map[string]bool, len(removed))

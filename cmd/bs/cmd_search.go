@@ -60,7 +60,7 @@ func runSearch(c *cli.Context) error {
 		return usagef(msgSearchLimit)
 	}
 	path := indexPath(c)
-	if !indexExists(path) {
+	if !searchqueue.Exists(path) {
 		// Opening would create an empty index (and its directories) at a
 		// mistyped path, and answer "no hits" as if it had looked.
 		ui{c.App.ErrWriter}.errorf("search", msgNoIndex, path)
@@ -103,15 +103,6 @@ func runSearch(c *cli.Context) error {
 		return &reported{code: exitFailure}
 	}
 	return nil
-}
-
-// indexExists reports whether there is an index at path, or rows queued
-// for one (a filter queues rows; the first search creates the index).
-func indexExists(path string) bool {
-	if _, err := os.Stat(path); err == nil {
-		return true
-	}
-	return len(searchqueue.PendingFiles(path)) > 0
 }
 
 // restoreStore is the store bs restore opens here without --store

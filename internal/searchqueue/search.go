@@ -12,14 +12,24 @@ import (
 // queued for it either.
 var ErrNoIndex = errors.New("no search index")
 
+// Exists reports whether there is an index at path, or rows queued for
+// one (a filter queues rows; the first search makes the index). A queue
+// directory with no rows in it, as a filter that removed nothing leaves,
+// is no index.
+func Exists(path string) bool {
+	if _, err := os.Stat(path); err == nil {
+		return true
+	}
+	return len(PendingFiles(path)) > 0
+}
+
 // Search answers q from the index at path after adding the queued rows to
 // it, quietly: the problems of the queue are not reported (the agent's
 // tools and the web app have no terminal to say them on). An index that
 // is not there, nor rows queued for one, is ErrNoIndex, never a new empty
 // one.
 func Search(ctx context.Context, path string, q index.Query) ([]index.Hit, error) {
-	_, err := os.Stat(path)
-	if _, perr := os.Stat(PendingDir(path)); err != nil && perr != nil {
+	if !Exists(path) {
 		return nil, ErrNoIndex
 	}
 	ix, err := Open(ctx, path, OpenOptions{Warn: func(error) {}})

@@ -31,3 +31,29 @@ func TestSearch(t *testing.T) {
 		t.Errorf("hits %v, %v; want e1", hits, err)
 	}
 }
+
+// TestExists: an index file, or rows queued; not an empty queue, which a
+// filter that removed nothing leaves.
+func TestExists(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "index.db")
+	if Exists(path) {
+		t.Error("nothing there exists")
+	}
+	NewWriter(path, func(err error) { t.Error(err) }).Close() // no rows
+	if _, err := os.Stat(PendingDir(path)); err != nil || Exists(path) {
+		t.Errorf("an empty queue (%v) exists", err)
+	}
+	w := NewWriter(path, func(err error) { t.Error(err) })
+	w.Add(index.Row{Session: "/s/a.jsonl", EntryID: "e1", Blob: "sha256:" + strings.Repeat("1", 64), Kind: "text", Text: "queued"})
+	w.Close()
+	if !Exists(path) {
+		t.Error("queued rows do not exist")
+	}
+	other := filepath.Join(t.TempDir(), "index.db")
+	if err := os.WriteFile(other, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if !Exists(other) {
+		t.Error("an index file does not exist")
+	}
+}
