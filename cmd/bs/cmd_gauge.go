@@ -1,8 +1,6 @@
 package main
 
 import (
-	"encoding/json"
-	"fmt"
 	"io"
 	"os"
 
@@ -42,6 +40,7 @@ func runGauge(c *cli.Context) error {
 		return usagef(msgContextWindow)
 	}
 	asJSON, tee, failAbove := c.Bool("json"), c.Bool("tee"), c.Float64("fail-above")
+	named := len(cm.files) > 1 // each line says which file it is of
 	if failAbove < 0 {
 		return usagef(msgFailAbove)
 	}
@@ -50,24 +49,6 @@ func runGauge(c *cli.Context) error {
 		out = c.App.ErrWriter
 	}
 	over := false
-	report := func(name string, v any, line string) {
-		if asJSON {
-			// Each object says first which file it is of ("-": standard
-			// input), as every per-file object bs prints does.
-			b, _ := json.Marshal(v)
-			file, _ := json.Marshal(name)
-			head := append([]byte(`{"file":`), file...)
-			if len(b) > 2 {
-				head = append(head, ',')
-			}
-			b = append(head, b[1:]...)
-			fmt.Fprintf(out, "%s\n", b)
-		} else if len(cm.files) > 1 {
-			fmt.Fprintf(out, "%s: %s\n", name, line)
-		} else {
-			fmt.Fprintln(out, line)
-		}
-	}
 	measure := func(name string, r io.Reader) error {
 		opt := opt
 		opt.Name = name // what MeasureFile's warnings call the input
@@ -76,8 +57,7 @@ func runGauge(c *cli.Context) error {
 			if err != nil {
 				return err
 			}
-			report(name, cal, fmt.Sprintf("[Calibration: %s over %d turns | overall %+.0f%% | per turn: mean %.0f%%, worst %+.0f%% at line %d]",
-				cal.Estimator, cal.Pairs, 100*cal.TotalError, 100*cal.MeanAbsError, 100*cal.WorstError, cal.WorstLine))
+			gauge.WriteReport(out, name, cal, asJSON, named)
 			return nil
 		}
 		var res gauge.Result
@@ -110,7 +90,7 @@ func runGauge(c *cli.Context) error {
 		if err != nil {
 			return err
 		}
-		report(name, res, res.String())
+		gauge.WriteReport(out, name, res, asJSON, named)
 		if failAbove > 0 && res.Ratio > failAbove {
 			over = true
 		}

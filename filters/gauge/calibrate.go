@@ -1,6 +1,7 @@
 package gauge
 
 import (
+	"fmt"
 	"io"
 	"math"
 
@@ -23,6 +24,12 @@ type Calibration struct {
 	EstimateTokens int     `json:"estimated_tokens"` // summed estimates
 	Scale          float64 `json:"scale"`
 	Estimator      string  `json:"estimator"`
+}
+
+// String is the calibration as bs gauge --calibrate prints it.
+func (c Calibration) String() string {
+	return fmt.Sprintf("[Calibration: %s over %d turns | overall %+.0f%% | per turn: mean %.0f%%, worst %+.0f%% at line %d]",
+		c.Estimator, c.Pairs, 100*c.TotalError, 100*c.MeanAbsError, 100*c.WorstError, c.WorstLine)
 }
 
 // Calibrate reads a transcript and measures the estimator against usage.

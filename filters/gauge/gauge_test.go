@@ -228,7 +228,7 @@ func TestCalibrate(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.Pairs != 2 || c.WorstError != -0.5 || c.WorstLine != 6 || c.MeanAbsError != 0.25 || c.RealTokens != 300 || c.EstimateTokens != 200 {
-		t.Errorf("got %+v", c)
+		t.Errorf("got %#v", c)
 	}
 }
 
