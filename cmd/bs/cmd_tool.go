@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 
@@ -20,36 +18,16 @@ func toolCommand() *cli.Command {
 	}
 }
 
-// toolCall is seed 000's tool call.
-type toolCall struct {
-	Type      string          `json:"type"`
-	Name      string          `json:"name"`
-	Arguments json.RawMessage `json:"arguments"`
-}
-
 func runTool(c *cli.Context) error {
 	a, _, err := newAgent(c)
 	if err != nil {
 		return err
 	}
-	var res any
-	isErr := true
 	in, err := io.ReadAll(c.App.Reader)
-	var call toolCall
-	switch {
-	case err != nil:
+	if err != nil {
 		return fmt.Errorf(msgToolInput, err)
-	case len(bytes.TrimSpace(in)) == 0:
-		res = agent.ErrorResult{Error: `no tool call on standard input: want {"type":"tool_call","name":"restore","arguments":{...}}`}
-	case json.Unmarshal(in, &call) != nil:
-		res = agent.ErrorResult{Error: `the tool call is not a JSON object {"type":"tool_call","name":...,"arguments":{...}}`}
-	case call.Type != "" && call.Type != "tool_call":
-		res = agent.ErrorResult{Error: fmt.Sprintf(`type %q: want "tool_call"`, call.Type)}
-	case call.Name == "":
-		res = agent.ErrorResult{Error: "the tool call has no name"}
-	default:
-		res, isErr = a.Call(c.Context, call.Name, call.Arguments)
 	}
+	res, isErr := a.CallJSON(c.Context, in)
 	b, err := agent.MarshalResult(res)
 	if err != nil {
 		return err
