@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"os"
-	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -57,9 +56,8 @@ func runRestore(c *cli.Context) error {
 		return usagef(msgRestoreBoth)
 	}
 	for _, s := range c.StringSlice("set-extractable") {
-		id, val, ok := strings.Cut(s, "=")
-		raw, valid := extractableJSON(val)
-		if !ok || id == "" || !valid {
+		id, raw, ok := restore.ParseSetExtractable(s)
+		if !ok {
 			return usagef(msgSetExtractable, s)
 		}
 		if opt.SetExtractable == nil {
@@ -119,20 +117,6 @@ func runRestore(c *cli.Context) error {
 		return &reported{code: exitFailure}
 	}
 	return nil
-}
-
-// extractableJSON turns a --set-extractable value into the JSON written
-// to the entry: true, false, or a count written the way JSON spells it
-// (so "+5" and "007" become 5 and 7).
-func extractableJSON(v string) ([]byte, bool) {
-	if v == "true" || v == "false" {
-		return []byte(v), true
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 0 {
-		return nil, false
-	}
-	return strconv.AppendInt(nil, int64(n), 10), true
 }
 
 func unjoin(err error) []error {

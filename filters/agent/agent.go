@@ -337,14 +337,9 @@ func extractableJSON(v any) ([]byte, error) {
 		}
 		return strconv.AppendInt(nil, n, 10), nil
 	case string:
-		if x == "true" || x == "false" {
-			return []byte(x), nil
+		if raw, ok := restore.ExtractableJSON(x); ok {
+			return raw, nil
 		}
-		n, err := strconv.Atoi(x)
-		if err != nil || n < 0 {
-			return nil, bad
-		}
-		return strconv.AppendInt(nil, int64(n), 10), nil
 	}
 	return nil, bad
 }
