@@ -57,7 +57,7 @@ func indexCommand() *cli.Command {
 			if stopsRun(ferr) {
 				return ferr
 			}
-			ix, err := openIndex(c.Context, indexPath(c), cm.ui, nil)
+			ix, err := openIndex(c.Context, indexPath(c), cm.ui)
 			if err != nil {
 				cm.ui.hintf(hintIndex)
 				return err

@@ -67,7 +67,7 @@ func mcpFixture(t *testing.T) (*mcp.ClientSession, string) {
 			return rewriteWhenQuiet(ctx, inplace.Options{LockTimeout: 2 * time.Second, Force: true, StateDir: stateDir()}, p, edit)
 		},
 		Search: func(ctx context.Context, q index.Query) ([]index.Hit, error) {
-			ix, err := openIndex(ctx, index.DefaultPath(), ui{io.Discard}, nil)
+			ix, err := openIndex(ctx, index.DefaultPath(), ui{io.Discard})
 			if err != nil {
 				return nil, err
 			}

@@ -180,27 +180,18 @@ func pruneMarkError(ctx context.Context, cm *common, path string, err error) err
 }
 
 // forgetIndexRows removes the search-index rows that name deleted blobs, so
-// no hit names a blob that is gone. The index is a convenience over the
-// store: a failure warns and does not fail the run.
+// no hit names a blob that is gone (searchqueue.Forget). The index is a
+// convenience over the store: a failure warns and does not fail the run.
 func forgetIndexRows(c *cli.Context, cm *common, removed []retention.Item) int {
-	path := indexPath(c)
-	if !searchqueue.Exists(path) {
-		return 0 // no index, no queued rows
-	}
 	gone := make(map[string]bool, len(removed))
 	for _, it := range removed {
 		gone[it.Name] = true
 	}
-	ix, err := openIndex(c.Context, path, cm.ui, gone) // queued rows first, but those of the blobs gone
-	if err == nil {
-		var n int
-		n, err = ix.Forget(c.Context, gone)
-		ix.Close()
-		if err == nil {
-			return n
-		}
+	path := indexPath(c)
+	n, err := searchqueue.Forget(c.Context, path, gone, indexOpenOptions(cm.ui))
+	if err != nil {
+		cm.ui.warnf(msgPruneIndex, path, err)
+		cm.ui.hintf(hintIndex)
 	}
-	cm.ui.warnf(msgPruneIndex, path, err)
-	cm.ui.hintf(hintIndex)
-	return 0
+	return n
 }

@@ -67,7 +67,7 @@ func runSearch(c *cli.Context) error {
 		ui{c.App.ErrWriter}.hintf(hintNoIndex)
 		return &reported{code: exitFailure}
 	}
-	ix, err := openIndex(c.Context, path, ui{c.App.ErrWriter}, nil)
+	ix, err := openIndex(c.Context, path, ui{c.App.ErrWriter})
 	if err != nil {
 		if c.Context.Err() == nil { // not interrupted: the index is at fault
 			ui{c.App.ErrWriter}.hintf(hintIndex)

@@ -31,11 +31,15 @@ func openIndexWriter(c *cli.Context, cm *common) *searchqueue.Writer {
 }
 
 // openIndex opens the index at path after adding the queued rows to it
-// (but those of the blobs in gone, which prune-retention has just
-// deleted), showing the ingestion on u's terminal and its problems as
-// warnings.
-func openIndex(ctx context.Context, path string, u ui, gone map[string]bool) (*index.Index, error) {
-	return searchqueue.Open(ctx, path, searchqueue.OpenOptions{Warn: queueWarnings(u), Progress: u.w, Label: prgIngest, Gone: gone})
+// (indexOpenOptions).
+func openIndex(ctx context.Context, path string, u ui) (*index.Index, error) {
+	return searchqueue.Open(ctx, path, indexOpenOptions(u))
+}
+
+// indexOpenOptions add the queued rows to the index showing the ingestion
+// on u's terminal and its problems as warnings.
+func indexOpenOptions(u ui) searchqueue.OpenOptions {
+	return searchqueue.OpenOptions{Warn: queueWarnings(u), Progress: u.w, Label: prgIngest}
 }
 
 // searchIndex searches the index at ixPath for the agent's tools and bs

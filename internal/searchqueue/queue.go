@@ -2,8 +2,8 @@
 // index: the pending row files a filter appends what it removes to (its
 // text left in the store where ingestion can read it back), their
 // ingestion into the index before a search (and the quiet search of the
-// agent's tools and bs ui, Search), and the rebuilding of rows from
-// transcripts (bs index). Problems are handed to a Warn function as
+// agent's tools and bs ui, Search, and prune-retention's Forget), and the
+// rebuilding of rows from transcripts (bs index). Problems are handed to a Warn function as
 // typed errors, for the command to word; the index is a convenience over
 // the store, so none of them fails a filter.
 package searchqueue

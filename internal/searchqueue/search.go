@@ -39,3 +39,20 @@ func Search(ctx context.Context, path string, q index.Query) ([]index.Hit, error
 	defer ix.Close()
 	return ix.Search(ctx, q)
 }
+
+// Forget removes from the index at path the rows that name the blobs in
+// gone, which prune-retention has just deleted, after adding the queued
+// rows but theirs, and returns how many it removed. With no index there
+// (Exists) it does nothing.
+func Forget(ctx context.Context, path string, gone map[string]bool, opt OpenOptions) (int, error) {
+	if !Exists(path) {
+		return 0, nil
+	}
+	opt.Gone = gone
+	ix, err := Open(ctx, path, opt)
+	if err != nil {
+		return 0, err
+	}
+	defer ix.Close()
+	return ix.Forget(ctx, gone)
+}

@@ -57,3 +57,35 @@ func TestExists(t *testing.T) {
 		t.Error("an index file does not exist")
 	}
 }
+
+// TestForget: the rows of the blobs gone leave the index, queued or not,
+// and the others stay; with no index, nothing is made.
+func TestForget(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "index.db")
+	gone := map[string]bool{"sha256:" + strings.Repeat("1", 64): true}
+	if n, err := Forget(ctx, path, gone, OpenOptions{}); n != 0 || err != nil || Exists(path) {
+		t.Errorf("no index: %d, %v, exists %v", n, err, Exists(path))
+	}
+	row := func(entry, digit string) index.Row {
+		return index.Row{Session: "/s/a.jsonl", EntryID: entry, Blob: "sha256:" + strings.Repeat(digit, 64), Kind: "text", Text: "alpha " + entry}
+	}
+	w := NewWriter(path, func(err error) { t.Error(err) })
+	w.Add(row("e1", "1"))
+	w.Add(row("e2", "2"))
+	w.Close()
+	if _, err := Search(ctx, path, index.Query{Text: "alpha"}); err != nil { // into the index
+		t.Fatal(err)
+	}
+	w = NewWriter(path, func(err error) { t.Error(err) })
+	w.Add(row("e3", "1")) // queued, of a blob gone
+	w.Close()
+	n, err := Forget(ctx, path, gone, OpenOptions{Warn: func(err error) { t.Error(err) }})
+	if n != 1 || err != nil {
+		t.Errorf("forgot %d rows, %v; want 1", n, err)
+	}
+	hits, err := Search(ctx, path, index.Query{Text: "alpha"})
+	if err != nil || len(hits) != 1 || hits[0].EntryID != "e2" {
+		t.Errorf("left %v, %v; want e2", hits, err)
+	}
+}
