@@ -79,16 +79,11 @@ func runSearch(c *cli.Context) error {
 	if session != "" {
 		session = searchqueue.SessionFor(session) // sessions are named by absolute path
 	}
-	// Hits are entries: ask for more rows than --limit, for the values of
-	// one entry that match together (a Claude Code result is kept twice).
-	limit := c.Int("limit")
-	hits, err := ix.Search(c.Context, index.Query{Text: query, Session: session, Kind: c.String("kind"), Tool: c.String("tool"), Limit: min(limit*4, limit+1000)})
+	hits, err := ix.SearchEntries(c.Context, index.Query{Text: query, Session: session, Kind: c.String("kind"), Tool: c.String("tool"), Limit: c.Int("limit")})
 	if err != nil {
 		ui{c.App.ErrWriter}.hintf(hintIndex)
 		return err
 	}
-	hits = index.OnePerEntry(hits)
-	hits = hits[:min(len(hits), limit)]
 	here := restoreStore(c)
 	for _, h := range hits {
 		h.Snippet = index.DisplaySnippet(h.Snippet)

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,6 +12,21 @@ import (
 )
 
 // How bs search shows its hits.
+
+// SearchEntries is Search for bs search, whose hits are entries: it asks
+// for more rows than q.Limit (at least 1), for the values of one entry
+// that match together (a Claude Code result is kept twice), and keeps one
+// hit per entry (OnePerEntry), at most q.Limit of them.
+func (ix *Index) SearchEntries(ctx context.Context, q Query) ([]Hit, error) {
+	limit := q.Limit
+	q.Limit = min(limit*4, limit+1000)
+	hits, err := ix.Search(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	hits = OnePerEntry(hits)
+	return hits[:min(len(hits), limit)], nil
+}
 
 // OnePerEntry keeps the first, best ranked, hit of each entry of a
 // session. An entry several of whose values matched comes back whole: its

@@ -1,6 +1,8 @@
 package index
 
 import (
+	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -66,5 +68,30 @@ func TestOnePerEntry(t *testing.T) {
 	want := []Hit{hit("s", "e1", "/a", "text"), hit("s", "e2", "", "text"), hit("t", "e1", "/a", "text"), hit("s", "e3", "", "entry"), hit("s", "e3", "", "entry")}
 	if !slices.Equal(got, want) {
 		t.Errorf("got %+v\nwant %+v", got, want)
+	}
+}
+
+// TestSearchEntries: an entry whose values match is one hit, and there
+// are at most q.Limit hits of entries however many rows match.
+func TestSearchEntries(t *testing.T) {
+	ix, _ := openTemp(t)
+	var rows []Row
+	for e := range 5 {
+		for _, p := range []string{"/message/content", "/toolUseResult"} { // each result twice
+			rows = append(rows, Row{Session: "/s/a.jsonl", EntryID: fmt.Sprint("e", e), Pointer: p, Blob: fmt.Sprintf("sha256:%064d", e), Kind: "tool_result", Text: "needle"})
+		}
+	}
+	mustAdd(t, ix, rows...)
+	hits, err := ix.SearchEntries(context.Background(), Query{Text: "needle", Limit: 3})
+	if err != nil || len(hits) != 3 {
+		t.Fatalf("%d hits, %v; want 3", len(hits), err)
+	}
+	for _, h := range hits {
+		if h.Pointer != "" {
+			t.Errorf("%s: pointer %q, want the whole entry", h.EntryID, h.Pointer)
+		}
+	}
+	if all, _ := ix.SearchEntries(context.Background(), Query{Text: "needle", Limit: 20}); len(all) != 5 {
+		t.Errorf("%d hits of 5 entries", len(all))
 	}
 }
