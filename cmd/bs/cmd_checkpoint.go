@@ -267,14 +267,11 @@ func runCheckpointInject(c *cli.Context) error {
 			if key == "" {
 				return "", "", checkpoint.ErrNoKey
 			}
-			cp, _, err := dir.Latest(key)
+			text, id, err := dir.LatestText(key)
 			if errors.Is(err, checkpoint.ErrNone) {
 				cm.ui.warnf(msgCheckpointNoneInject, key)
 			}
-			if err != nil {
-				return "", "", err
-			}
-			return checkpoint.Render(cp), cp.Meta.CheckpointID, nil
+			return text, id, err
 		})
 		if errors.Is(err, checkpoint.ErrNone) {
 			return nil

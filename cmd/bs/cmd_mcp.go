@@ -89,14 +89,11 @@ func newAgent(c *cli.Context) (*agent.Agent, *common, error) {
 			if err != nil {
 				return "", err
 			}
-			cp, _, err := cpDir.Latest(key)
+			text, _, err := cpDir.LatestText(key)
 			if errors.Is(err, checkpoint.ErrNone) {
 				return "", fmt.Errorf(msgAgentNoCheckpoint, key)
 			}
-			if err != nil {
-				return "", err
-			}
-			return checkpoint.Render(cp), nil
+			return text, err
 		},
 	}
 	return agent.New(env), cm, nil

@@ -121,6 +121,16 @@ func (d Dir) Latest(key string) (*Checkpoint, string, error) {
 	return cp, p, err
 }
 
+// LatestText is the text to put back in the context (Render) of the
+// newest checkpoint of a key, and its id; a key with none is ErrNone.
+func (d Dir) LatestText(key string) (text, id string, err error) {
+	cp, _, err := d.Latest(key)
+	if err != nil {
+		return "", "", err
+	}
+	return Render(cp), cp.Meta.CheckpointID, nil
+}
+
 // ReadFile reads and parses a checkpoint file.
 func ReadFile(path string) (*Checkpoint, error) {
 	data, err := os.ReadFile(path)

@@ -51,3 +51,20 @@ func TestFind(t *testing.T) {
 		t.Errorf("a missing file: %v", err)
 	}
 }
+
+// TestLatestText: the newest checkpoint's text and id; none is ErrNone.
+func TestLatestText(t *testing.T) {
+	root := t.TempDir()
+	writeForced(t, root, 2)
+	d := Dir{Root: root}
+	cp, err := ReadFile(filepath.Join(root, "s", "cp_002.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text, id, err := d.LatestText("s"); err != nil || id != "cp_002" || text != Render(cp) {
+		t.Errorf("LatestText = %q, %q, %v; want cp_002's", text, id, err)
+	}
+	if _, _, err := d.LatestText("other"); !errors.Is(err, ErrNone) {
+		t.Errorf("a key with none: %v", err)
+	}
+}

@@ -113,10 +113,10 @@ func (h Hook) sessionStart(opt Options) (HookResult, error) {
 			text = append(text, out.Notice)
 		}
 	}
-	cp, _, err := opt.Dir.Latest(opt.SessionKey)
+	latest, _, err := opt.Dir.LatestText(opt.SessionKey)
 	switch {
 	case err == nil:
-		text = append(text, Render(cp))
+		text = append(text, latest)
 	case !errors.Is(err, ErrNone):
 		return res, err
 	}
