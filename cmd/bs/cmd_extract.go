@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"runtime"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -102,8 +100,7 @@ func runExtract(c *cli.Context) error {
 	if cm.inPlace && !opt.DryRun {
 		// In place, a run can resume where the last one's output became
 		// final, for the same options (see internal/inplace).
-		res = &inplace.Resume{Known: knownDialect, Key: fmt.Sprintf("extract v1|%d|%d|%s|%s|%s|%s", opt.KeepRecent, opt.MinLength, opt.Types,
-			opt.KeepAfterRestore, cm.format, strings.Join(c.StringSlice("rule"), "\x00"))}
+		res = &inplace.Resume{Known: knownDialect, Key: opt.ResumeKey()}
 	}
 	return cm.eachResuming(c.Context, res, func(ctx context.Context, name string, start inplace.Start, r io.Reader, w io.Writer) (inplace.Final, error) {
 		o := opt

@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -49,6 +50,19 @@ type Options struct {
 	// search index. The slice is only valid during the call. It is not
 	// called under DryRun.
 	OnMoved func(Moved, []byte)
+}
+
+// ResumeKey names what a run's output depends on besides its input: an
+// in-place run resumes where the last one's output became final only
+// under the same key (internal/inplace.Resume), so a key, once written
+// in a watermark, must keep its spelling.
+func (o Options) ResumeKey() string {
+	sources := make([]string, len(o.Rules))
+	for i, r := range o.Rules {
+		sources[i] = r.Source
+	}
+	return fmt.Sprintf("extract v1|%d|%d|%s|%s|%s|%s", o.KeepRecent, o.MinLength, o.Types,
+		o.KeepAfterRestore, o.Format, strings.Join(sources, "\x00"))
 }
 
 // Defaults returns the contract's defaults.
