@@ -398,11 +398,7 @@ func parseCommon(c *cli.Context) (*common, error) {
 	if cm.log, err = newLogger(c); err != nil {
 		return nil, err
 	}
-	cm.storeDir = c.String("store")
-	if cm.storeDir == "" {
-		cm.storeDir = defaultStoreDir()
-	}
-	if cm.storeOpt, err = storeOptions(c); err != nil {
+	if err = cm.readStoreFlags(c); err != nil {
 		return nil, err
 	}
 	if cm.inPlace && len(cm.files) == 0 {

@@ -73,11 +73,7 @@ func runPrune(c *cli.Context) error {
 		}
 	}
 	cutoff := start.Add(-olderThan)
-	cm.storeDir = c.String("store")
-	if cm.storeDir == "" {
-		cm.storeDir = defaultStoreDir()
-	}
-	if cm.storeOpt, err = storeOptions(c); err != nil {
+	if err = cm.readStoreFlags(c); err != nil {
 		return err
 	}
 	if blobstore.IsURL(cm.storeDir) && olderThan < remotePruneFloor {

@@ -52,6 +52,17 @@ func storeOptions(c *cli.Context) (blobstore.OpenOptions, error) {
 	return opt, nil
 }
 
+// readStoreFlags reads --store (by default $XDG_DATA_HOME/bs) and the
+// options that open it (storeOptions).
+func (cm *common) readStoreFlags(c *cli.Context) error {
+	if cm.storeDir = c.String("store"); cm.storeDir == "" {
+		cm.storeDir = defaultStoreDir()
+	}
+	var err error
+	cm.storeOpt, err = storeOptions(c)
+	return err
+}
+
 // splitList splits values given as "a,b" or one per flag; an age
 // recipient never holds a comma.
 func splitList(vs []string) []string {
@@ -141,10 +152,7 @@ func parseStore(c *cli.Context, args int) (*common, error) {
 	if c.Int("jobs") < 1 {
 		return nil, usagef(msgJobs)
 	}
-	if cm.storeDir = c.String("store"); cm.storeDir == "" {
-		cm.storeDir = defaultStoreDir()
-	}
-	if cm.storeOpt, err = storeOptions(c); err != nil {
+	if err = cm.readStoreFlags(c); err != nil {
 		return nil, err
 	}
 	return cm, nil
