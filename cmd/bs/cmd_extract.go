@@ -37,11 +37,24 @@ func extractCommand() *cli.Command {
 // extractOptions reads and checks extract's own flags: what runExtract
 // runs with, and what bs watch checks once before its first pass.
 func extractOptions(c *cli.Context) (extract.Options, error) {
+	opt, err := extractPlan(c)
+	if err != nil {
+		return opt, err
+	}
+	opt.DryRun = c.Bool("dry-run")
+	if opt.Workers = c.Int("jobs"); opt.Workers < 1 {
+		return opt, usagef(msgJobs)
+	}
+	return opt, nil
+}
+
+// extractPlan reads and checks the flags that say what extract would
+// move, which bs stats takes too.
+func extractPlan(c *cli.Context) (extract.Options, error) {
 	opt := extract.Defaults()
 	opt.KeepRecent = c.Int("keep-recent")
 	opt.MinLength = c.Int("min-length")
 	opt.KeepAfterRestore = c.Duration("keep-after-restore")
-	opt.DryRun = c.Bool("dry-run")
 	if opt.KeepRecent < 0 || opt.MinLength < 0 {
 		return opt, usagef(msgExtractNegative)
 	}
@@ -51,9 +64,6 @@ func extractOptions(c *cli.Context) (extract.Options, error) {
 	}
 	if opt.Rules, err = rules.Compile(c.StringSlice("rule")); err != nil {
 		return opt, err
-	}
-	if opt.Workers = c.Int("jobs"); opt.Workers < 1 {
-		return opt, usagef(msgJobs)
 	}
 	return opt, nil
 }

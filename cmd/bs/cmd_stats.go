@@ -8,9 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/bstools/bs/filters/extract"
-	"github.com/bstools/bs/filters/rules"
 	"github.com/bstools/bs/filters/stats"
-	"github.com/bstools/bs/filters/transcript"
 	"github.com/bstools/bs/internal/progress"
 )
 
@@ -71,15 +69,8 @@ func runStats(c *cli.Context) error {
 			cm.ui.warnf(msgStatsBlob, line, id, err)
 		}
 	}
-	x := extract.Defaults()
-	x.KeepRecent, x.MinLength, x.KeepAfterRestore = c.Int("keep-recent"), c.Int("min-length"), c.Duration("keep-after-restore")
-	if x.KeepRecent < 0 || x.MinLength < 0 {
-		return usagef(msgExtractNegative)
-	}
-	if x.Types, err = transcript.ParseKinds(c.String("types")); err != nil {
-		return usagef(msgBadTypes, err)
-	}
-	if x.Rules, err = rules.Compile(c.StringSlice("rule")); err != nil {
+	x, err := extractPlan(c)
+	if err != nil {
 		return err
 	}
 	x.Now, x.Log, x.Workers = cm.now, cm.log, 1
