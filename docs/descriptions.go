@@ -1,5 +1,12 @@
 package docs
 
+// BsDescription is the description of bs itself, which bs --help and
+// bs(1) open with.
+const BsDescription = "bs is a set of composable filters over LLM-agent session transcripts " +
+	"(OpenClaw/pi, Claude Code, Codex, BrainSurgeon flat and generic chat JSONL). " +
+	"Each reads JSONL on standard input or from files and writes JSONL on standard output. " +
+	"Values it removes go to a zstd-compressed, content-addressed blob store and can be put back byte for byte."
+
 // Descriptions are each command's description, by its full path ("extract",
 // "checkpoint render"): the prose of its --help and of its man page. A
 // subcommand whose usage line says it all has none.

@@ -5,6 +5,12 @@ import "github.com/bstools/bs/internal/clidoc"
 // What the man pages carry besides the command definitions and the
 // examples (see internal/clidoc, which makes them).
 
+// Synopsis is bs(1)'s SYNOPSIS, in roff.
+const Synopsis = ".B bs\n[\\fB\\-\\-config\\fR \\fIFILE\\fR] \\fICOMMAND\\fR [\\fIOPTIONS\\fR] [\\fIARGUMENTS\\fR...]\n.br\n.B bs \\-\\-version\n"
+
+// Note is what bs(1) says of how a command line is read, in roff.
+const Note = "Options go before the file names: a flag after a file name is a usage error. A file whose name starts with a dash is ./\\-name; \\- is standard input.\n"
+
 // Places are where bs reads and writes, for the man pages' FILES.
 var Places = []clidoc.Item{
 	{Name: "$XDG_DATA_HOME/bs (~/.local/share/bs)", What: "the blob store, unless --store or BS_STORE names another"},

@@ -192,11 +192,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		Name:    "bs",
 		Usage:   "keep agent session transcripts lean without losing a byte",
 		Version: clidoc.Version(),
-		Description: "bs is a set of composable filters over LLM-agent session transcripts " +
-			"(OpenClaw/pi, Claude Code, Codex, BrainSurgeon flat and generic chat JSONL). " +
-			"Each reads JSONL on standard input or from files and writes JSONL on standard output. " +
-			"Values it removes go to a zstd-compressed, content-addressed blob store and can be put back byte for byte.\n\n" +
-			exitStatusLine() + "\n\n" +
+		Description: docs.BsDescription + "\n\n" + exitStatusLine() + "\n\n" +
 			"'bs --version' (or -v) names the build.",
 		Reader:    stdin,
 		Writer:    stdout,

@@ -16,8 +16,8 @@ import (
 // manual is bs's man pages' own text, for the commands of app.
 func manual(app *cli.App) *clidoc.Manual {
 	m := &clidoc.Manual{
-		Synopsis: ".B bs\n[\\fB\\-\\-config\\fR \\fIFILE\\fR] \\fICOMMAND\\fR [\\fIOPTIONS\\fR] [\\fIARGUMENTS\\fR...]\n.br\n.B bs \\-\\-version\n",
-		Note:     "Options go before the file names: a flag after a file name is a usage error. A file whose name starts with a dash is ./\\-name; \\- is standard input.\n",
+		Synopsis: docs.Synopsis,
+		Note:     docs.Note,
 		GlobalFlags: append(append([]cli.Flag{}, app.Flags...),
 			&cli.BoolFlag{Name: "version", Aliases: []string{"v"}, Usage: "print the version: the module version, or the commit it was built from"},
 			&cli.BoolFlag{Name: "help", Aliases: []string{"h"}, Usage: "show help"}),
