@@ -52,10 +52,7 @@ func NewCache(remote Store, dir string, limit int64) (*Cache, error) {
 }
 
 // Remote reports whether the cached store is remote.
-func (c *Cache) Remote() bool {
-	r, ok := c.Store.(interface{ Remote() bool })
-	return ok && r.Remote()
-}
+func (c *Cache) Remote() bool { return IsRemote(c.Store) }
 
 // Close closes the remote store, if it has a Close method.
 func (c *Cache) Close() error {

@@ -177,3 +177,21 @@ func randomBytes(seed uint64, n int) []byte {
 	rand.NewChaCha8(key).Read(b)
 	return b
 }
+
+// TestIsRemote: a store by URL is remote, and so is a cache over one; a
+// local store is not.
+func TestIsRemote(t *testing.T) {
+	ctx := context.Background()
+	local, err := blobstore.Open(ctx, t.TempDir(), blobstore.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cloud, err := blobstore.Open(ctx, "mem://", blobstore.WithMem(blobstore.OpenOptions{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache, _ := openCache(t, 0)
+	if blobstore.IsRemote(local) || !blobstore.IsRemote(cloud) || !blobstore.IsRemote(cache) {
+		t.Errorf("IsRemote: local %v, cloud %v, cache over one %v", blobstore.IsRemote(local), blobstore.IsRemote(cloud), blobstore.IsRemote(cache))
+	}
+}

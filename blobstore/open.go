@@ -71,6 +71,14 @@ var optionalDrivers = map[string]*struct {
 	"azblob": {name: "azure"},
 }
 
+// IsRemote reports whether s is reached over the network (a [Cloud]
+// store, or a [Cache] over one): its writes wait on the network more than
+// on the CPUs.
+func IsRemote(s Store) bool {
+	r, ok := s.(interface{ Remote() bool })
+	return ok && r.Remote()
+}
+
 // IsURL reports whether spec names a store by URL (scheme://…) rather
 // than as a directory.
 func IsURL(spec string) bool {

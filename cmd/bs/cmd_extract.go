@@ -7,6 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/bstools/bs/blobstore"
 	"github.com/bstools/bs/filters/extract"
 	"github.com/bstools/bs/filters/rules"
 	"github.com/bstools/bs/filters/transcript"
@@ -97,7 +98,7 @@ func runExtract(c *cli.Context) error {
 		}
 		// A remote store's Puts wait on the network more than on the
 		// CPUs: keep more of them in flight unless -j says otherwise.
-		if remote(opt.Store) && !c.IsSet("jobs") {
+		if blobstore.IsRemote(opt.Store) && !c.IsSet("jobs") {
 			opt.Workers = max(opt.Workers, remoteJobs)
 		}
 	}

@@ -18,12 +18,6 @@ import (
 // remoteJobs is extract's default -j for a remote store.
 const remoteJobs = 16
 
-// remote reports whether a store is reached over the network.
-func remote(s blobstore.Store) bool {
-	r, ok := s.(interface{ Remote() bool })
-	return ok && r.Remote()
-}
-
 // storeFlags choose and open the blob store; every filter takes them.
 func storeFlags() []cli.Flag {
 	return []cli.Flag{
