@@ -9,7 +9,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/urfave/cli/v2"
 
 	"github.com/bstools/bs/filters/agent"
@@ -105,9 +104,6 @@ func rewriteWhenQuiet(ctx context.Context, ip inplace.Options, path string, edit
 	return worded(inplace.RewriteFileWhenQuiet(ctx, path, ip, func(src *os.File, n int64, w io.Writer) error { return edit(src, n, w) }))
 }
 
-// mcpMaxLine bounds a message read.
-const mcpMaxLine = mcp.DefaultMaxLineLength
-
 // mcpRejection words the JSON-RPC error that answers a bad frame.
 func mcpRejection(p rpcguard.Problem) string {
 	switch p.Kind {
@@ -132,15 +128,7 @@ func runMCP(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	server := agent.NewMCPServer(a, c.String("sessions-dir") != "")
-	in, out := rpcguard.New(c.App.Reader, c.App.Writer, rpcguard.Options{Max: mcpMaxLine, Wait: time.Minute, Log: cm.log, Message: mcpRejection})
-	// The guard passes on one checked line of at most mcpMaxLine bytes at
-	// a time, so the SDK's own bound is never the one that trips.
-	t := &mcp.IOTransport{Reader: in, Writer: out, MaxLineLength: 2*mcpMaxLine + 4096}
 	cm.log.Info("serving MCP on stdio", "session", c.String("session"), "sessions_dir", c.String("sessions-dir"))
-	err = server.Run(c.Context, t)
-	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, mcp.ErrConnectionClosed) {
-		return nil
-	}
-	return err
+	guard := rpcguard.Options{Wait: time.Minute, Log: cm.log, Message: mcpRejection}
+	return agent.ServeStdio(c.Context, a, c.String("sessions-dir") != "", c.App.Reader, c.App.Writer, guard)
 }

@@ -4,12 +4,37 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
 	"path/filepath"
 	"slices"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/bstools/bs/internal/rpcguard"
 )
+
+// maxLine bounds a message ServeStdio reads.
+const maxLine = mcp.DefaultMaxLineLength
+
+// ServeStdio serves a's tools (NewMCPServer) over the JSON-RPC stream in
+// and out, as bs mcp does on its standard input and output, until in ends,
+// which ends it cleanly. Each message is checked first (internal/rpcguard,
+// with guard's Wait, Log and Message; ServeStdio sets its Max), so that a
+// bad frame is answered rather than ending the session.
+func ServeStdio(ctx context.Context, a *Agent, many bool, in io.Reader, out io.Writer, guard rpcguard.Options) error {
+	guard.Max = maxLine
+	r, w := rpcguard.New(in, out, guard)
+	// The guard passes on one checked line of at most maxLine bytes at a
+	// time, so the SDK's own bound is never the one that trips.
+	t := &mcp.IOTransport{Reader: r, Writer: w, MaxLineLength: 2*maxLine + 4096}
+	err := NewMCPServer(a, many).Run(ctx, t)
+	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, mcp.ErrConnectionClosed) {
+		return nil
+	}
+	return err
+}
 
 // NewMCPServer is an MCP server offering a's tools. Serving many sessions
 // (a sessions directory), each tool takes a session argument; serving

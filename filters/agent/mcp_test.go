@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"log/slog"
 	"slices"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/bstools/bs/blobstore"
+	"github.com/bstools/bs/internal/rpcguard"
 )
 
 // TestMCPServerSchemas: the tools' schemas name the session argument only
@@ -57,5 +59,22 @@ func TestMCPServerSchemas(t *testing.T) {
 		}
 		cs.Close()
 		ss.Close()
+	}
+}
+
+// TestServeStdio: a bad frame is answered with guard's message and the
+// session goes on to answer the next request; the end of input ends it
+// without an error, every request answered.
+func TestServeStdio(t *testing.T) {
+	in := "not json\n" +
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n"
+	var out strings.Builder
+	guard := rpcguard.Options{Wait: time.Second, Log: slog.New(slog.DiscardHandler), Message: func(rpcguard.Problem) string { return "refused" }}
+	if err := ServeStdio(context.Background(), New(Env{}), false, strings.NewReader(in), &out, guard); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], `"message":"refused"`) || !strings.Contains(lines[1], `"id":1,"result":{`) {
+		t.Errorf("answers:\n%s", out.String())
 	}
 }
