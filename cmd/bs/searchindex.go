@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 	"io"
-	"path/filepath"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/bstools/bs/blobstore"
 	"github.com/bstools/bs/filters/index"
 	"github.com/bstools/bs/internal/output"
 	"github.com/bstools/bs/internal/searchqueue"
@@ -21,12 +19,7 @@ import (
 // its flags name (see searchqueue.Writer).
 func openIndexWriter(c *cli.Context, cm *common) *searchqueue.Writer {
 	w := searchqueue.NewWriter(indexPath(c), queueWarnings(cm.ui))
-	w.Store = rowStore(cm.storeDir)
-	if !blobstore.IsURL(cm.storeDir) && len(cm.storeOpt.Recipients) == 0 {
-		if abs, err := filepath.Abs(cm.storeDir); err == nil {
-			w.Chunks = abs
-		}
-	}
+	w.InStore(cm.storeDir, defaultStoreDir(), len(cm.storeOpt.Recipients) > 0)
 	return w
 }
 

@@ -36,6 +36,18 @@ func SessionOf(name string, inPlace bool, outPath string, r io.Reader) (Session,
 	return s, tap
 }
 
+// InStore names the store the rows' blobs are in: dir, as the filter was
+// given it (Store is RowStore of it, with defaultDir), and Chunks is its
+// directory when it is a local store that does not encrypt.
+func (w *Writer) InStore(dir, defaultDir string, encrypts bool) {
+	w.Store = RowStore(dir, defaultDir)
+	if !blobstore.IsURL(dir) && !encrypts {
+		if abs, err := filepath.Abs(dir); err == nil {
+			w.Chunks = abs
+		}
+	}
+}
+
 // RowStore is the store a row names, so that a search hit's restore
 // command finds its blob: "" for the default store (defaultDir), else the
 // one the filter was given, a directory made absolute (the command may

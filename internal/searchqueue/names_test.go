@@ -29,6 +29,32 @@ func TestRowStore(t *testing.T) {
 	}
 }
 
+// TestInStore: rows name their store as RowStore does; only a local
+// store that does not encrypt lends its directory for their text.
+func TestInStore(t *testing.T) {
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	def := filepath.Join(t.TempDir(), "bs")
+	for _, c := range []struct {
+		spec          string
+		encrypts      bool
+		store, chunks string
+	}{
+		{"store", false, filepath.Join(wd, "store"), filepath.Join(wd, "store")},
+		{def, false, "", def},
+		{"store", true, filepath.Join(wd, "store"), ""},
+		{"s3://bucket/bs", false, "s3://bucket/bs", ""},
+	} {
+		var w Writer
+		w.InStore(c.spec, def, c.encrypts)
+		if w.Store != c.store || w.Chunks != c.chunks {
+			t.Errorf("InStore(%q, encrypts %v): store %q, chunks %q; want %q, %q", c.spec, c.encrypts, w.Store, w.Chunks, c.store, c.chunks)
+		}
+	}
+}
+
 // TestSessionOf: the file rewritten in place, else the output file, else
 // unknown; from standard input the identity is learnt as it is read.
 func TestSessionOf(t *testing.T) {
