@@ -7,7 +7,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -149,10 +148,11 @@ func runArchiveShow(c *cli.Context) error {
 	cm.files = cm.files[1:]
 	out := c.App.Writer
 	if dir := c.String("holders"); dir != "" && len(cm.files) == 0 {
-		if strings.ContainsAny(id, `/\`) || id == "." || id == ".." {
+		path, err := archive.HolderFile(dir, id)
+		if err != nil {
 			return usagef(msgArchiveBadID, id)
 		}
-		f, err := os.Open(filepath.Join(dir, id+".jsonl"))
+		f, err := os.Open(path)
 		if errors.Is(err, fs.ErrNotExist) {
 			cm.ui.errorf("archive show", msgArchiveNotFound, id, dir)
 			return &reported{code: exitFailure}

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 
 	"github.com/bstools/bs/blobstore"
@@ -102,6 +104,20 @@ func WriteHolders(w io.Writer, holders []Holder, asJSON bool) error {
 const liveSubagentsHeader = "# Live Subagents\n\n" +
 	"These subagents hold archived prior turns of this conversation: each replaced turn's full transcript, " +
 	"kept byte for byte. Retrieve one by its id ('bs archive show ID') only when you actually need its detail.\n\n"
+
+// ErrBadHolderID is an id that names no file of a holders directory: one
+// holding a path separator, or . or ..
+var ErrBadHolderID = errors.New("not a holder id")
+
+// HolderFile is the file of holder id in the directory bs archive
+// --holders DIR writes holders to: DIR/<id>.jsonl, never a file outside
+// DIR (ErrBadHolderID).
+func HolderFile(dir, id string) (string, error) {
+	if strings.ContainsAny(id, `/\`) || id == "." || id == ".." {
+		return "", ErrBadHolderID
+	}
+	return filepath.Join(dir, id+".jsonl"), nil
+}
 
 // FindHolder writes holder id to w if m is it or holds it (nested holders
 // are read from the store), and reports whether it did.

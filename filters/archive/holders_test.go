@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -67,5 +68,18 @@ func TestHolders(t *testing.T) {
 	stop := errors.New("stop")
 	if err := archive.Markers("t", bytes.NewReader(twice), transcript.Unknown, nil, nil, func(int, archive.Marker) error { return stop }); err != stop {
 		t.Errorf("fn's error: got %v", err)
+	}
+}
+
+// TestHolderFile: a holder id names DIR/<id>.jsonl; what would name a file
+// elsewhere is ErrBadHolderID.
+func TestHolderFile(t *testing.T) {
+	if p, err := archive.HolderFile("h", "0123456789abcdef"); err != nil || p != filepath.Join("h", "0123456789abcdef.jsonl") {
+		t.Errorf("HolderFile = %q, %v", p, err)
+	}
+	for _, id := range []string{"../x", `a\b`, "a/b", ".", ".."} {
+		if _, err := archive.HolderFile("h", id); !errors.Is(err, archive.ErrBadHolderID) {
+			t.Errorf("HolderFile(%q): %v, want ErrBadHolderID", id, err)
+		}
 	}
 }
