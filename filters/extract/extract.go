@@ -672,7 +672,9 @@ func (s *spill) put(it *item) error {
 	it.spilled = s.end
 	s.end += int64(len(b))
 	it.parsed = it.tree != nil
-	it.line.Body = it.line.Body[:0:0]
+	// nil, not an empty slice of the line: any slice of it, even of no
+	// length and no capacity, points into its memory and keeps all of it.
+	it.line.Body = nil
 	it.tree, it.entry.Tree = nil, nil
 	return nil
 }
