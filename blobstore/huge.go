@@ -66,7 +66,7 @@ func (p *packs) putHuge(d Digest, data []byte) error {
 		if err != nil {
 			return err
 		}
-		p.hold(b, e, form)
+		p.holdInMemory(b, e, form)
 		return nil
 	}
 	if b.f == nil && len(b.entries) == 0 {
@@ -84,7 +84,7 @@ func (p *packs) putHuge(d Digest, data []byte) error {
 	}
 	e.off = uint32(b.size)
 	b.size += n
-	p.hold(b, e, nil)
+	p.hold(b, e)
 	return nil
 }
 

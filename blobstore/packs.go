@@ -381,7 +381,7 @@ func (p *packs) add(d Digest, stored []byte, size int) error {
 	}
 	b, inMemory := p.place(int64(len(stored)))
 	if inMemory {
-		p.hold(b, e, bytes.Clone(stored))
+		p.holdInMemory(b, e, bytes.Clone(stored))
 		return nil
 	}
 	if err := p.spill(b); err != nil {
@@ -392,7 +392,7 @@ func (p *packs) add(d Digest, stored []byte, size int) error {
 		return fmt.Errorf("put blob %s: %w", d, err)
 	}
 	b.size += int64(len(stored))
-	p.hold(b, e, nil)
+	p.hold(b, e)
 	return nil
 }
 
@@ -420,14 +420,19 @@ func (p *packs) place(n int64) (b *building, inMemory bool) {
 }
 
 // hold records e in b, under p.mu, once its stored form is in b's file
-// (form nil: e.off says where) or, when form is given, waits in memory.
-func (p *packs) hold(b *building, e entry, form []byte) {
-	if form != nil {
-		b.mem = append(b.mem, form)
-		b.memSize += len(form)
-	}
+// (e.off says where).
+func (p *packs) hold(b *building, e entry) {
 	b.entries = append(b.entries, e)
 	p.pending[e.d] = struct{}{}
+}
+
+// holdInMemory records e in b, under p.mu, its stored form waiting in
+// memory (place said it may): b.mem and b.entries stay in step, as spill
+// pairs them.
+func (p *packs) holdInMemory(b *building, e entry, form []byte) {
+	b.mem = append(b.mem, form)
+	b.memSize += len(form)
+	p.hold(b, e)
 }
 
 // spill gives b its temp file, if it has none yet, and moves the blobs it
