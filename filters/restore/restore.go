@@ -502,8 +502,8 @@ func (x *run) line(ctx context.Context, sink *transcript.Sink, line transcript.L
 		if dropID != nil {
 			// The __id goes too if bs derived it from exactly the bytes
 			// that are now back: then this is the original line.
-			if without, err := transcript.SpliceLine(line, append(all, *dropID)); err == nil && transcript.DeriveID(bytes.TrimSuffix(without, []byte("\n"))) == id {
-				out = [][]byte{without}
+			if without, err := transcript.SplicePieces(line, append(all, *dropID)); err == nil && transcript.DeriveIDPieces(withoutNewline(without, line)) == id {
+				out = without
 			}
 		}
 		if mine {
@@ -517,6 +517,15 @@ func (x *run) line(ctx context.Context, sink *transcript.Sink, line transcript.L
 		return out, orig, nil
 	})
 	return nil
+}
+
+// withoutNewline is pieces of line (SplicePieces) without the line feed
+// SplicePieces ends them with when the line has one.
+func withoutNewline(pieces [][]byte, line transcript.Line) [][]byte {
+	if line.Newline {
+		return pieces[:len(pieces)-1]
+	}
+	return pieces
 }
 
 // keep records why a line passes as it was, and tells the sink, so that

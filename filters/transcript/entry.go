@@ -145,6 +145,17 @@ func DeriveID(line []byte) string {
 	return GeneratedIDPrefix + hex.EncodeToString(sum[:8])
 }
 
+// DeriveIDPieces is DeriveID of the line the pieces make one after the
+// other (SplicePieces, its line feed left out): a line with a huge value
+// in it is hashed without a copy of it.
+func DeriveIDPieces(pieces [][]byte) string {
+	h := sha256.New()
+	for _, p := range pieces {
+		h.Write(p)
+	}
+	return GeneratedIDPrefix + hex.EncodeToString(h.Sum(nil)[:8])
+}
+
 // DeriveIDOf is DeriveID of a parsed line, leaving out its _adjusted
 // member (AdjustedField): a later run rewrites that, and restore --all
 // takes it away with the values it puts back, so the id stays the one
@@ -170,10 +181,7 @@ func DeriveIDCut(line []byte, start, end int) string {
 	if start >= end {
 		return DeriveID(line)
 	}
-	h := sha256.New()
-	h.Write(line[:start])
-	h.Write(line[end:])
-	return GeneratedIDPrefix + hex.EncodeToString(h.Sum(nil)[:8])
+	return DeriveIDPieces([][]byte{line[:start], line[end:]})
 }
 
 // View builds the entry view of a parsed line in dialect d.

@@ -35,7 +35,8 @@ func SpliceLine(line Line, edits []Edit) ([]byte, error) {
 }
 
 // SplicePieces is SpliceLine without the copy: the pieces that, written
-// one after the other, are the line SpliceLine would return. They share
+// one after the other, are the line SpliceLine would return (the last one
+// the line feed alone, when the line has one). They share
 // memory with line and the edits' texts: a line that gets a 100 MiB value
 // back is written out without a second copy of it.
 func SplicePieces(line Line, edits []Edit) ([][]byte, error) {
