@@ -253,11 +253,8 @@ func (x *run) loop(ctx context.Context) error {
 			it.acct = gauge.UnparsedLedgerLine(line.Body)
 		}
 		it.acct.Bytes = line.Len()
-		if tree != nil {
-			it.entry = n.entry // transcript.View of the tree, made by the parsers
-			if !noted {
-				it.entry = transcript.View(tree, x.src.Dialect())
-			}
+		if tree != nil { // a parsed line is always noted (Source.Annotate)
+			it.entry = n.entry
 			x.tools.Name(&it.entry)
 			if x.session == "" && it.entry.SessionID != "" {
 				x.session = it.entry.SessionID
@@ -389,8 +386,7 @@ func (x *run) decide(it *item) {
 			}
 			continue
 		}
-		// Seed 000: values longer than min_value_length.
-		if v.Moves(x.opt.Types) && transcript.AtLeastChars(raw, x.opt.MinLength+1) {
+		if x.bigEnough(t, v) {
 			it.chosen = append(it.chosen, v)
 		}
 	}
@@ -405,6 +401,13 @@ func (x *run) decide(it *item) {
 	default:
 		it.need = x.opt.KeepRecent
 	}
+}
+
+// bigEnough reports whether value v of line t moves unless the entry
+// says otherwise: one of --types, longer than --min-length characters
+// (seed 000's min_value_length).
+func (x *run) bigEnough(t *transcript.Tree, v transcript.Value) bool {
+	return v.Moves(x.opt.Types) && transcript.AtLeastChars(t.Raw(v.Measure), x.opt.MinLength+1)
 }
 
 func (x *run) evalRules(it *item) rules.Verdict {
@@ -586,15 +589,14 @@ type prepared struct {
 }
 
 // prepare is what the parsers work out of the line e views: the values
-// that would move by --types and --min-length (what decide chooses unless
-// the entry's _extractable, a rule or an earlier extraction says
-// otherwise), prepared (prepareMoves). nil when there are none.
+// big enough to move (bigEnough: what decide chooses unless the entry's
+// _extractable, a rule or an earlier extraction says otherwise), prepared
+// (prepareMoves). nil when there are none.
 func (x *run) prepare(e *transcript.Entry, d transcript.Dialect) *prepared {
 	t := e.Tree
 	var moves []transcript.Value
 	for _, v := range e.Values {
-		raw := t.Raw(v.Measure)
-		if v.Moves(x.opt.Types) && transcript.AtLeastChars(raw, x.opt.MinLength+1) && !transcript.IsRawPlaceholder(raw) {
+		if !isPlaceholder(t, v) && x.bigEnough(t, v) {
 			moves = append(moves, v)
 		}
 	}
