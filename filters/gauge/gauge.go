@@ -1001,26 +1001,13 @@ func measureFrom(f *os.File, at int64, opt Options) (Result, error) {
 		before := -1
 		opt.OnBadLine = func(e *transcript.BadLineError) error {
 			if before < 0 {
-				before = countLines(io.NewSectionReader(f, 0, at))
+				before = transcript.LinesBefore(f, at)
 			}
 			e.Line += before
 			return onBad(e)
 		}
 	}
 	return Measure(opt.name(f), f, nil, opt)
-}
-
-// countLines counts the line feeds r holds.
-func countLines(r io.Reader) int {
-	buf := make([]byte, tailChunk)
-	n := 0
-	for {
-		k, err := r.Read(buf)
-		n += bytes.Count(buf[:k], []byte{'\n'})
-		if err != nil {
-			return n
-		}
-	}
 }
 
 // name is what the errors of MeasureFile call f.

@@ -582,3 +582,18 @@ func TestReaderHugeLineOfAShrunkInput(t *testing.T) {
 		t.Fatalf("NextView = %d bytes, %v; want an unexpected EOF", len(l.Body), err)
 	}
 }
+
+// TestLinesBefore: the line feeds before an offset, also past the read
+// buffer and past the end.
+func TestLinesBefore(t *testing.T) {
+	in := strings.Repeat("ab\n", 200<<10) // 600 KiB: more than one read
+	r := strings.NewReader(in)
+	for _, c := range []struct {
+		off  int64
+		want int
+	}{{0, 0}, {2, 0}, {3, 1}, {300 << 10, 100 << 10}, {int64(len(in)), 200 << 10}, {int64(len(in)) + 10, 200 << 10}} {
+		if got := LinesBefore(r, c.off); got != c.want {
+			t.Errorf("LinesBefore(%d) = %d, want %d", c.off, got, c.want)
+		}
+	}
+}

@@ -1,7 +1,6 @@
 package inplace
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -105,25 +104,6 @@ func saveWatermark(stateDir string, r *Resume, path string, f *os.File, offset i
 	if os.WriteFile(tmp, b, 0o600) == nil {
 		os.Rename(tmp, p)
 	}
-}
-
-// linesBefore counts the lines of f before offset, so that a resumed run
-// numbers its lines as a whole one would. It reads the prefix the run
-// copies without parsing: at memory speed, a small part of what parsing
-// it would cost.
-func linesBefore(f *os.File, offset int64) int {
-	buf := make([]byte, 256<<10)
-	n := 0
-	for off := int64(0); off < offset; {
-		chunk := buf[:min(int64(len(buf)), offset-off)]
-		k, err := f.ReadAt(chunk, off)
-		n += bytes.Count(chunk[:k], []byte("\n"))
-		if err != nil {
-			break
-		}
-		off += int64(k)
-	}
-	return n
 }
 
 func hashBefore(f *os.File, offset int64) (string, error) {

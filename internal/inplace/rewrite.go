@@ -20,6 +20,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bstools/bs/filters/transcript"
 	"github.com/bstools/bs/internal/progress"
 	"github.com/rogpeppe/go-internal/lockedfile"
 )
@@ -216,7 +217,7 @@ func rewrite(ctx context.Context, path string, ip Options, res *Resume, body fun
 	if res != nil {
 		start.From, start.Format = resumePoint(ip.StateDir, res, path, src, info)
 		if start.From > 0 {
-			start.Lines = linesBefore(src, start.From)
+			start.Lines = transcript.LinesBefore(src, start.From)
 		}
 	}
 	from := start.From
