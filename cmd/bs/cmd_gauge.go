@@ -7,7 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/bstools/bs/filters/gauge"
-	"github.com/bstools/bs/internal/linecheck"
+	"github.com/bstools/bs/internal/spool"
 )
 
 func gaugeCommand() *cli.Command {
@@ -65,7 +65,11 @@ func runGauge(c *cli.Context) error {
 		// Reading from the end skips most lines; --strict wants each
 		// checked. Standard input redirected from a file is read so too,
 		// and left at its end, as a stream would leave it.
-		if f, ok := r.(*os.File); ok && !tee && !cm.strict && (name != "-" || linecheck.IsRegularAtStart(f)) {
+		f, ok := r.(*os.File)
+		if name == "-" {
+			f, _, ok = spool.Regular(r)
+		}
+		if ok && !tee && !cm.strict {
 			res, err = gauge.MeasureFile(f, opt)
 			if name == "-" {
 				f.Seek(0, io.SeekEnd)

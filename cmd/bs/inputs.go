@@ -10,9 +10,9 @@ import (
 
 	"github.com/bstools/bs/filters/rules"
 	"github.com/bstools/bs/filters/transcript"
-	"github.com/bstools/bs/internal/linecheck"
 	"github.com/bstools/bs/internal/output"
 	"github.com/bstools/bs/internal/progress"
+	"github.com/bstools/bs/internal/spool"
 )
 
 // openInput opens a transcript named on the command line. Its errors
@@ -94,7 +94,7 @@ func (cm *common) readInput(path string, f func(name string, r io.Reader) error)
 		r = fh
 	}
 	if cm.showInput {
-		if fh, ok := r.(*os.File); ok && linecheck.IsRegularAtStart(fh) {
+		if fh, _, ok := spool.Regular(r); ok {
 			defer progress.File(cm.ui.w, fmt.Sprintf(prgRead, cm.cmd, path), fh)()
 		} else if bar := progress.New(cm.ui.w, fmt.Sprintf(prgRead, cm.cmd, path), -1, true, ""); bar != nil {
 			defer bar.Done()

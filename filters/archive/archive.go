@@ -28,8 +28,8 @@ import (
 
 	"github.com/bstools/bs/blobstore"
 	"github.com/bstools/bs/filters/gauge"
-	"github.com/bstools/bs/filters/internal/spool"
 	"github.com/bstools/bs/filters/transcript"
+	"github.com/bstools/bs/internal/spool"
 )
 
 // Options configure an archive run.

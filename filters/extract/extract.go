@@ -16,9 +16,9 @@ import (
 
 	"github.com/bstools/bs/blobstore"
 	"github.com/bstools/bs/filters/gauge"
-	"github.com/bstools/bs/filters/internal/spool"
 	"github.com/bstools/bs/filters/rules"
 	"github.com/bstools/bs/filters/transcript"
+	"github.com/bstools/bs/internal/spool"
 )
 
 // Options configure a run. The zero value is not useful; see Defaults.

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/bstools/bs/filters/gauge"
-	"github.com/bstools/bs/filters/internal/spool"
 	"github.com/bstools/bs/filters/transcript"
+	"github.com/bstools/bs/internal/spool"
 )
 
 // note builds the lines bs roll writes, in each dialect's own compaction

@@ -16,8 +16,8 @@ import (
 	"os"
 	"slices"
 
-	"github.com/bstools/bs/filters/internal/spool"
 	"github.com/bstools/bs/internal/hugemem"
+	"github.com/bstools/bs/internal/spool"
 )
 
 // Line is one line of a transcript exactly as it stood in the input.

@@ -8,9 +8,9 @@ import (
 	"sync/atomic"
 
 	"github.com/bstools/bs/filters/internal/par"
-	"github.com/bstools/bs/filters/internal/spool"
 	"github.com/bstools/bs/filters/transcript"
 	"github.com/bstools/bs/internal/hugemem"
+	"github.com/bstools/bs/internal/spool"
 )
 
 // The first pass parses every line, by far the costliest step of a run.

@@ -19,8 +19,8 @@ import (
 	"github.com/bstools/bs/blobstore"
 	"github.com/bstools/bs/filters/gauge"
 	"github.com/bstools/bs/filters/internal/par"
-	"github.com/bstools/bs/filters/internal/spool"
 	"github.com/bstools/bs/filters/transcript"
+	"github.com/bstools/bs/internal/spool"
 )
 
 // Options configure a run; see Defaults for OpenClaw's.

@@ -5,6 +5,7 @@ import (
 	"os"
 
 	"github.com/bstools/bs/filters/transcript"
+	"github.com/bstools/bs/internal/spool"
 )
 
 // Check is what Run found of an input besides the bad lines already
@@ -34,7 +35,7 @@ func (b *BadLines) Run(name string, r io.Reader, format transcript.Dialect, whol
 	var chk Check
 	fc := b.Start(name)
 	var lc *Counter
-	if !IsRegularAtStart(r) {
+	if _, _, ok := spool.Regular(r); !ok {
 		lc = NewCounter(r, format != transcript.Unknown)
 		r = lc
 	}
@@ -67,19 +68,4 @@ func head(r io.Reader, lc *Counter) []byte {
 	h := make([]byte, SniffBytes)
 	n, _ := r.(*os.File).ReadAt(h, 0)
 	return h[:n]
-}
-
-// IsRegularAtStart is whether r is a regular file read from its start:
-// one the filters may seek in.
-func IsRegularAtStart(r io.Reader) bool {
-	f, ok := r.(*os.File)
-	if !ok {
-		return false
-	}
-	info, err := f.Stat()
-	if err != nil || !info.Mode().IsRegular() {
-		return false
-	}
-	off, err := f.Seek(0, io.SeekCurrent)
-	return err == nil && off == 0
 }

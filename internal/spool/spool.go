@@ -20,7 +20,7 @@ type Spool struct {
 // pattern as os.CreateTemp takes it; the file is unlinked at once, so it
 // goes with the process whatever happens.
 func Open(r io.Reader, pattern string) (*Spool, error) {
-	if f, size, ok := regular(r); ok {
+	if f, size, ok := Regular(r); ok {
 		return &Spool{f: f, size: size}, nil
 	}
 	f, err := Temp(pattern)
@@ -40,7 +40,7 @@ func Open(r io.Reader, pattern string) (*Spool, error) {
 // pass and goes back only to what it has read. Its Size is not known, so
 // a tee spool is read with ReadAt and Section.
 func Tee(r io.Reader, pattern string) (*Spool, io.Reader, error) {
-	if f, size, ok := regular(r); ok {
+	if f, size, ok := Regular(r); ok {
 		return &Spool{f: f, size: size}, f, nil
 	}
 	f, err := Temp(pattern)
@@ -50,9 +50,10 @@ func Tee(r io.Reader, pattern string) (*Spool, io.Reader, error) {
 	return &Spool{f: f, size: -1, temp: true}, io.TeeReader(r, f), nil
 }
 
-// regular reports whether r is a regular file read from its start, which
-// can be read again at any offset as it is.
-func regular(r io.Reader) (*os.File, int64, bool) {
+// Regular reports whether r is a regular file read from its start, which
+// can be read again at any offset as it is (and a filter may seek in),
+// with the file and its size.
+func Regular(r io.Reader) (*os.File, int64, bool) {
 	f, ok := r.(*os.File)
 	if !ok {
 		return nil, 0, false
