@@ -488,8 +488,16 @@ func (x *run) emit(ctx context.Context, it *item, move bool) error {
 		return nil
 	}
 	t, e := it.tree, &it.entry
+	pre := it.pre
+	if !pre.covers(it.chosen) {
+		pre = nil
+	}
 	id, generated := e.ID, false
-	if id == "" {
+	switch {
+	case id != "":
+	case pre != nil: // derived by the parsers
+		id, generated = pre.id, true
+	default:
 		id, generated = transcript.DeriveIDOf(t), true
 	}
 	ph := transcript.Placeholder(id)
@@ -501,9 +509,8 @@ func (x *run) emit(ctx context.Context, it *item, move bool) error {
 	// What moving the values takes out of the context, as the gauge
 	// counts the line, and their digests: worked out by the parsers
 	// when these are the values they expected to move.
-	pre := it.pre
-	if !pre.covers(it.chosen) {
-		pre = prepareMoves(t, x.src.Dialect(), x.est, ph, it.chosen)
+	if pre == nil {
+		pre = prepareMoves(t, x.src.Dialect(), x.est, id, it.chosen)
 	}
 	it.acct.Removed, it.acct.Added = max(pre.net, 0), max(-pre.net, 0)
 	tokens := pre.tokens
@@ -582,6 +589,7 @@ type note struct {
 // values a line would move by the size and type options, instead of the
 // one goroutine that takes the lines in order.
 type prepared struct {
+	id      string // the entry's id, derived from the line when it has none
 	nodes   []int
 	digests []blobstore.Digest
 	net     int
@@ -607,13 +615,14 @@ func (x *run) prepare(e *transcript.Entry, d transcript.Dialect) *prepared {
 	if id == "" {
 		id = transcript.DeriveIDOf(t)
 	}
-	return prepareMoves(t, d, x.est, transcript.Placeholder(id), moves)
+	return prepareMoves(t, d, x.est, id, moves)
 }
 
-// prepareMoves prepares moving the values vs of line t, each replaced by
-// the placeholder ph.
-func prepareMoves(t *transcript.Tree, d transcript.Dialect, est gauge.Estimator, ph string, vs []transcript.Value) *prepared {
-	p := &prepared{nodes: make([]int, len(vs)), digests: make([]blobstore.Digest, len(vs))}
+// prepareMoves prepares moving the values vs of line t, entry id, each
+// replaced by the id's placeholder.
+func prepareMoves(t *transcript.Tree, d transcript.Dialect, est gauge.Estimator, id string, vs []transcript.Value) *prepared {
+	p := &prepared{id: id, nodes: make([]int, len(vs)), digests: make([]blobstore.Digest, len(vs))}
+	ph := transcript.Placeholder(id)
 	reps := make([]gauge.Replacement, len(vs))
 	for i, v := range vs {
 		p.nodes[i] = v.Node
