@@ -528,9 +528,7 @@ func (g *Ledger) branch(l LedgerLine) int32 {
 	last := g.lastID
 	g.lastID = l.ID
 	if len(g.ids) == treeWindow {
-		n := copy(g.ids, g.ids[treeWindow/2:])
-		clear(g.ids[n:])
-		g.ids = g.ids[:n]
+		g.ids = newerHalf(g.ids)
 	}
 	g.ids = append(g.ids, entryAt{l.ID, g.line})
 	if l.Parent == "" || last == "" || l.Parent == last {
@@ -614,12 +612,19 @@ func (g *Ledger) Carry(m Mark, removed, added int) (Adjustment, bool) {
 	// Only a tree (lastID) can branch; a file without ids keeps nothing.
 	if m.at > 0 && g.lastID != "" && (len(g.history) == 0 || g.history[len(g.history)-1].removed != g.removed || g.history[len(g.history)-1].added != g.added) {
 		if len(g.history) == treeWindow {
-			n := copy(g.history, g.history[treeWindow/2:])
-			g.history, g.forgot = g.history[:n], true
+			g.history, g.forgot = newerHalf(g.history), true
 		}
 		g.history = append(g.history, totalsAt{m.at, g.removed, g.added})
 	}
 	return adj, ok
+}
+
+// newerHalf keeps the newer half of a full window, in its memory, and
+// lets go of what the older half held.
+func newerHalf[T any](s []T) []T {
+	n := copy(s, s[len(s)/2:])
+	clear(s[n:])
+	return s[:n]
 }
 
 // totalsAfter is what the totals were after line n, if the ledger still
