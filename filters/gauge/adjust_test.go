@@ -1,6 +1,9 @@
 package gauge
 
-import "testing"
+import (
+	"fmt"
+	"testing"
+)
 
 // The later lines of one response (Claude Code writes one a block, each
 // with the response's usage) belong to the growth that response's count
@@ -139,4 +142,37 @@ func TestLedgerFollowsTheBranch(t *testing.T) {
 		}
 	}
 	check("two passes", got)
+}
+
+// TestLedgerBranchWindow: past treeWindow entries the ledger keeps only
+// the latest ones (newerHalf): a branch from an entry that recent still
+// starts from its parent's totals, and one from further back starts from
+// those of the lines before it, as in a file without branches.
+func TestLedgerBranchWindow(t *testing.T) {
+	g := NewLedger(CharsPer4{})
+	add := func(id, parent string, role Role, removed int) int {
+		t.Helper()
+		adj, _ := g.Add(LedgerLine{Line: Line{Role: role, Tokens: 1000}, ID: id, Parent: parent, Removed: removed, Entry: true, Bytes: 100})
+		return adj.Removed
+	}
+	add("root", "", Content, 0)
+	add("x", "root", Content, 1000)
+	parent := "x"
+	for i := range treeWindow + 10 {
+		id := fmt.Sprint("c", i)
+		add(id, parent, Content, 0)
+		parent = id
+	}
+	add("y", parent, Content, 50)
+	if got := add("z", "y", Usage, 0); got != 1050 {
+		t.Errorf("the usage on the path carries %d removed, want 1050", got)
+	}
+	// c60000 is older than the window's last halving, but in its newer half.
+	if got := add("near", "c60000", Usage, 0); got != 1000 {
+		t.Errorf("a branch from a recent entry carries %d removed, want its parent's 1000", got)
+	}
+	// root's own totals were 0: forgotten, so the lines before count.
+	if got := add("far", "root", Usage, 0); got != 1000 {
+		t.Errorf("a branch from beyond the window carries %d removed, want the 1000 of the lines before it", got)
+	}
 }
