@@ -2,6 +2,8 @@ package blobstore
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -24,6 +26,34 @@ func packsOf(s Store) (*packs, error) {
 // AgePacked moves the time of every packed copy in s back by by: every
 // index file is written again with its records' times moved.
 func AgePacked(ctx context.Context, s Store, by time.Duration) error {
+	return rewriteIndexes(ctx, s, func(es []entry) []byte {
+		for i := range es {
+			es[i].time -= by.Nanoseconds()
+		}
+		return encodeIndex(es)
+	})
+}
+
+// FirstIndexLayout writes every index file of s again in the first index
+// layout ("bsindex\x01", records without a CRC), as bs wrote them before
+// index records carried one.
+func FirstIndexLayout(ctx context.Context, s Store) error {
+	return rewriteIndexes(ctx, s, func(es []entry) []byte {
+		b := encodeIndex(es)
+		var recs []byte
+		tableEnd := indexHeader + fanoutSize + int(binary.LittleEndian.Uint32(b[8:]))*packIDSize
+		for i := range es {
+			r := b[tableEnd+i*indexRecordSize:]
+			recs = append(recs, r[:recordSize]...)
+		}
+		old := append(append([]byte(indexMagicV1), b[8:tableEnd]...), recs...)
+		sum := sha256.Sum256(old)
+		return append(old, sum[:]...)
+	})
+}
+
+// rewriteIndexes replaces every index file of s by encode of its records.
+func rewriteIndexes(ctx context.Context, s Store, encode func([]entry) []byte) error {
 	p, err := packsOf(s)
 	if err != nil {
 		return err
@@ -38,10 +68,9 @@ func AgePacked(ctx context.Context, s Store, by time.Duration) error {
 			if err != nil {
 				return err
 			}
-			e.time -= by.Nanoseconds()
 			es = append(es, e)
 		}
-		g, err := p.writeIndex(ctx, encodeIndex(es))
+		g, err := p.writeIndex(ctx, encode(es))
 		if err == nil {
 			err = p.adopt(ctx, g, f.id)
 		}

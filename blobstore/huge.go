@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"os"
 	"time"
@@ -42,7 +43,7 @@ func (p *packs) putHuge(d Digest, data []byte) error {
 	}
 	w := bufio.NewWriterSize(f, 256<<10)
 	w.WriteString(packMagic)
-	n, err := writeStored(w, p.crypt, data)
+	n, crc, err := writeStored(w, p.crypt, data)
 	if err == nil {
 		err = w.Flush() // an error writing the pack shows now, not at commit
 	}
@@ -51,7 +52,7 @@ func (p *packs) putHuge(d Digest, data []byte) error {
 		return err
 	}
 	stored := io.NewSectionReader(f, int64(len(packMagic)), n)
-	e := entry{d: d, length: uint32(n), size: uint32(len(data)), sealed: p.crypt.encrypts(), time: time.Now().UnixNano()}
+	e := entry{d: d, length: uint32(n), size: uint32(len(data)), sealed: p.crypt.encrypts(), time: time.Now().UnixNano(), crc: crc, hasCRC: true}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if _, ok := p.pending[d]; ok {
@@ -90,48 +91,51 @@ func (p *packs) putHuge(d Digest, data []byte) error {
 
 // writeStored writes data's stored form to w as a stream: the zstd frame
 // that compress makes (the same options, the content size in its header),
-// sealed when c encrypts. It returns the bytes written.
-func writeStored(w io.Writer, c *crypter, data []byte) (int64, error) {
+// sealed when c encrypts. It returns the bytes written and their CRC-32C.
+func writeStored(w io.Writer, c *crypter, data []byte) (int64, uint32, error) {
 	cw := &countingWriter{w: w}
 	w = cw
 	var sealer io.WriteCloser
 	if c.encrypts() {
 		var err error
 		if sealer, err = age.Encrypt(w, c.recipients...); err != nil {
-			return 0, fmt.Errorf("encrypt: %w", err)
+			return 0, 0, fmt.Errorf("encrypt: %w", err)
 		}
 		w = sealer
 	}
 	enc, err := zstd.NewWriter(nil, append(encoderOptions(), zstd.WithEncoderConcurrency(1))...)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	enc.ResetContentSize(w, int64(len(data)))
 	if _, err := enc.Write(data); err != nil {
 		enc.Close()
-		return 0, err
+		return 0, 0, err
 	}
 	if err := enc.Close(); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	if sealer != nil {
 		if err := sealer.Close(); err != nil {
-			return 0, fmt.Errorf("encrypt: %w", err)
+			return 0, 0, fmt.Errorf("encrypt: %w", err)
 		}
 	}
-	return cw.n, cw.err
+	return cw.n, cw.crc, cw.err
 }
 
-// countingWriter counts what it passes on, and keeps the first error.
+// countingWriter counts what it passes on and sums it (CRC-32C), and
+// keeps the first error.
 type countingWriter struct {
 	w   io.Writer
 	n   int64
+	crc uint32
 	err error
 }
 
 func (c *countingWriter) Write(b []byte) (int, error) {
 	n, err := c.w.Write(b)
 	c.n += int64(n)
+	c.crc = crc32.Update(c.crc, castagnoli, b[:n])
 	if err != nil && c.err == nil {
 		c.err = err
 	}

@@ -19,8 +19,9 @@ type idxFile struct {
 	data   []byte
 	packs  []packID
 	fanout []byte // 256 × u32
-	recs   []byte // n × recordSize
+	recs   []byte // n × stride
 	n      int
+	stride int // a record's size: indexRecordSize, or recordSize in the first layout
 }
 
 // errBadIndex is an index file whose layout is wrong: not an index, cut
@@ -31,15 +32,24 @@ var errBadIndex = errors.New("damaged index file")
 // that reads every byte, see verifySum) and returns it ready for lookups.
 // release, if not nil, is called once the idxFile is unreachable.
 func parseIndex(id packID, data []byte, release func()) (*idxFile, error) {
-	if len(data) < indexHeader+fanoutSize+sumSize || string(data[:8]) != indexMagic {
+	if len(data) < indexHeader+fanoutSize+sumSize {
+		return nil, errBadIndex
+	}
+	var stride int
+	switch string(data[:8]) {
+	case indexMagic:
+		stride = indexRecordSize
+	case indexMagicV1:
+		stride = recordSize
+	default:
 		return nil, errBadIndex
 	}
 	p := int(binary.LittleEndian.Uint32(data[8:]))
 	n := int(binary.LittleEndian.Uint32(data[12:]))
-	if int64(len(data)) != indexFileSize(p, n) {
+	if int64(len(data)) != indexFileSize(p, n, stride) {
 		return nil, errBadIndex
 	}
-	f := &idxFile{id: id, data: data, n: n, fanout: data[indexHeader : indexHeader+fanoutSize]}
+	f := &idxFile{id: id, data: data, n: n, stride: stride, fanout: data[indexHeader : indexHeader+fanoutSize]}
 	if binary.LittleEndian.Uint32(f.fanout[fanoutSize-4:]) != uint32(n) {
 		return nil, errBadIndex
 	}
@@ -48,7 +58,7 @@ func parseIndex(id packID, data []byte, release func()) (*idxFile, error) {
 	for i := range f.packs {
 		copy(f.packs[i][:], table[i*packIDSize:])
 	}
-	f.recs = table[p*packIDSize : p*packIDSize+n*recordSize]
+	f.recs = table[p*packIDSize : p*packIDSize+n*stride]
 	if release != nil {
 		runtime.AddCleanup(f, func(release func()) { release() }, release)
 	}
@@ -68,7 +78,7 @@ func (f *idxFile) verifySum() error {
 
 // record decodes record i.
 func (f *idxFile) record(i int) (entry, error) {
-	e, p := getRecord(f.recs[i*recordSize:])
+	e, p := getIndexRecord(f.recs[i*f.stride:], f.stride)
 	if int(p) >= len(f.packs) {
 		return e, fmt.Errorf("index %s: record %d names pack %d of %d: %w", f.id, i, p, len(f.packs), errBadIndex)
 	}
@@ -90,9 +100,9 @@ func (f *idxFile) lookup(d Digest, out []entry) []entry {
 	defer runtime.KeepAlive(f)
 	lo, hi := f.bucket(d[0])
 	i := lo + sortSearch(hi-lo, func(i int) bool {
-		return bytes.Compare(f.recs[(lo+i)*recordSize:(lo+i)*recordSize+32], d[:]) >= 0
+		return bytes.Compare(f.recs[(lo+i)*f.stride:(lo+i)*f.stride+32], d[:]) >= 0
 	})
-	for ; i < hi && bytes.Equal(f.recs[i*recordSize:i*recordSize+32], d[:]); i++ {
+	for ; i < hi && bytes.Equal(f.recs[i*f.stride:i*f.stride+32], d[:]); i++ {
 		if e, err := f.record(i); err == nil {
 			out = append(out, e)
 		}

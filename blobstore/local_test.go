@@ -132,6 +132,11 @@ func packHooks(h *storetest.Harness) {
 			t.Fatal(err)
 		}
 	}
+	h.FirstIndexLayout = func(t *testing.T, s blobstore.Store) {
+		if err := blobstore.FirstIndexLayout(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
 	h.DamagePacked = func(t *testing.T, s blobstore.Store, d blobstore.Digest) {
 		if err := blobstore.DamagePacked(ctx, s, d); err != nil {
 			t.Fatal(err)

@@ -26,28 +26,37 @@ import (
 //
 // An index file:
 //
-//	header   "bsindex\x01", u32 pack count P, u32 record count N
+//	header   "bsindex\x02", u32 pack count P, u32 record count N
 //	fanout   256 × u32: how many records have a first digest byte <= i
 //	packs    P × 16-byte pack ids
-//	records  N × recordSize, sorted by digest, newest first among equals
+//	records  N × indexRecordSize, sorted by digest, newest first among equals
 //	sum      SHA-256 of everything before it
 //
 // A record: digest (32 bytes), u32 pack (a position in the pack table;
 // 0 in a pack's own trailer), u32 offset of the stored form in the pack,
 // u32 its length, u32 the data's size (bit 31 set when the stored form is
-// age-encrypted), i64 when it was written (Unix nanoseconds). Integers
-// are little-endian.
+// age-encrypted), i64 when it was written (Unix nanoseconds). An index
+// record goes on with u32 the CRC-32C of the stored form and u32 flags
+// (bit 0: the CRC is known; a copy indexed again from an older pack's
+// trailer has none). Integers are little-endian.
+//
+// The first index layout, "bsindex\x01", has records of recordSize bytes,
+// without the CRC: it is read as ever, its copies' CRCs unknown.
 const (
 	packMagic   = "bspack\x00\x01"
 	footerMagic = "bspackix"
-	indexMagic  = "bsindex\x01"
+	indexMagic  = "bsindex\x02"
+	// indexMagicV1 is the first index layout, without CRCs.
+	indexMagicV1 = "bsindex\x01"
 
-	recordSize  = 56
-	footerSize  = 16
-	indexHeader = 16
-	fanoutSize  = 256 * 4
-	packIDSize  = 16
-	sumSize     = sha256.Size
+	recordSize      = 56 // a pack trailer's, and the first index layout's
+	indexRecordSize = 64 // recordSize, the CRC and the flags
+	crcKnown        = 1  // the flag of an index record whose CRC is known
+	footerSize      = 16
+	indexHeader     = 16
+	fanoutSize      = 256 * 4
+	packIDSize      = 16
+	sumSize         = sha256.Size
 
 	// sealedBit marks an encrypted stored form in a record's size field;
 	// a blob's size is at most maxBlobSize (2^30), so bit 31 is free.
@@ -97,6 +106,17 @@ type entry struct {
 	size   uint32 // of the data
 	sealed bool   // the stored form is age-encrypted
 	time   int64  // when the copy was written (or re-Put), Unix nanoseconds
+	// crc is the CRC-32C of the stored form, when hasCRC: enough to tell
+	// that a copy is still the bytes its writer wrote without decoding
+	// it (packs.reuse).
+	crc    uint32
+	hasCRC bool
+}
+
+// withCRC is e with the CRC of its stored form.
+func (e entry) withCRC(stored []byte) entry {
+	e.crc, e.hasCRC = crc32.Checksum(stored, castagnoli), true
+	return e
 }
 
 func (e entry) modTime() time.Time { return time.Unix(0, e.time) }
@@ -141,6 +161,29 @@ func getRecord(b []byte) (e entry, pack uint32) {
 	size := binary.LittleEndian.Uint32(b[44:])
 	e.size, e.sealed = size&^sealedBit, size&sealedBit != 0
 	e.time = int64(binary.LittleEndian.Uint64(b[48:]))
+	return e, pack
+}
+
+// putIndexRecord encodes e into b (indexRecordSize bytes) as an index
+// holds it: putRecord's fields, then the CRC and the flags.
+func putIndexRecord(b []byte, e entry, pack uint32) {
+	putRecord(b, e, pack)
+	var flags uint32
+	if e.hasCRC {
+		flags |= crcKnown
+	}
+	binary.LittleEndian.PutUint32(b[recordSize:], e.crc)
+	binary.LittleEndian.PutUint32(b[recordSize+4:], flags)
+}
+
+// getIndexRecord decodes an index record of size bytes: recordSize (the
+// first layout, no CRC) or indexRecordSize.
+func getIndexRecord(b []byte, size int) (e entry, pack uint32) {
+	e, pack = getRecord(b)
+	if size == indexRecordSize {
+		e.crc = binary.LittleEndian.Uint32(b[recordSize:])
+		e.hasCRC = binary.LittleEndian.Uint32(b[recordSize+4:])&crcKnown != 0
+	}
 	return e, pack
 }
 
@@ -214,9 +257,10 @@ func parseTrailer(id packID, tail []byte, size int64) ([]entry, error) {
 	return entries, nil
 }
 
-// indexFileSize is the size of an index of n records over p packs.
-func indexFileSize(p, n int) int64 {
-	return int64(indexHeader+fanoutSize+p*packIDSize) + int64(n)*recordSize + sumSize
+// indexFileSize is the size of an index of n records of recSize bytes
+// over p packs.
+func indexFileSize(p, n, recSize int) int64 {
+	return int64(indexHeader+fanoutSize+p*packIDSize) + int64(n)*int64(recSize) + sumSize
 }
 
 // indexWriter writes an index file: its header, fanout and pack table
@@ -229,7 +273,7 @@ type indexWriter struct {
 	sum   [sumSize]byte
 	h     sumHasher
 	packs map[packID]uint32
-	rec   [recordSize]byte
+	rec   [indexRecordSize]byte
 	left  int
 	last  entry
 	wrote bool
@@ -283,7 +327,7 @@ func (iw *indexWriter) add(e entry) error {
 	}
 	iw.last, iw.wrote = e, true
 	iw.left--
-	putRecord(iw.rec[:], e, p)
+	putIndexRecord(iw.rec[:], e, p)
 	return iw.write(iw.rec[:])
 }
 
@@ -308,7 +352,7 @@ func encodeIndex(entries []entry) []byte {
 			packs = append(packs, e.pack)
 		}
 	}
-	out := make([]byte, 0, indexFileSize(len(packs), len(entries)))
+	out := make([]byte, 0, indexFileSize(len(packs), len(entries), indexRecordSize))
 	iw, err := newIndexWriter(func(b []byte) error { out = append(out, b...); return nil }, packs, len(entries), &counts)
 	if err != nil {
 		panic("blobstore: unreachable: " + err.Error())

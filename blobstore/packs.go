@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io/fs"
 	"os"
 	"slices"
@@ -335,13 +336,7 @@ func (p *packs) reuse(ctx context.Context, d Digest, data []byte) (bool, error) 
 		if e.time < cutoff {
 			return false, nil // this one and every later one are too old
 		}
-		if e.isHuge() {
-			err = p.holdsHuge(ctx, e, data)
-		} else if stored, rerr := p.read(ctx, e, buf); rerr != nil {
-			err = rerr
-		} else {
-			*plain, err = holds(p.dec, p.crypt, d, stored, data, (*plain)[:0])
-		}
+		err = p.holdsCopy(ctx, e, data, buf, plain)
 		switch {
 		case err == nil:
 		case errors.Is(err, ErrNoIdentity):
@@ -361,6 +356,29 @@ func (p *packs) reuse(ctx context.Context, d Digest, data []byte) (bool, error) 
 	return false, nil
 }
 
+// holdsCopy checks that copy e of blob data reads back as data, as reuse
+// needs it to: an unencrypted copy whose CRC the index knows by that CRC
+// (it is then the bytes its writer made of data; the CRC tells a copy
+// damaged since, without decoding it), any other by decoding it. buf and
+// plain are scratch space.
+func (p *packs) holdsCopy(ctx context.Context, e entry, data []byte, buf, plain *[]byte) error {
+	if e.isHuge() {
+		return p.holdsHuge(ctx, e, data)
+	}
+	stored, err := p.read(ctx, e, buf)
+	switch {
+	case err != nil:
+		return err
+	case e.hasCRC && !e.sealed:
+		if crc32.Checksum(stored, castagnoli) != e.crc {
+			return corrupt(e.d, "stored form fails its CRC", nil)
+		}
+		return nil
+	}
+	*plain, err = holds(p.dec, p.crypt, e.d, stored, data, (*plain)[:0])
+	return err
+}
+
 // isPending reports whether d waits for the next commit.
 func (p *packs) isPending(d Digest) bool {
 	p.mu.Lock()
@@ -373,7 +391,7 @@ func (p *packs) isPending(d Digest) bool {
 // built, visible at the next commit. A blob already pending is not added
 // again. stored is copied: the caller may reuse it.
 func (p *packs) add(d Digest, stored []byte, size int) error {
-	e := entry{d: d, length: uint32(len(stored)), size: uint32(size), sealed: isEncrypted(stored), time: time.Now().UnixNano()}
+	e := entry{d: d, length: uint32(len(stored)), size: uint32(size), sealed: isEncrypted(stored), time: time.Now().UnixNano()}.withCRC(stored)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if _, ok := p.pending[d]; ok {

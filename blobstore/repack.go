@@ -80,7 +80,8 @@ type packSink struct {
 	written int64   // bytes of the published packs
 }
 
-// add appends a stored form, keeping e's digest, size and time.
+// add appends a stored form, keeping e's digest, size and time (its CRC,
+// of a copy indexed from an older pack's trailer, known from now on).
 func (s *packSink) add(ctx context.Context, e entry, stored []byte) error {
 	if s.cur != nil && s.cur.size+int64(len(stored)) > packTarget {
 		if err := s.flush(ctx); err != nil {
@@ -94,6 +95,7 @@ func (s *packSink) add(ctx context.Context, e entry, stored []byte) error {
 		}
 	}
 	e.off, e.length, e.sealed = uint32(s.cur.size), uint32(len(stored)), isEncrypted(stored)
+	e = e.withCRC(stored)
 	if _, err := s.cur.w.Write(stored); err != nil {
 		return err
 	}

@@ -64,6 +64,9 @@ type Harness struct {
 	// AgePacked moves the time of every packed copy in s back by the
 	// given duration.
 	AgePacked func(t *testing.T, s blobstore.Store, by time.Duration)
+	// FirstIndexLayout writes every index file of s again in the first
+	// index layout, whose records have no CRC of the stored form.
+	FirstIndexLayout func(t *testing.T, s blobstore.Store)
 	// DamagePacked flips one byte inside the stored form of every packed
 	// copy of d.
 	DamagePacked func(t *testing.T, s blobstore.Store, d blobstore.Digest)

@@ -199,8 +199,12 @@ func ageStore(dir string, by time.Duration) error {
 		packs := int(binary.LittleEndian.Uint32(b[8:]))
 		n := int(binary.LittleEndian.Uint32(b[12:]))
 		recs := 16 + 1024 + 16*packs
+		if n == 0 {
+			continue
+		}
+		size := (len(b) - 32 - recs) / n // 64 bytes, or 56 in the first layout
 		for i := 0; i < n; i++ {
-			t := b[recs+56*i+48:]
+			t := b[recs+size*i+48:]
 			binary.LittleEndian.PutUint64(t, uint64(int64(binary.LittleEndian.Uint64(t))-by.Nanoseconds()))
 		}
 		sum := sha256.Sum256(b[:len(b)-32])
