@@ -72,7 +72,7 @@ func NewSink(w io.Writer, workers int, commit func() error) *Sink {
 		w:      bufio.NewWriterSize(w, 256<<10),
 		commit: commit,
 		items:  make(chan *sinkItem, 4096),
-		jobs:   make(chan func()),
+		jobs:   make(chan func(), workers),
 		budget: par.NewBudget(maxHeld),
 		done:   make(chan struct{}),
 	}
@@ -82,6 +82,7 @@ func NewSink(w io.Writer, workers int, commit func() error) *Sink {
 	for range workers {
 		go func() {
 			for job := range s.jobs {
+				par.Yield()
 				job()
 			}
 		}()
