@@ -176,3 +176,35 @@ func TestMeasureTakesEscapedMarkers(t *testing.T) {
 		t.Errorf("Measure gave model %q (%v), want y, the last named", r.Model, err)
 	}
 }
+
+// BenchmarkMayReset runs the pre-filter alone over every line of the
+// corpus (of the benchmark session of BenchmarkMeasureStream without it):
+// it sees every byte a pipe gives the gauge.
+func BenchmarkMayReset(b *testing.B) {
+	var data []byte
+	files, _ := filepath.Glob(filepath.Join(corpusDir, "*", "*.jsonl"))
+	for _, f := range files {
+		d, err := os.ReadFile(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		data = append(data, d...)
+	}
+	if len(data) == 0 {
+		in, _ := piSession(false, 320, 33000, 300)
+		data = []byte(in)
+	}
+	lines := bytes.Split(data, []byte("\n"))
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		n := 0
+		for _, l := range lines {
+			if mayReset(l) {
+				n++
+			}
+		}
+		if n == 0 {
+			b.Fatal("no line may reset the gauge")
+		}
+	}
+}
