@@ -101,7 +101,7 @@ func (sp *splice) restoreLines(ctx context.Context, src File, size int64, ns [][
 		// Putting values back changes what the usage lines after them
 		// carry (gauge.Ledger): restore needs them, and the resets
 		// between, to write what it would over the whole file.
-		acct, err := candidates(ctx, src, size, accountNeedles)
+		acct, err := candidates(ctx, src, size, accountNeedles())
 		if err != nil {
 			return nil, nil, nil, nil, err
 		}
@@ -259,9 +259,17 @@ func copyRange(w io.Writer, src File, from, to int64) error {
 }
 
 // accountNeedles are held by every line that can carry usage or reset the
-// accounting (gauge.NewSparseLedger): an assistant message's usage, a
-// Codex token count, a compaction, a bs roll note.
-var accountNeedles = [][]byte{[]byte(`usage"`), []byte(`token_count"`), []byte(`compact`), []byte(transcript.RolledField + `"`), []byte(transcript.AdjustedField + `"`)}
+// accounting (gauge.NewSparseLedger): the marks of the registered
+// dialects' usage and compactions, a bs roll note, the worth of a token
+// bs wrote on a usage.
+func accountNeedles() [][]byte {
+	m := transcript.RegisteredMarks()
+	var ns [][]byte
+	for _, mk := range slices.Concat(m.Usage, m.Reset) {
+		ns = append(ns, []byte(mk.Text))
+	}
+	return append(ns, []byte(transcript.RolledField+`"`), []byte(transcript.AdjustedField+`"`))
+}
 
 // beforeNeedles are what the lines before a restored entry that the ledger
 // needs hold: an _adjusted (the worth of a token), a roll marker.

@@ -172,7 +172,7 @@ func Run(ctx context.Context, name string, r io.Reader, w io.Writer, opt Options
 
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	p := &pipeline{opt: opt, sp: sp, w: w, jobs: make(chan *job, opt.Workers), futures: make(chan *job, 64), ledger: newLedger(opt.Estimator)}
+	p := &pipeline{opt: opt, sp: sp, w: w, jobs: make(chan *job, opt.Workers), futures: make(chan *job, 64), ledger: newLedger(opt.Estimator), spend: newSpendMarks(transcript.RegisteredMarks())}
 	var wg sync.WaitGroup
 	for range opt.Workers {
 		wg.Add(1)
@@ -482,6 +482,7 @@ type pipeline struct {
 	stats   Stats
 	errs    []error
 	ledger  *ledger
+	spend   spendMarks
 }
 
 type job struct {
@@ -677,23 +678,32 @@ func (wk *worker) do(ctx context.Context, j *job) {
 }
 
 // spendMarks are what a line that carries what cost reports read holds
-// (transcript.Spends): other lines are not parsed for it. Each ends a JSON
-// string, with its closing quote.
-var spendMarks = [][]byte{[]byte(`usage"`), []byte(`token_count"`), []byte(`turn_context"`), []byte(transcript.SpentField + `"`)}
+// (transcript.Spends): the marks of the registered dialects' lines that
+// Spends says yes to, and bs's own spend records. Other lines are not
+// parsed for it. Each ends a JSON string, with its closing quote.
+type spendMarks [][]byte
 
-// hasSpendMark reports whether line holds one of spendMarks. It looks at
-// each quote once, for a mark that ends there, rather than searching the
-// line for each mark in turn: four passes over every archived line, whose
-// marks begin with letters that text is full of, were an eighth of bs
+func newSpendMarks(m transcript.Marks) spendMarks {
+	marks := spendMarks{}
+	for _, mk := range m.Spend {
+		marks = append(marks, []byte(mk.Text))
+	}
+	return append(marks, []byte(transcript.SpentField+`"`))
+}
+
+// has reports whether line holds one of marks. It looks at each quote
+// once, for a mark that ends there, rather than searching the line for
+// each mark in turn: four passes over every archived line, whose marks
+// begin with letters that text is full of, were an eighth of bs
 // archive's time.
-func hasSpendMark(line []byte) bool {
+func (marks spendMarks) has(line []byte) bool {
 	for i := 0; ; i++ {
 		q := bytes.IndexByte(line[i:], '"')
 		if q < 0 {
 			return false
 		}
 		i += q
-		for _, m := range spendMarks {
+		for _, m := range marks {
 			if i+1 >= len(m) && line[i-1] == m[len(m)-2] && bytes.Equal(line[i+1-len(m):i+1], m) {
 				return true
 			}
@@ -708,7 +718,7 @@ func hasSpendMark(line []byte) bool {
 func (wk *worker) spend(j *job, chunk []byte, off int64) {
 	tu := j.tu
 	afterPrompt(tu, chunk, off, func(line []byte, at int64) {
-		if !hasSpendMark(line) {
+		if !wk.p.spend.has(line) {
 			return
 		}
 		t, err := wk.tp.Parse(line)

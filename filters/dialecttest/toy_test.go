@@ -181,3 +181,6 @@ func TestToyDialect(t *testing.T) {
 	defer transcript.Unregister(parley{})
 	dialecttest.Run(t, parley{}, samples(t, filepath.Join("testdata", "parley.jsonl")))
 }
+
+// Marks: parley records no usage, compaction or model.
+func (parley) Marks() transcript.Marks { return transcript.Marks{} }

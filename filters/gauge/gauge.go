@@ -318,7 +318,7 @@ func Measure(name string, r io.Reader, tee io.Writer, opt Options) (Result, erro
 	// work, and needs nothing but the line: the Source does it on every
 	// core, ahead of the loop below, which takes the lines in order.
 	src := transcript.NewSource(name, r, opt.Format, opt.OnBadLine)
-	src.ParseIf(mayReset)
+	src.ParseIf(newResetMarks(transcript.RegisteredMarks()).mayReset)
 	src.Parallel(runtime.GOMAXPROCS(0))
 	defer src.Close()
 	var (
@@ -513,26 +513,60 @@ func (s *streamTree) offPath() bool {
 }
 
 // A line can reset the gauge, or name the model or window, only through a
-// member whose key is one of resetKeys or whose string value starts with
-// one of resetValues (see classify; "model" is among the keys so that
-// every line naming a model is taken in order, and the last one named
-// wins). Both sit at a colon outside any string: a key right before it, a
-// value right after it (JSON allows white space on either side). mayReset
-// stops only at colons, which are several times rarer than quotes (40
-// quotes against 4 colons a KB in the benchmark session, 2 to 3 times
-// rarer in the corpus), so most lines are passed over at the speed of
-// bytes.IndexByte. A colon inside a string can only add a false positive,
-// which costs a parse. Keys and values are compared as they decode, so a
-// \u escape in one (which no runtime writes, but JSON allows) is no way
-// around it.
-var (
-	resetKeys   = []string{`usage"`, transcript.RolledField + `"`, `model"`}
-	resetValues = []string{`token_count"`, `compact`, `model_change"`, `turn_context"`, `session"`}
-)
+// member whose key is one of the keys of resetMarks or whose string value
+// starts with one of its values (see classify; "model" is among the keys
+// so that every line naming a model is taken in order, and the last one
+// named wins). Both sit at a colon outside any string: a key right before
+// it, a value right after it (JSON allows white space on either side).
+// mayReset stops only at colons, which are several times rarer than
+// quotes (40 quotes against 4 colons a KB in the benchmark session, 2 to
+// 3 times rarer in the corpus), so most lines are passed over at the
+// speed of bytes.IndexByte. A colon inside a string can only add a false
+// positive, which costs a parse. Keys and values are compared as they
+// decode, so a \u escape in one (which no runtime writes, but JSON
+// allows) is no way around it.
+type resetMarks struct {
+	keys, values markers
+	// maxKey is the most bytes a key marker and its quotes can take,
+	// every character written as a \u escape.
+	maxKey int
+}
+
+// newResetMarks are the marks of the registered dialects' lines that
+// record a usage, a window, a compaction or a model, and bs's roll notes.
+func newResetMarks(m transcript.Marks) *resetMarks {
+	r := &resetMarks{}
+	r.keys.add(transcript.RolledField + `"`)
+	for _, mk := range slices.Concat(m.Usage, m.Reset, m.Model) {
+		if mk.Name {
+			r.keys.add(mk.Text)
+			r.maxKey = max(r.maxKey, 6*len(mk.Text)+2)
+		} else {
+			r.values.add(mk.Text)
+		}
+	}
+	r.maxKey = max(r.maxKey, 6*len(transcript.RolledField)+2)
+	return r
+}
+
+// markers are strings a JSON string may begin with as it decodes.
+type markers struct {
+	texts []string
+	// first are the bytes a marker's JSON may start with: its first
+	// character, or the backslash of an escape.
+	first [256]bool
+}
+
+func (ms *markers) add(text string) {
+	if !slices.Contains(ms.texts, text) {
+		ms.texts = append(ms.texts, text)
+	}
+	ms.first[text[0]], ms.first['\\'] = true, true
+}
 
 // mayReset reports whether line may hold a usage, a compaction, a roll
 // note or a model: false means it certainly does not.
-func mayReset(line []byte) bool {
+func (r *resetMarks) mayReset(line []byte) bool {
 	for i := 0; ; {
 		j := bytes.IndexByte(line[i:], ':')
 		if j < 0 {
@@ -545,7 +579,7 @@ func mayReset(line []byte) bool {
 			k--
 		}
 		if k > 0 && line[k-1] == '"' {
-			if key := keyBefore(line, k); key >= 0 && hasMarker(line[key:k], resetKeys) {
+			if key := keyBefore(line, k, r.maxKey); key >= 0 && r.keys.begin(line[key:k]) {
 				return true
 			}
 		}
@@ -553,7 +587,7 @@ func mayReset(line []byte) bool {
 		for v < len(line) && transcript.IsSpace(line[v]) {
 			v++
 		}
-		if v < len(line) && line[v] == '"' && hasMarker(line[v+1:], resetValues) {
+		if v < len(line) && line[v] == '"' && r.values.begin(line[v+1:]) {
 			return true
 		}
 	}
@@ -561,23 +595,19 @@ func mayReset(line []byte) bool {
 
 // keyBefore returns where the name ends at line[:k] (a quote at k-1)
 // begins, just after its opening quote, or -1 when that quote is escaped
-// (the colon is inside a string) or the name is longer than any marker
-// can be written.
-func keyBefore(line []byte, k int) int {
+// (the colon is inside a string) or the name is longer than maxKey, the
+// longest any marker can be written.
+func keyBefore(line []byte, k, maxKey int) int {
 	if escaped(line, k-1) {
 		return -1
 	}
-	for q := k - 2; q >= 0 && q >= k-maxMarkerJSON; q-- {
+	for q := k - 2; q >= 0 && q >= k-maxKey; q-- {
 		if line[q] == '"' && !escaped(line, q) {
 			return q + 1
 		}
 	}
 	return -1
 }
-
-// maxMarkerJSON is the most bytes a marker and its quotes can take, every
-// character written as a \u escape.
-const maxMarkerJSON = 6*len("turn_context") + 2
 
 // escaped reports whether the byte at i follows an odd run of
 // backslashes.
@@ -590,17 +620,14 @@ func escaped(line []byte, i int) bool {
 	return n%2 == 1
 }
 
-// hasMarker reports whether b, the inside of a JSON string from its
-// start, begins with one of markers as it decodes. A marker's closing
-// quote must be the string's own end.
-func hasMarker(b []byte, markers []string) bool {
-	if len(b) == 0 {
-		return false
-	}
-	if c := b[0]; c != '\\' && c != 'u' && c != 't' && c != 'c' && c != 'm' && c != 's' && c != '_' {
+// begin reports whether b, the inside of a JSON string from its start,
+// begins with one of the markers as it decodes. A marker's closing quote
+// must be the string's own end.
+func (ms *markers) begin(b []byte) bool {
+	if len(b) == 0 || !ms.first[b[0]] {
 		return false // no marker starts so, plainly or escaped
 	}
-	for _, m := range markers {
+	for _, m := range ms.texts {
 		if decodesTo(b, m) {
 			return true
 		}

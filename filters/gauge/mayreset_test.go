@@ -92,6 +92,7 @@ func TestMayResetMissesNothing(t *testing.T) {
 		{transcript.Generic, `{"\u005frolled":{"by":"bs roll","tokens":10,"kept_lines":3},"role":"system","content":"x"}`},
 		{transcript.OpenClaw, `{"\u0074ype":"\u006d\u006f\u0064\u0065\u006c\u005f\u0063\u0068\u0061\u006e\u0067\u0065","modelId":"m"}`},
 	}
+	mayReset := newResetMarks(transcript.RegisteredMarks()).mayReset
 	check := func(t *testing.T, d transcript.Dialect, num int, line []byte) {
 		var p transcript.Parser
 		for _, l := range spacings(t, line) {
@@ -136,6 +137,7 @@ func TestMayResetMissesNothing(t *testing.T) {
 // only end like a marker, and markers as plain text do not make a line
 // matter.
 func TestMayResetPassesOverText(t *testing.T) {
+	mayReset := newResetMarks(transcript.RegisteredMarks()).mayReset
 	for _, line := range []string{
 		`{"type":"message","message":{"role":"toolResult","content":[{"type":"text","text":"the usage is: see session and compact"}]}}`,
 		`{"type":"message","message":{"role":"user","content":"\"usage\": 5, \"type\": \"session\" said nobody"}}`,
@@ -195,6 +197,7 @@ func BenchmarkMayReset(b *testing.B) {
 		data = []byte(in)
 	}
 	lines := bytes.Split(data, []byte("\n"))
+	mayReset := newResetMarks(transcript.RegisteredMarks()).mayReset
 	b.SetBytes(int64(len(data)))
 	for b.Loop() {
 		n := 0

@@ -98,6 +98,10 @@ type Dialect interface {
 	// context window (Account.Window), which a scan for the model then
 	// looks for too.
 	StatesWindow() bool
+	// Marks are the names and values that mark the lines Spends says yes
+	// to and those whose Account records a usage, a window, a compaction
+	// or a model: filters parse no other line to find them.
+	Marks() Marks
 }
 
 // Unknown is the zero Dialect, for tests and callers that spell "auto".

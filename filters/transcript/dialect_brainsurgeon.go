@@ -230,3 +230,6 @@ func (brainSurgeon) Unit(t *Tree, lastMsgID string) Unit {
 
 // StatesWindow: the lines state no context window.
 func (brainSurgeon) StatesWindow() bool { return false }
+
+// Marks: the lines record no usage, compaction or model.
+func (brainSurgeon) Marks() Marks { return Marks{} }

@@ -471,6 +471,14 @@ func (claudeCode) Unit(t *Tree, lastMsgID string) Unit {
 // StatesWindow: the lines state no context window.
 func (claudeCode) StatesWindow() bool { return false }
 
+// Marks: an answer's usage (an answer's or a subagent's in a progress
+// line), a compact_boundary (compact, as the start of a value), the
+// model of an answer.
+func (claudeCode) Marks() Marks {
+	usage := []Mark{{Text: `usage"`, Name: true}}
+	return Marks{Spend: usage, Usage: usage, Reset: []Mark{{Text: "compact"}}, Model: []Mark{{Text: `model"`, Name: true}}}
+}
+
 // claudeCodeInserted are how the texts Claude Code puts in a user message
 // of its own accord begin: slash commands and their output, reminders,
 // the shell's input and output, its notes on interruptions.

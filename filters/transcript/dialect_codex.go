@@ -343,6 +343,19 @@ func (codex) Unit(t *Tree, lastMsgID string) Unit {
 // StatesWindow: token_count events state the model's context window.
 func (codex) StatesWindow() bool { return true }
 
+// Marks: a token_count event (the usage and the window), a turn_context
+// line (its payload names the model; cost reports price by it), a
+// compacted line (compact, as the start of a value).
+func (codex) Marks() Marks {
+	count, turn := Mark{Text: `token_count"`}, Mark{Text: `turn_context"`}
+	return Marks{
+		Spend: []Mark{count, turn},
+		Usage: []Mark{count},
+		Reset: []Mark{{Text: "compact"}},
+		Model: []Mark{turn, {Text: `model"`, Name: true}},
+	}
+}
+
 // codexInserted are how the texts Codex puts in a user message of its own
 // accord begin: the environment, the user's and the project's
 // instructions, an aborted turn, a command the user ran.

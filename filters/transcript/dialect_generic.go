@@ -195,3 +195,6 @@ func (generic) Unit(t *Tree, lastMsgID string) Unit {
 
 // StatesWindow: the lines state no context window.
 func (generic) StatesWindow() bool { return false }
+
+// Marks: the lines record no usage, compaction or model.
+func (generic) Marks() Marks { return Marks{} }

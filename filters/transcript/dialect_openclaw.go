@@ -36,7 +36,8 @@ func (openClaw) Spends(t *Tree) bool {
 }
 
 // SpendRecord is an assistant message with no content that stopped
-// "aborted", which pi never sends to a model.
+// "aborted", which pi never sends to a model; in a tree (v2+) off the
+// path, hung from parent, an entry before the lines taken out.
 func (openClaw) SpendRecord(t *Tree, by, id, parent string) []byte {
 	r := &record{t: t, b: []byte{'{'}}
 	r.member("type", []byte(`"message"`))
@@ -464,3 +465,16 @@ func (openClaw) Unit(t *Tree, lastMsgID string) Unit {
 
 // StatesWindow: the lines state no context window.
 func (openClaw) StatesWindow() bool { return false }
+
+// Marks: an assistant message's usage, a compaction (compact, as the
+// start of a value), and the model an assistant message, a model_change
+// or the session header names.
+func (openClaw) Marks() Marks {
+	usage := []Mark{{Text: `usage"`, Name: true}}
+	return Marks{
+		Spend: usage,
+		Usage: usage,
+		Reset: []Mark{{Text: "compact"}},
+		Model: []Mark{{Text: `model"`, Name: true}, {Text: `model_change"`}, {Text: `session"`}},
+	}
+}

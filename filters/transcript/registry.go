@@ -2,6 +2,7 @@ package transcript
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -13,6 +14,7 @@ var registry struct {
 	list     []Dialect // as help lists them; the fallback is last
 	detect   []Dialect // the order detection asks them in; the fallback is last
 	fallback Dialect
+	marks    Marks // the union of the registered dialects' (RegisteredMarks)
 }
 
 func init() {
@@ -38,8 +40,10 @@ func Register(d Dialect) {
 			panic(fmt.Sprintf("transcript: dialect name %q registered twice", name))
 		}
 	}
+	checkMarks(d)
 	registry.list = insert(registry.list, d)
 	registry.detect = insert(registry.detect, d)
+	registry.marks = union(registry.list)
 }
 
 // insert is list with d added before the fallback, in a new slice:
@@ -68,6 +72,7 @@ func Unregister(d Dialect) {
 	defer registry.mu.Unlock()
 	registry.list = without(registry.list, d)
 	registry.detect = without(registry.detect, d)
+	registry.marks = union(registry.list)
 }
 
 func without(list []Dialect, d Dialect) []Dialect {
@@ -78,6 +83,53 @@ func without(list []Dialect, d Dialect) []Dialect {
 		}
 	}
 	return out
+}
+
+// checkMarks panics on a mark of d the filters cannot look for: an empty
+// one, or a spend mark that is not a whole string (a name or value and
+// its closing quote), as archive looks for the end of a string.
+func checkMarks(d Dialect) {
+	m := d.Marks()
+	for _, mk := range slices.Concat(m.Spend, m.Usage, m.Reset, m.Model) {
+		if mk.Text == "" || mk.Text == `"` {
+			panic(fmt.Sprintf("transcript: dialect %v declares an empty mark", d))
+		}
+	}
+	for _, mk := range m.Spend {
+		if !strings.HasSuffix(mk.Text, `"`) {
+			panic(fmt.Sprintf("transcript: dialect %v: spend mark %q is not a whole string (a closing quote)", d, mk.Text))
+		}
+	}
+}
+
+// union is the marks of the dialects of list, each once, in the order
+// list gives them.
+func union(list []Dialect) Marks {
+	var u Marks
+	add := func(to []Mark, ms []Mark) []Mark {
+		for _, m := range ms {
+			if !slices.Contains(to, m) {
+				to = append(to, m)
+			}
+		}
+		return to
+	}
+	for _, d := range list {
+		m := d.Marks()
+		u.Spend, u.Usage = add(u.Spend, m.Spend), add(u.Usage, m.Usage)
+		u.Reset, u.Model = add(u.Reset, m.Reset), add(u.Model, m.Model)
+	}
+	return u
+}
+
+// RegisteredMarks are the marks of every registered dialect: what a
+// filter's pre-filter looks for, whatever the transcript's dialect (it
+// runs before detection, and on lines of several runtimes). Its slices
+// are shared: not to be changed.
+func RegisteredMarks() Marks {
+	registry.mu.Lock()
+	defer registry.mu.Unlock()
+	return registry.marks
 }
 
 // Dialects lists the registered dialects as help lists them.

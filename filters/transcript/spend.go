@@ -9,18 +9,8 @@ package transcript
 // reports count, in a shape the runtime keeps out of the context, marked
 // with SpentField ({"by":"bs roll"}), which the gauge reads as nothing and
 // restore --all takes away (the line itself comes back from the store).
-//
-//   - Claude Code: the assistant line's top-level bookkeeping, and of its
-//     message the id, model and usage, without type, uuid or content:
-//     Claude Code loads only lines of the types it knows. A progress
-//     line's subagent answer likewise, under data.message.
-//   - OpenClaw/pi: an assistant message with no content that stopped
-//     "aborted", which pi never sends to a model; in a tree (v2+) off the
-//     path, hung from an entry before the lines taken out.
-//   - Codex: the token_count events and the turn_context lines (cost
-//     reports price each count by the model of the turn before it) as
-//     they were: Codex never gives an event to the model, and a later
-//     turn_context replaces an earlier one.
+// What the reports read and the shape of a record are the dialect's
+// (Dialect.Spends, Dialect.SpendRecord, in each dialect_*.go).
 const SpentField = "_spent"
 
 // Spends reports whether line t of dialect d carries what cost reports
