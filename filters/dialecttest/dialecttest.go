@@ -59,6 +59,11 @@ func Run(t *testing.T, d transcript.Dialect, samples []Sample) {
 	for _, s := range samples {
 		t.Run(s.Name, func(t *testing.T) {
 			in := answers(t, d, s)
+			t.Run("marks", func(t *testing.T) {
+				for _, miss := range MarkMisses(d, s.Data) {
+					t.Error(miss)
+				}
+			})
 			t.Run("extract", func(t *testing.T) { checkExtract(t, d, s, in) })
 			t.Run("trim", func(t *testing.T) { pruned += checkTrim(t, d, s.Data, in) })
 			t.Run("archive", func(t *testing.T) { archived += checkArchive(t, d, s.Data, in) })
@@ -118,6 +123,39 @@ func checkRegistry(t *testing.T, d transcript.Dialect) {
 	if (note == nil) == (d.RollTree() == nil) {
 		t.Errorf("%v: RollNote gives %d lines and RollTree is %v: bs roll needs exactly one of them", d, len(note), d.RollTree())
 	}
+}
+
+// MarkMisses lists the object lines of data, in dialect d, of a kind the
+// filters find by its marks (Dialect.Marks) that hold none of d's marks
+// for the kind: a filter would pass over them unparsed and lose what they
+// record (archive the spend records, the gauge a usage, a compaction or a
+// model).
+func MarkMisses(d transcript.Dialect, data []byte) []string {
+	m := d.Marks()
+	var misses []string
+	var p transcript.Parser
+	for num, line := range bytes.Split(data, []byte("\n")) {
+		t, err := p.Parse(line)
+		if err != nil || len(t.Nodes) == 0 || t.Nodes[0].Kind != '{' {
+			continue
+		}
+		a := d.Account(t)
+		for _, k := range []struct {
+			is    bool
+			marks []transcript.Mark
+			what  string
+		}{
+			{d.Spends(t), m.Spend, "spends (Marks.Spend)"},
+			{a.Role == transcript.UsageReport || a.Window != 0, m.Usage, "records a usage or a window (Marks.Usage)"},
+			{a.Role == transcript.CompactionEntry, m.Reset, "is a compaction (Marks.Reset)"},
+			{a.Model != "", m.Model, "names a model (Marks.Model)"},
+		} {
+			if k.is && !transcript.AnyHeldBy(t, k.marks) {
+				misses = append(misses, fmt.Sprintf("line %d %s but holds none of the marks %v: %.200s", num+1, k.what, k.marks, line))
+			}
+		}
+	}
+	return misses
 }
 
 // pairing is what a transcript says of its tool calls: the ids of the

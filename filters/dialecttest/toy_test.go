@@ -2,6 +2,7 @@ package dialecttest_test
 
 import (
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/bstools/bs/filters/dialecttest"
@@ -10,8 +11,10 @@ import (
 
 // parley is a made-up runtime's format: every line carries "parley":1;
 // "who" says human, bot or tool; a bot's "calls" hold its tool calls
-// ({ref, fn, args}) and a tool line answers one by its "ref". Adding a
-// runtime to bs is this type and one Register line: no filter changes.
+// ({ref, fn, args}) and a tool line answers one by its "ref"; a bot's
+// "meter" records the context size it saw ({"context":N}), and a "ledger"
+// line keeps a meter out of the context. Adding a runtime to bs is this
+// type and one Register line: no filter changes.
 type parley struct{}
 
 func (parley) String() string     { return "parley" }
@@ -124,12 +127,31 @@ func (parley) Converse(t *transcript.Tree, c transcript.Conversation) {
 	}
 }
 
-// Account: every message is in context; parley records no usage.
+// Account: every message is in context; a bot's meter is the usage of
+// its answer; a ledger line is out of context.
 func (parley) Account(t *transcript.Tree) transcript.Account {
-	if t.Get(0, "who") >= 0 {
-		return transcript.Account{Role: transcript.InContext, Text: true, Content: 0}
+	switch t.Str(t.Get(0, "who")) {
+	case "", "ledger":
+		return transcript.Account{Content: -1, Fallback: -1}
 	}
-	return transcript.Account{}
+	a := transcript.Account{Role: transcript.InContext, Text: true, Content: 0, Fallback: -1}
+	if n := meter(t); n > 0 {
+		a.Role, a.Tokens = transcript.UsageReport, n
+	}
+	return a
+}
+
+// meter is the context size a bot line records, 0 for none.
+func meter(t *transcript.Tree) int {
+	if t.Str(t.Get(0, "who")) != "bot" {
+		return 0
+	}
+	c := t.Path(0, "meter", "context")
+	if c < 0 || t.Nodes[c].Kind != '0' {
+		return 0
+	}
+	n, _ := strconv.Atoi(string(t.Raw(c)))
+	return n
 }
 
 // Prune: what each line is to trim's pruner.
@@ -151,7 +173,7 @@ func (parley) Prune(t *transcript.Tree, p *transcript.PruneView) {
 	case "tool":
 		p.Kind = transcript.PruneResults
 		p.Results = append(p.Results, transcript.PruneResult{Node: said, CallID: str(0, "ref"), Tool: str(0, "fn"), Block: "text"})
-	case "host":
+	case "host", "ledger":
 		p.Kind = transcript.PruneOther
 	}
 }
@@ -170,9 +192,22 @@ func (parley) Unit(t *transcript.Tree, _ string) transcript.Unit {
 // StatesWindow: parley states no context window.
 func (parley) StatesWindow() bool { return false }
 
-// Parley records no usage: nothing for cost reports to keep.
-func (parley) Spends(*transcript.Tree) bool                                { return false }
-func (parley) SpendRecord(*transcript.Tree, string, string, string) []byte { return nil }
+// Spends: a bot line's meter is what cost reports read.
+func (parley) Spends(t *transcript.Tree) bool { return meter(t) > 0 }
+
+// SpendRecord is a ledger line holding the meter.
+func (parley) SpendRecord(t *transcript.Tree, by, _, _ string) []byte {
+	l := line(`"who":"ledger","meter":`+string(t.Raw(t.Get(0, "meter"))), transcript.SpentField, transcript.SpentTag(by))
+	return l[:len(l)-1] // a record is one line without its line feed
+
+}
+
+// Marks: a bot line's meter is its usage and its spend; parley has no
+// compaction and names no model.
+func (parley) Marks() transcript.Marks {
+	meter := []transcript.Mark{{Text: `meter"`, Name: true}}
+	return transcript.Marks{Spend: meter, Usage: meter}
+}
 
 // TestToyDialect: a runtime bs has never heard of passes the suite once
 // it is registered.
@@ -182,5 +217,22 @@ func TestToyDialect(t *testing.T) {
 	dialecttest.Run(t, parley{}, samples(t, filepath.Join("testdata", "parley.jsonl")))
 }
 
-// Marks: parley records no usage, compaction or model.
-func (parley) Marks() transcript.Marks { return transcript.Marks{} }
+// forgetful is parley declaring no marks: its meters are lines the
+// filters pass over unparsed.
+type forgetful struct{ parley }
+
+func (forgetful) Marks() transcript.Marks { return transcript.Marks{} }
+
+// TestMarkMissesForgotten: the suite's check of marks names the lines of
+// a dialect that forgets to declare one, and none of one that declares
+// them.
+func TestMarkMissesForgotten(t *testing.T) {
+	data := samples(t, filepath.Join("testdata", "parley.jsonl"))[0].Data
+	if misses := dialecttest.MarkMisses(parley{}, data); len(misses) > 0 {
+		t.Errorf("parley declares its marks, but: %v", misses)
+	}
+	// Each meter both spends and records a usage.
+	if misses := dialecttest.MarkMisses(forgetful{}, data); len(misses) != 4 {
+		t.Errorf("the misses of a dialect without marks are %d, want 4 (two meters, spend and usage): %v", len(misses), misses)
+	}
+}
