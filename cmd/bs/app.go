@@ -344,11 +344,26 @@ func commonFlagsWhere(keep func(name string) bool) []cli.Flag {
 // transcripts (gauge): no store, nothing to rewrite in place.
 func readFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "format", Value: "auto", Usage: "transcript dialect: " + transcript.DialectNames()},
-		&cli.StringFlag{Name: "now", Usage: "the time to act at, RFC 3339 (default: the clock)", EnvVars: []string{"BS_NOW"}},
+		formatFlag(),
+		nowFlag(),
 		&cli.BoolFlag{Name: "strict", Usage: "treat a line that is not valid JSON as an error (exit 4) instead of passing it through"},
-		&cli.StringFlag{Name: "log-level", Value: "warn", Usage: "log records on stderr at this level and above: debug, info, warn, error"},
+		logLevelFlag(),
 	}
+}
+
+// formatFlag is --format, the transcript dialect, auto by default.
+func formatFlag() cli.Flag {
+	return &cli.StringFlag{Name: "format", Value: "auto", Usage: "transcript dialect: " + transcript.DialectNames()}
+}
+
+// nowFlag is --now, the time to act at.
+func nowFlag() cli.Flag {
+	return &cli.StringFlag{Name: "now", Usage: "the time to act at, RFC 3339 (default: the clock)", EnvVars: []string{"BS_NOW"}}
+}
+
+// logLevelFlag is --log-level, warn by default.
+func logLevelFlag() cli.Flag {
+	return &cli.StringFlag{Name: "log-level", Value: "warn", Usage: "log records on stderr at this level and above: debug, info, warn, error"}
 }
 
 // common holds the parsed common flags.

@@ -12,7 +12,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/bstools/bs/filters/archive"
-	"github.com/bstools/bs/filters/transcript"
 	"github.com/bstools/bs/internal/searchqueue"
 )
 
@@ -63,9 +62,9 @@ func archiveCommand() *cli.Command {
 func archiveReadFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "store", Usage: "blob store directory (default $XDG_DATA_HOME/bs, ~/.local/share/bs)", EnvVars: []string{"BS_STORE"}},
-		&cli.StringFlag{Name: "format", Value: "auto", Usage: "transcript dialect: " + transcript.DialectNames()},
+		formatFlag(),
 		&cli.BoolFlag{Name: "strict", Usage: "treat a line that is not valid JSON as an error (exit 4)"},
-		&cli.StringFlag{Name: "log-level", Value: "warn", Usage: "log records on stderr at this level and above: debug, info, warn, error"},
+		logLevelFlag(),
 	}
 }
 

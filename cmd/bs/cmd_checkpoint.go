@@ -7,21 +7,36 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/bstools/bs/filters/checkpoint"
 	"github.com/bstools/bs/filters/gauge"
+	"github.com/bstools/bs/filters/transcript"
 )
 
 func checkpointCommand() *cli.Command {
 	d := checkpoint.Defaults()
+	// The flags that checkpoint and some of its subcommands take alike.
+	threshold := func() cli.Flag {
+		return &cli.Float64Flag{Name: "threshold", Value: d.Threshold, Usage: "write when utilization is at or above this ratio"}
+	}
+	format := func() cli.Flag {
+		return &cli.StringFlag{Name: "format", Value: "auto", Usage: "transcript dialect: " + strings.Join(transcript.DialectList(), ", ")}
+	}
+	createdAt := func() cli.Flag {
+		return &cli.StringFlag{Name: "now", EnvVars: []string{"BS_NOW"}, Usage: "the current time (RFC 3339), for created_at"}
+	}
+	logLevel := func() cli.Flag {
+		return &cli.StringFlag{Name: "log-level", Value: "warn", Usage: "debug, info, warn or error"}
+	}
 	return &cli.Command{
 		Name:      "checkpoint",
 		Usage:     "pass the transcript through and write a structured checkpoint when the context is nearly full",
 		ArgsUsage: "[FILE...]",
 		Flags: append(append(checkpointFlags(), checkpointInPlaceFlags()...),
-			&cli.Float64Flag{Name: "threshold", Value: d.Threshold, Usage: "write when utilization is at or above this ratio"},
+			threshold(),
 			&cli.BoolFlag{Name: "force", Usage: "write whatever the utilization (and even if little changed since the last checkpoint)"},
 			&cli.StringFlag{Name: "trigger", Usage: "write now and record why: compaction or session-end"},
 			&cli.IntFlag{Name: "keep", Value: d.Keep, Usage: "keep the last `N` checkpoints per session key (0 keeps all)"},
@@ -30,10 +45,10 @@ func checkpointCommand() *cli.Command {
 			tokenizerFlag(),
 			noticeFromFlag(),
 			&cli.BoolFlag{Name: "notice", Usage: "append the agent's notice of its context to the transcript (the OpenClaw hook does)"},
-			&cli.StringFlag{Name: "format", Value: "auto", Usage: "transcript dialect: auto, openclaw, claude-code, codex, brainsurgeon, generic"},
-			&cli.StringFlag{Name: "now", EnvVars: []string{"BS_NOW"}, Usage: "the current time (RFC 3339), for created_at"},
+			format(),
+			createdAt(),
 			&cli.BoolFlag{Name: "strict", Usage: "exit 4 on a line that is not valid JSON (after passing everything through)"},
-			&cli.StringFlag{Name: "log-level", Value: "warn", Usage: "debug, info, warn or error"},
+			logLevel(),
 			&cli.BoolFlag{Name: "in-place", Aliases: []string{"i"}, Usage: "rewrite the named files safely, to append a notice, instead of writing standard output"},
 		),
 		Action: runCheckpoint,
@@ -51,7 +66,7 @@ func checkpointCommand() *cli.Command {
 				Usage:     "pass the transcript through and append the latest checkpoint's text as injected context",
 				ArgsUsage: "[FILE]",
 				Flags: append(checkpointFlags(),
-					&cli.StringFlag{Name: "format", Value: "auto", Usage: "transcript dialect: auto, openclaw, claude-code, codex, brainsurgeon, generic"},
+					format(),
 					&cli.StringFlag{Name: "now", EnvVars: []string{"BS_NOW"}, Usage: "the current time (RFC 3339), for the entry's timestamp"},
 				),
 				Action: runCheckpointInject,
@@ -75,11 +90,11 @@ func checkpointCommand() *cli.Command {
 				Name:  "hook",
 				Usage: "act on a Claude Code hook event read as JSON from standard input",
 				Flags: append(checkpointFlags(),
-					&cli.Float64Flag{Name: "threshold", Value: d.Threshold, Usage: "write when utilization is at or above this ratio"},
+					threshold(),
 					noticeFromFlag(),
 					&cli.IntFlag{Name: "keep", Value: d.Keep, Usage: "keep the last `N` checkpoints per session key"},
-					&cli.StringFlag{Name: "now", EnvVars: []string{"BS_NOW"}, Usage: "the current time (RFC 3339), for created_at"},
-					&cli.StringFlag{Name: "log-level", Value: "warn", Usage: "debug, info, warn or error"},
+					createdAt(),
+					logLevel(),
 				),
 				Action: runCheckpointHook,
 			},
@@ -106,10 +121,16 @@ func noticeFromFlag() cli.Flag {
 	return &cli.Float64Flag{Name: "notice-from", Value: checkpoint.NoticeFrom, Usage: "tell the agent its gauge from this utilization on"}
 }
 
+// checkpointDirFlag is the flag named name that sets the checkpoint
+// directory (checkpointDirOf).
+func checkpointDirFlag(name string) cli.Flag {
+	return &cli.StringFlag{Name: name, EnvVars: []string{"BS_CHECKPOINT_DIR"}, Usage: "the checkpoint directory (default: $XDG_STATE_HOME/bs/checkpoints)"}
+}
+
 // checkpointFlags are the flags every checkpoint command takes.
 func checkpointFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "dir", EnvVars: []string{"BS_CHECKPOINT_DIR"}, Usage: "the checkpoint directory (default: $XDG_STATE_HOME/bs/checkpoints)"},
+		checkpointDirFlag("dir"),
 		&cli.StringFlag{Name: "session-key", Usage: "the session key (default: the session the transcript names, else its file name)"},
 	}
 }

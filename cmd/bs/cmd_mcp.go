@@ -32,7 +32,7 @@ func agentFlags() []cli.Flag {
 		&cli.StringFlag{Name: "session", Usage: "act on this transcript `FILE`"},
 		&cli.StringFlag{Name: "sessions-dir", Usage: "act on the transcripts inside `DIR`, named by each call's session argument"},
 		&cli.BoolFlag{Name: "keep-restore-calls", Usage: "do not mark restore and purge_control tool calls _redacted"},
-		&cli.StringFlag{Name: "checkpoint-dir", EnvVars: []string{"BS_CHECKPOINT_DIR"}, Usage: "the checkpoint directory (default: $XDG_STATE_HOME/bs/checkpoints)"},
+		checkpointDirFlag("checkpoint-dir"),
 	}
 	flags = append(flags, indexFlags()...)
 	return append(flags, commonFlagsWhere(func(name string) bool {

@@ -75,7 +75,7 @@ func storeCommand() *cli.Command {
 	flags := func(extra ...cli.Flag) []cli.Flag {
 		return append(append(extra,
 			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: remoteJobs, Usage: "check `N` blobs at a time"},
-			&cli.StringFlag{Name: "log-level", Value: "warn", Usage: "log records on stderr at this level and above: debug, info, warn, error"},
+			logLevelFlag(),
 		), storeFlags()...)
 	}
 	return &cli.Command{

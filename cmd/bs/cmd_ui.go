@@ -22,7 +22,7 @@ func uiCommand() *cli.Command {
 		&cli.BoolFlag{Name: "open", Usage: "open the app in the default browser"},
 		&cli.BoolFlag{Name: "read-only", Usage: "serve no actions: nothing can be changed from the browser"},
 		&cli.IntFlag{Name: "context-window", Usage: "the context window in tokens for the gauge (default: from the transcript or the model)"},
-		&cli.StringFlag{Name: "checkpoint-dir", EnvVars: []string{"BS_CHECKPOINT_DIR"}, Usage: "the checkpoint directory (default: $XDG_STATE_HOME/bs/checkpoints)"},
+		checkpointDirFlag("checkpoint-dir"),
 	}
 	flags = append(flags, indexFlags()...)
 	// bs ui changes files only as -i does, and offers no --force.
