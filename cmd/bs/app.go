@@ -9,7 +9,6 @@ import (
 	"math"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -441,25 +440,6 @@ func parseLogLevel(c *cli.Context) (*common, error) {
 		return nil, err
 	}
 	return &common{ui: ui{c.App.ErrWriter}, cmd: c.Command.Name, log: log}, nil
-}
-
-// defaultStoreDir is $XDG_DATA_HOME/bs, else ~/.local/share/bs.
-func defaultStoreDir() string { return xdgDir("XDG_DATA_HOME", ".local/share") }
-
-// stateDir is $XDG_STATE_HOME/bs, else ~/.local/state/bs.
-func stateDir() string { return xdgDir("XDG_STATE_HOME", ".local/state") }
-
-// xdgDir is bs's directory under the XDG base directory named by env, or
-// under fallback in the home directory.
-func xdgDir(env, fallback string) string {
-	if d := os.Getenv(env); d != "" {
-		return filepath.Join(d, "bs")
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		home = ""
-	}
-	return filepath.Join(home, filepath.FromSlash(fallback), "bs")
 }
 
 // openStore opens --store: a directory or a URL (see blobstore.Open).

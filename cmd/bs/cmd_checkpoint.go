@@ -14,6 +14,7 @@ import (
 	"github.com/bstools/bs/filters/checkpoint"
 	"github.com/bstools/bs/filters/gauge"
 	"github.com/bstools/bs/filters/transcript"
+	"github.com/bstools/bs/internal/xdg"
 )
 
 func checkpointCommand() *cli.Command {
@@ -141,7 +142,7 @@ func checkpointDir(c *cli.Context) checkpoint.Dir { return checkpointDirOf(c.Str
 // $XDG_STATE_HOME/bs/checkpoints.
 func checkpointDirOf(dir string) checkpoint.Dir {
 	if dir == "" {
-		dir = filepath.Join(stateDir(), "checkpoints")
+		dir = filepath.Join(xdg.State(), "checkpoints")
 	}
 	return checkpoint.Dir{Root: dir}
 }

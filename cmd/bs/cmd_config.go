@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/bstools/bs/internal/config"
+	"github.com/bstools/bs/internal/xdg"
 )
 
 // configPath is --config, else $XDG_CONFIG_HOME/bs/config.yaml; explicit
@@ -17,7 +18,7 @@ func configPath(c *cli.Context) (path string, explicit bool) {
 	if p := c.String("config"); p != "" {
 		return p, true
 	}
-	return filepath.Join(xdgDir("XDG_CONFIG_HOME", ".config"), "config.yaml"), false
+	return filepath.Join(xdg.Config(), "config.yaml"), false
 }
 
 // loadConfig reads and checks the configuration file against the app's

@@ -19,6 +19,7 @@ import (
 	"github.com/bstools/bs/filters/agent"
 	"github.com/bstools/bs/filters/index"
 	"github.com/bstools/bs/internal/inplace"
+	"github.com/bstools/bs/internal/xdg"
 )
 
 // mcpSession is an OpenClaw session whose k1 (a text and a bash command)
@@ -64,7 +65,7 @@ func mcpFixture(t *testing.T) (*mcp.ClientSession, string) {
 		Store:    store,
 		Now:      func() time.Time { return time.Date(2026, 2, 20, 17, 30, 0, 0, time.UTC) },
 		Rewrite: func(ctx context.Context, p string, edit agent.EditFunc) error {
-			return rewriteWhenQuiet(ctx, inplace.Options{LockTimeout: 2 * time.Second, Force: true, StateDir: stateDir()}, p, edit)
+			return rewriteWhenQuiet(ctx, inplace.Options{LockTimeout: 2 * time.Second, Force: true, StateDir: xdg.State()}, p, edit)
 		},
 		Search: func(ctx context.Context, q index.Query) ([]index.Hit, error) {
 			ix, err := openIndex(ctx, index.DefaultPath(), ui{io.Discard})

@@ -9,6 +9,7 @@ import (
 
 	"github.com/bstools/bs/filters/index"
 	"github.com/bstools/bs/internal/searchqueue"
+	"github.com/bstools/bs/internal/xdg"
 )
 
 // indexFlags select the search index.
@@ -87,7 +88,7 @@ func runSearch(c *cli.Context) error {
 	here := restoreStore(c)
 	for _, h := range hits {
 		h.Snippet = index.DisplaySnippet(h.Snippet)
-		index.WriteHit(c.App.Writer, h, index.RestoreCommand(h, here, defaultStoreDir()), c.Bool("json"))
+		index.WriteHit(c.App.Writer, h, index.RestoreCommand(h, here, xdg.Data()), c.Bool("json"))
 	}
 	if len(hits) == 0 {
 		// As grep and rg: no hits is exit 1, with --json too (whose

@@ -13,6 +13,7 @@ import (
 	"github.com/bstools/bs/internal/bytesize"
 	"github.com/bstools/bs/internal/progress"
 	"github.com/bstools/bs/internal/storereport"
+	"github.com/bstools/bs/internal/xdg"
 )
 
 // remoteJobs is extract's default -j for a remote store.
@@ -50,7 +51,7 @@ func storeOptions(c *cli.Context) (blobstore.OpenOptions, error) {
 // options that open it (storeOptions).
 func (cm *common) readStoreFlags(c *cli.Context) error {
 	if cm.storeDir = c.String("store"); cm.storeDir == "" {
-		cm.storeDir = defaultStoreDir()
+		cm.storeDir = xdg.Data()
 	}
 	var err error
 	cm.storeOpt, err = storeOptions(c)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/bstools/bs/internal/sessions"
 	"github.com/bstools/bs/internal/watch"
+	"github.com/bstools/bs/internal/xdg"
 )
 
 func watchCommand() *cli.Command {
@@ -70,7 +71,7 @@ func runWatch(c *cli.Context) error {
 	w := &watch.Watcher{Roots: roots, Filter: filter, Log: cm.log, Progress: c.App.ErrWriter, Label: prgWatch, Unit: unitFiles,
 		StatePath: c.String("state"), RetentionDue: c.Duration("retention-interval"), Retention: c.Duration("retention")}
 	if w.StatePath == "" {
-		w.StatePath = filepath.Join(stateDir(), "watch.json")
+		w.StatePath = filepath.Join(xdg.State(), "watch.json")
 	}
 	w.Run = func(ctx context.Context, args []string) error {
 		return newApp(strings.NewReader(""), io.Discard, c.App.ErrWriter).RunContext(ctx, append(slices.Clone(bs), args...))

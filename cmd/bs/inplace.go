@@ -13,6 +13,7 @@ import (
 
 	"github.com/bstools/bs/filters/gauge"
 	"github.com/bstools/bs/internal/inplace"
+	"github.com/bstools/bs/internal/xdg"
 )
 
 // inPlaceFlags configure -i/--in-place.
@@ -53,7 +54,7 @@ func inPlaceOptions(lockTimeout time.Duration, force bool, progress io.Writer) i
 	return inplace.Options{
 		LockTimeout: lockTimeout,
 		Force:       force,
-		StateDir:    stateDir(),
+		StateDir:    xdg.State(),
 		Measure:     measureTokens,
 		Progress:    progress,
 		WaitLabel: func(lock, holder string) (string, string) {

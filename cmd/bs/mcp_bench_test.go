@@ -16,6 +16,7 @@ import (
 	"github.com/bstools/bs/blobstore"
 	"github.com/bstools/bs/filters/agent"
 	"github.com/bstools/bs/internal/inplace"
+	"github.com/bstools/bs/internal/xdg"
 )
 
 // BenchmarkPurgeControlRestore restores one entry of a 100 MiB OpenClaw
@@ -61,7 +62,7 @@ func BenchmarkPurgeControlRestore(b *testing.B) {
 		b.Fatal(err)
 	}
 	f.Close()
-	ip := inplace.Options{LockTimeout: 10 * time.Second, Force: true, StateDir: stateDir()}
+	ip := inplace.Options{LockTimeout: 10 * time.Second, Force: true, StateDir: xdg.State()}
 	a := agent.New(agent.Env{
 		Sessions: agent.Sessions{File: path},
 		Store:    store,

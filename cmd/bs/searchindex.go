@@ -10,6 +10,7 @@ import (
 	"github.com/bstools/bs/filters/index"
 	"github.com/bstools/bs/internal/output"
 	"github.com/bstools/bs/internal/searchqueue"
+	"github.com/bstools/bs/internal/xdg"
 )
 
 // The search index as the filters and bs search, bs index, bs mcp and bs
@@ -19,7 +20,7 @@ import (
 // its flags name (see searchqueue.Writer).
 func openIndexWriter(c *cli.Context, cm *common) *searchqueue.Writer {
 	w := searchqueue.NewWriter(indexPath(c), queueWarnings(cm.ui))
-	w.InStore(cm.storeDir, defaultStoreDir(), len(cm.storeOpt.Recipients) > 0)
+	w.InStore(cm.storeDir, xdg.Data(), len(cm.storeOpt.Recipients) > 0)
 	return w
 }
 
@@ -85,7 +86,7 @@ func queueWarnings(u ui) func(error) {
 }
 
 // rowStore is the store a row names (searchqueue.RowStore).
-func rowStore(dir string) string { return searchqueue.RowStore(dir, defaultStoreDir()) }
+func rowStore(dir string) string { return searchqueue.RowStore(dir, xdg.Data()) }
 
 // indexSession names the transcript a filter's run over input name
 // writes, for the search index (searchqueue.SessionOf); the filter reads

@@ -37,6 +37,7 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/bstools/bs/filters/transcript"
+	"github.com/bstools/bs/internal/xdg"
 )
 
 // Row is one removed value.
@@ -258,16 +259,7 @@ type Index struct {
 }
 
 // DefaultPath is $XDG_STATE_HOME/bs/index.db, else ~/.local/state/bs/index.db.
-func DefaultPath() string {
-	if d := os.Getenv("XDG_STATE_HOME"); d != "" {
-		return filepath.Join(d, "bs", "index.db")
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return filepath.Join(".local", "state", "bs", "index.db")
-	}
-	return filepath.Join(home, ".local", "state", "bs", "index.db")
-}
+func DefaultPath() string { return filepath.Join(xdg.State(), "index.db") }
 
 // Open opens the index at path, creating it when it does not exist: missing
 // parent directories are created with mode 0700 and the file with mode
