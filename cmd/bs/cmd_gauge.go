@@ -2,12 +2,10 @@ package main
 
 import (
 	"io"
-	"os"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/bstools/bs/filters/gauge"
-	"github.com/bstools/bs/internal/spool"
 )
 
 func gaugeCommand() *cli.Command {
@@ -60,36 +58,13 @@ func runGauge(c *cli.Context) error {
 			gauge.WriteReport(out, name, cal, asJSON, named)
 			return nil
 		}
-		var res gauge.Result
-		var err error
-		// Reading from the end skips most lines; --strict wants each
-		// checked. Standard input redirected from a file is read so too,
-		// and left at its end, as a stream would leave it.
-		f, ok := r.(*os.File)
-		if name == "-" {
-			f, _, ok = spool.Regular(r)
+		var teeW io.Writer
+		if tee {
+			teeW = cm.stdout
 		}
-		if ok && !tee && !cm.strict {
-			res, err = gauge.MeasureFile(f, opt)
-			if name == "-" {
-				f.Seek(0, io.SeekEnd)
-			}
-		} else {
-			var teeW io.Writer
-			if tee {
-				teeW = cm.stdout
-			}
-			res, err = gauge.Measure(name, r, teeW, opt)
-			if f, ok := r.(*os.File); ok && err == nil && res.OffPath {
-				// A file read as a stream (--tee, --strict): every line
-				// was read; the figure is the path's, from the end.
-				if info, serr := f.Stat(); serr == nil && info.Mode().IsRegular() {
-					res, err = gauge.MeasureFile(f, opt)
-				}
-			}
-			if err == nil && res.OffPath {
-				cm.ui.warnf(msgGaugeOffPath, name)
-			}
+		res, streamed, err := gauge.MeasureInput(name, r, teeW, cm.strict, opt)
+		if err == nil && streamed && res.OffPath {
+			cm.ui.warnf(msgGaugeOffPath, name)
 		}
 		if err != nil {
 			return err
