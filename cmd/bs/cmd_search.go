@@ -42,10 +42,6 @@ func searchCommand() *cli.Command {
 	}
 }
 
-// searchKinds are the kinds a row can have: what extract and trim moved,
-// and "entry" for what roll evicted and archive holds.
-var searchKinds = []string{"tool_call", "tool_result", "thinking", "text", "image", "bookkeeping", "entry"}
-
 func runSearch(c *cli.Context) error {
 	if f := misplacedFlag(c, c.Args().Slice()); f != "" {
 		return usagef(msgFlagAfterArgs, f)
@@ -54,8 +50,8 @@ func runSearch(c *cli.Context) error {
 	if strings.TrimSpace(query) == "" {
 		return usagef(msgSearchArgs)
 	}
-	if k := c.String("kind"); k != "" && !slices.Contains(searchKinds, k) {
-		return usagef(msgSearchKind, k, strings.Join(searchKinds, ", "))
+	if k := c.String("kind"); k != "" && !slices.Contains(index.Kinds(), k) {
+		return usagef(msgSearchKind, k, strings.Join(index.Kinds(), ", "))
 	}
 	if c.Int("limit") < 1 {
 		return usagef(msgSearchLimit)

@@ -40,6 +40,11 @@ import (
 	"github.com/bstools/bs/internal/xdg"
 )
 
+// Kinds are the kinds a row can have: those of the values extract and
+// trim moved (transcript.KindNames), and "entry" for what roll evicted and
+// archive holds.
+func Kinds() []string { return append(transcript.KindNames(), "entry") }
+
 // Row is one removed value.
 type Row struct {
 	Session string // session name, e.g. "agent/sessionid" or a file base name

@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/bstools/bs/filters/transcript"
 )
 
 // TestMain doubles as the writer process of TestConcurrentProcesses: with
@@ -1000,4 +1002,15 @@ func (ix *Index) count(ctx context.Context) (int, error) {
 		return 0, ix.wrap("count", err)
 	}
 	return n, nil
+}
+
+// TestKinds: every kind a value extract can move has is a kind bs search
+// takes, and so is "entry".
+func TestKinds(t *testing.T) {
+	kinds := Kinds()
+	for _, k := range append(strings.Split(transcript.AllKinds.String(), ","), "entry") {
+		if !slices.Contains(kinds, k) {
+			t.Errorf("Kinds %v lacks %q", kinds, k)
+		}
+	}
 }
