@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -83,11 +82,6 @@ type busyError struct {
 }
 
 func (e *busyError) Error() string { return e.path + ": " + e.why }
-
-// rewriteFile is inplace.RewriteFile with its refusals worded.
-func rewriteFile(ctx context.Context, ip inplace.Options, path string, body func(src *os.File, n int64, w io.Writer) error) error {
-	return worded(inplace.RewriteFile(ctx, path, ip, body))
-}
 
 // worded turns the refusals of a rewrite into what bs says of them.
 func worded(err error) error {
