@@ -103,6 +103,11 @@ func testHugeBlobs(t *testing.T, kind string) {
 				sum = layout("a batch of one huge value that does not compress", 6, 3, 0)
 			}
 			check(s)
+			var problems []blobstore.Problem
+			res, err := blobstore.Verify(ctx, s, blobstore.VerifyOptions{OnProblem: func(p blobstore.Problem) { problems = append(problems, p) }})
+			if err != nil || res.Checked != int64(len(all)) || len(problems) != 0 {
+				t.Fatalf("Verify = %+v, %v, problems %v; want %d checked, none wrong (the streamed forms' CRCs among them)", res, err, problems, len(all))
+			}
 			if encrypted {
 				if _, err := open(blobstore.OpenOptions{}).Get(ctx, blobstore.Sum(noise[0])); !errors.Is(err, blobstore.ErrNoIdentity) {
 					t.Fatalf("Get without the key: %v, want ErrNoIdentity", err)

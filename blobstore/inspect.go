@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"io/fs"
 	"os"
@@ -415,6 +416,9 @@ func (p *packs) verify(ctx context.Context, lt looseTier, v *verifier) error {
 			if err == nil && Sum(*buf) != e.d {
 				err = corrupt(e.d, "digest mismatch", nil)
 			}
+			if err == nil {
+				err = p.checkCRC(e, stored)
+			}
 			if err := v.checked(Problem{Digest: e.d, Err: err, Pack: e.pack.String()}); err != nil {
 				return err
 			}
@@ -428,6 +432,19 @@ func (p *packs) verify(ctx context.Context, lt looseTier, v *verifier) error {
 		_, err := lt.getLoose(ctx, d)
 		return v.checked(Problem{Digest: d, Err: err})
 	})
+}
+
+// checkCRC checks the CRC that index records of copy e (its pack and
+// offset) give against its stored form, which reads back intact: a Put
+// relies on a copy by that CRC (packs.holdsCopy), so a record whose CRC is
+// wrong would have every Put of the blob write a fresh copy.
+func (p *packs) checkCRC(e entry, stored []byte) error {
+	for _, c := range p.snap.Load().lookup(e.d) {
+		if c.pack == e.pack && c.off == e.off && c.hasCRC && crc32.Checksum(stored, castagnoli) != c.crc {
+			return corrupt(e.d, "its index record's CRC does not match its stored form", nil)
+		}
+	}
+	return nil
 }
 
 // indexed is what the indexes say pack id holds.

@@ -165,6 +165,19 @@ func testPackBatch(t *testing.T, h Harness) {
 			t.Fatalf("Stat of a packed blob: %v", err)
 		}
 	}
+	verifyClean(t, s, 40)
+}
+
+// verifyClean checks that Verify reads n blobs of s and finds nothing
+// wrong: every copy decodes to its digest, and the CRC its index record
+// gives is its stored form's.
+func verifyClean(t *testing.T, s blobstore.Store, n int64) {
+	t.Helper()
+	var problems []blobstore.Problem
+	res, err := blobstore.Verify(context.Background(), s, blobstore.VerifyOptions{Workers: 2, OnProblem: func(p blobstore.Problem) { problems = append(problems, p) }})
+	if err != nil || res.Checked != n || len(problems) != 0 {
+		t.Fatalf("Verify = %+v, %v, problems %v; want %d checked, none wrong", res, err, problems, n)
+	}
 }
 
 // testPackBigBatch: a batch larger than a pack is split into packs.
@@ -394,6 +407,7 @@ func testRepack(t *testing.T, h Harness) {
 	if again.Merged != 0 || again.Loose != 0 || again.PacksAfter != 1 {
 		t.Fatalf("a second Repack = %+v; want nothing to do", again)
 	}
+	verifyClean(t, s, after.Packed)
 }
 
 // testRepackWhileWriting: a repack beside a writer loses nothing.
