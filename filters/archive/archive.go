@@ -28,6 +28,7 @@ import (
 
 	"github.com/bstools/bs/blobstore"
 	"github.com/bstools/bs/filters/gauge"
+	"github.com/bstools/bs/filters/internal/par"
 	"github.com/bstools/bs/filters/transcript"
 	"github.com/bstools/bs/internal/spool"
 )
@@ -180,6 +181,7 @@ func Run(ctx context.Context, name string, r io.Reader, w io.Writer, opt Options
 			defer wg.Done()
 			wk := worker{p: p}
 			for j := range p.jobs {
+				par.Yield() // the scanner, on which every worker waits, may be what the take woke
 				wk.do(ctx, j)
 				close(j.done)
 			}
