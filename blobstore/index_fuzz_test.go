@@ -111,3 +111,33 @@ func TestIndexLayouts(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseTrailer: whatever bytes end a pack file, reading its trailer
+// either fails with errBadTrailer or gives copies that lie within the
+// pack's blobs, after its header and before the trailer.
+func FuzzParseTrailer(f *testing.F) {
+	es := fuzzEntries()
+	tail := packTrailer(es)
+	f.Add(tail, int64(8+600+len(tail)))
+	f.Add(packTrailer(nil), int64(8+16))
+	f.Add([]byte("bspackix"), int64(8))
+	f.Fuzz(func(t *testing.T, tail []byte, size int64) {
+		n, err := trailerLen(tail, size)
+		if err != nil {
+			return
+		}
+		if n > int64(len(tail)) {
+			return // the footer's count reaches before these bytes
+		}
+		got, err := parseTrailer(packID{7}, tail[int64(len(tail))-n:], size)
+		if err != nil {
+			return
+		}
+		end := size - n
+		for _, e := range got {
+			if int64(e.off) < int64(len(packMagic)) || int64(e.off)+int64(e.length) > end || e.pack != (packID{7}) || e.hasCRC {
+				t.Fatalf("copy %+v outside the pack's blobs [%d, %d)", e, len(packMagic), end)
+			}
+		}
+	})
+}
