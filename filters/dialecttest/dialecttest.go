@@ -244,6 +244,11 @@ func answers(t *testing.T, d transcript.Dialect, s Sample) pairing {
 		if !slices.Contains(d.IDFields(), e.IDField) {
 			t.Errorf("an entry's id is in %q, not one of IDFields %v", e.IDField, d.IDFields())
 		}
+		// A size before compacting is what a compaction records, and
+		// a size is never below zero.
+		if n, ok := d.CompactedFrom(tr); ok && (!d.IsCompaction(tr) || n < 0) {
+			t.Errorf("CompactedFrom says %d tokens of a line that is no compaction or no size (IsCompaction %v): %.200s", n, d.IsCompaction(tr), line)
+		}
 	}
 	if messages == 0 && !s.UsageOnly {
 		t.Errorf("the dialect finds no message in %d lines: it does not view its entries", len(lines))
@@ -435,8 +440,29 @@ func checkRoll(t *testing.T, d transcript.Dialect, data []byte, in pairing) int 
 	kept(t, d, in, out.Bytes())
 	own(t, d, data, out.Bytes(), "roll")
 	written(t, d, data, out.Bytes(), transcript.RolledField, "roll")
+	compactedFrom(t, d, data, out.Bytes(), st.TokensBefore)
 	back(t, d, store, data, out.Bytes(), "roll")
 	return st.Messages
+}
+
+// compactedFrom checks that a compaction roll wrote that records the
+// size it compacted from reads back, through CompactedFrom, as the size
+// the roll started from (tokens), as the web UI's timeline shows it. A
+// runtime whose compaction records no size answers false.
+func compactedFrom(t *testing.T, d transcript.Dialect, in, out []byte, tokens int) {
+	t.Helper()
+	var p transcript.Parser
+	var sizes []int
+	for _, l := range added(in, out) {
+		if tr, err := p.Parse(l); err == nil && d.IsCompaction(tr) {
+			if n, ok := d.CompactedFrom(tr); ok {
+				sizes = append(sizes, n)
+			}
+		}
+	}
+	if len(sizes) > 0 && !slices.Contains(sizes, tokens) {
+		t.Errorf("roll's compaction reads back as compacted from %v tokens, want %d", sizes, tokens)
+	}
 }
 
 func checkGauge(t *testing.T, d transcript.Dialect, data []byte) {

@@ -58,6 +58,9 @@ func (parley) ViewEntry(t *transcript.Tree, e *transcript.Entry) {
 // IsCompaction: parley has no compaction of its own.
 func (parley) IsCompaction(*transcript.Tree) bool { return false }
 
+// CompactedFrom: with no compaction, no size before one.
+func (parley) CompactedFrom(*transcript.Tree) (int, bool) { return 0, false }
+
 // Follow keeps the session the header names.
 func (parley) Follow(t *transcript.Tree, tail *transcript.Tail) {
 	if s := t.Str(t.Get(0, "session")); s != "" {

@@ -54,6 +54,16 @@ func number(t *Tree, i int) int {
 	return int(f)
 }
 
+// integer is node i as an int when it is written as one (a count a
+// line records), false when it is missing or is not.
+func integer(t *Tree, i int) (int, bool) {
+	if i < 0 {
+		return 0, false
+	}
+	n, err := strconv.Atoi(string(t.Raw(i)))
+	return n, err == nil
+}
+
 // viewAccount is the account of a line that is in context when the
 // entry view finds a message in it (the dialects without usage).
 func viewAccount(t *Tree, d Dialect) Account {

@@ -42,6 +42,10 @@ type Dialect interface {
 	// IsCompaction reports whether object line t is the runtime's own
 	// compaction entry.
 	IsCompaction(t *Tree) bool
+	// CompactedFrom is the context size, in tokens, that object line t
+	// records it compacted from, when t is a compaction that records one
+	// (the web UI's timeline marks it); false otherwise.
+	CompactedFrom(t *Tree) (int, bool)
 
 	// Follow keeps in tail what the dialect needs of object line t to
 	// append a line after it (ContextEntry): the session, the last

@@ -89,6 +89,9 @@ func (brainSurgeon) ContextText(t *Tree) string { return t.Str(t.Get(0, "text"))
 // IsCompaction: the flat format has no compaction entry.
 func (brainSurgeon) IsCompaction(*Tree) bool { return false }
 
+// CompactedFrom: no compaction, no size before one.
+func (brainSurgeon) CompactedFrom(*Tree) (int, bool) { return 0, false }
+
 // RollNote is a system entry carrying the note.
 func (brainSurgeon) RollNote(n RollNote) [][]byte {
 	return [][]byte{[]byte(`{"__id":` + quote(GeneratedIDPrefix+shortID(n.Hash("note"))) + `,"type":"system","timestamp":` + quote(n.Now) + `,"text":` + quote(n.Text) + `,` + quote(EvictedField) + `:` + n.Evicted(0) + `,` + n.Rolled(0) + "}\n")}

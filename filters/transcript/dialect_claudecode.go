@@ -165,6 +165,14 @@ func (claudeCode) IsCompaction(t *Tree) bool {
 	return t.Str(t.Get(0, "type")) == "system" && t.Str(t.Get(0, "subtype")) == "compact_boundary"
 }
 
+// CompactedFrom: a compact boundary's compactMetadata.preTokens.
+func (c claudeCode) CompactedFrom(t *Tree) (int, bool) {
+	if !c.IsCompaction(t) {
+		return 0, false
+	}
+	return integer(t, t.Path(0, "compactMetadata", "preTokens"))
+}
+
 // RollNote is a compact_boundary and its summary, as after Claude Code's
 // own compaction. Claude Code follows the parentUuids from the last
 // message; when they lead to an evicted line, the summary takes that

@@ -134,6 +134,9 @@ func (codex) ContextText(t *Tree) string {
 
 func (codex) IsCompaction(t *Tree) bool { return t.Str(t.Get(0, "type")) == "compacted" }
 
+// CompactedFrom: a compacted item records no context size.
+func (codex) CompactedFrom(*Tree) (int, bool) { return 0, false }
+
 // RollNote is a compacted item carrying the note.
 func (codex) RollNote(n RollNote) [][]byte {
 	return [][]byte{[]byte(`{"timestamp":` + quote(n.Now) + `,"type":"compacted","payload":{"message":` + quote(n.Text) + `},` + quote(EvictedField) + `:` + n.Evicted(0) + `,` + n.Rolled(0) + "}\n")}

@@ -72,6 +72,9 @@ func (generic) ContextText(t *Tree) string { return t.Str(t.Get(0, "content")) }
 // IsCompaction: chat has no compaction entry.
 func (generic) IsCompaction(*Tree) bool { return false }
 
+// CompactedFrom: no compaction, no size before one.
+func (generic) CompactedFrom(*Tree) (int, bool) { return 0, false }
+
 // RollNote is a system message carrying the note.
 func (generic) RollNote(n RollNote) [][]byte {
 	return [][]byte{[]byte(`{"role":"system","content":` + quote(n.Text) + `,` + quote(EvictedField) + `:` + n.Evicted(0) + `,` + n.Rolled(0) + "}\n")}

@@ -148,6 +148,14 @@ func (openClaw) ContextText(t *Tree) string { return t.Str(t.Get(0, "content")) 
 
 func (openClaw) IsCompaction(t *Tree) bool { return t.Str(t.Get(0, "type")) == "compaction" }
 
+// CompactedFrom: a compaction's tokensBefore.
+func (o openClaw) CompactedFrom(t *Tree) (int, bool) {
+	if !o.IsCompaction(t) {
+		return 0, false
+	}
+	return integer(t, t.Get(0, "tokensBefore"))
+}
+
 // RollNote is nil: pi's context is the path to a compaction appended
 // last that names the first entry it keeps, so bs roll writes a marker
 // where the range was and a compaction at the end (RollTree).

@@ -597,3 +597,31 @@ func TestLinesBefore(t *testing.T) {
 		}
 	}
 }
+
+// TestCompactedFrom: the size a compaction records it compacted from,
+// as each runtime spells it, and none of a line that is no compaction.
+func TestCompactedFrom(t *testing.T) {
+	for _, c := range []struct {
+		d    Dialect
+		line string
+		n    int
+		ok   bool
+	}{
+		{OpenClaw, `{"type":"compaction","id":"c1","parentId":"m9","summary":"s","firstKeptEntryId":"m5","tokensBefore":182034}`, 182034, true},
+		{OpenClaw, `{"type":"compaction","summary":"s","firstKeptEntryIndex":4}`, 0, false},
+		{OpenClaw, `{"type":"message","tokensBefore":5,"message":{"role":"user","content":"x"}}`, 0, false},
+		{ClaudeCode, `{"type":"system","subtype":"compact_boundary","uuid":"u","compactMetadata":{"trigger":"auto","preTokens":155313}}`, 155313, true},
+		{ClaudeCode, `{"type":"user","uuid":"u","compactMetadata":{"preTokens":7},"message":{"role":"user","content":"x"}}`, 0, false},
+		{Codex, `{"timestamp":"t","type":"compacted","payload":{"message":"m"}}`, 0, false},
+		{Generic, `{"role":"user","content":"x","tokensBefore":3}`, 0, false},
+	} {
+		var p Parser
+		tr, err := p.Parse([]byte(c.line))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n, ok := c.d.CompactedFrom(tr); n != c.n || ok != c.ok {
+			t.Errorf("%v.CompactedFrom(%s) = %d, %v; want %d, %v", c.d, c.line, n, ok, c.n, c.ok)
+		}
+	}
+}

@@ -634,3 +634,45 @@ func TestLoopbackHosts(t *testing.T) {
 		t.Errorf("cookie names %q %q", CookieName(a), CookieName(b))
 	}
 }
+
+// TestTimelineCompactedFrom: a compaction on the timeline carries the
+// context size it records it compacted from, as each runtime spells it.
+func TestTimelineCompactedFrom(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]struct {
+		data   string
+		before float64
+	}{
+		"pi.jsonl": {`{"type":"session","version":3,"id":"s1","timestamp":"2026-03-08T12:00:00Z","cwd":"/w"}` + "\n" +
+			`{"type":"message","id":"m1","parentId":null,"timestamp":"2026-03-08T12:00:01Z","message":{"role":"user","content":"hi"}}` + "\n" +
+			`{"type":"compaction","id":"c1","parentId":"m1","timestamp":"2026-03-08T12:00:02Z","summary":"s","firstKeptEntryId":"m1","tokensBefore":182034}` + "\n", 182034},
+		"cc.jsonl": {`{"parentUuid":null,"type":"user","uuid":"u1","sessionId":"cs","timestamp":"2026-03-08T12:00:00Z","message":{"role":"user","content":"hi"}}` + "\n" +
+			`{"parentUuid":null,"logicalParentUuid":"u1","type":"system","subtype":"compact_boundary","content":"Conversation compacted","uuid":"u2","sessionId":"cs","timestamp":"2026-03-08T12:00:01Z","compactMetadata":{"trigger":"auto","preTokens":155313}}` + "\n", 155313},
+	}
+	var paths []string
+	for name, f := range files {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(f.data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	fx := &fixture{cmds: &fakeCommands{}}
+	fx.srv = New(Options{
+		List:        func() ([]string, error) { return paths, nil },
+		Store:       &blobstore.Mem{},
+		Checkpoints: checkpoint.Dir{Root: filepath.Join(dir, "cp")},
+		Commands:    fx.cmds,
+		Token:       testToken,
+		Hosts:       LoopbackHosts(testHost),
+	})
+	for _, p := range paths {
+		res, out := fx.do(t, "GET", "/api/timeline?s="+SessionID(p), nil)
+		wantStatus(t, res, out, http.StatusOK)
+		marks, _ := out["marks"].([]any)
+		want := files[filepath.Base(p)].before
+		if len(marks) != 1 || marks[0].(map[string]any)["tokens_before"] != want {
+			t.Errorf("%s: marks %v, want one compacted from %v tokens", filepath.Base(p), marks, want)
+		}
+	}
+}

@@ -114,11 +114,8 @@ func (fi *fileInfo) readSummary(f *os.File) (*summary, error) {
 			if t.Get(0, "_rolled") >= 0 || line.RollEnd {
 				m.Kind = "roll"
 			}
-			// pi's tokensBefore, Claude Code's preTokens.
-			for _, n := range []int{t.Get(0, "tokensBefore"), t.Path(0, "compactMetadata", "preTokens")} {
-				if n >= 0 {
-					m.Before, _ = strconv.Atoi(string(t.Raw(n)))
-				}
+			if n, ok := fi.dialect.CompactedFrom(t); ok {
+				m.Before = n
 			}
 			sum.marks = append(sum.marks, m)
 		}
