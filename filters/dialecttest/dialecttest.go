@@ -250,6 +250,7 @@ func answers(t *testing.T, d transcript.Dialect, s Sample) pairing {
 			t.Errorf("CompactedFrom says %d tokens of a line that is no compaction or no size (IsCompaction %v): %.200s", n, d.IsCompaction(tr), line)
 		}
 	}
+	numbered(t, d, data, "the sample")
 	if messages == 0 && !s.UsageOnly {
 		t.Errorf("the dialect finds no message in %d lines: it does not view its entries", len(lines))
 	}
@@ -441,6 +442,7 @@ func checkRoll(t *testing.T, d transcript.Dialect, data []byte, in pairing) int 
 	own(t, d, data, out.Bytes(), "roll")
 	written(t, d, data, out.Bytes(), transcript.RolledField, "roll")
 	compactedFrom(t, d, data, out.Bytes(), st.TokensBefore)
+	numbered(t, d, out.Bytes(), "roll")
 	back(t, d, store, data, out.Bytes(), "roll")
 	return st.Messages
 }
@@ -462,6 +464,40 @@ func compactedFrom(t *testing.T, d transcript.Dialect, in, out []byte, tokens in
 	}
 	if len(sizes) > 0 && !slices.Contains(sizes, tokens) {
 		t.Errorf("roll's compaction reads back as compacted from %v tokens, want %d", sizes, tokens)
+	}
+}
+
+// numbered checks that a compaction in data that names its first kept
+// entry by number stands in a transcript whose dialect numbers its
+// entries (NumbersEntries, asked of the first line): else the gauge does
+// not number them, and the kept entries are lost to the count.
+func numbered(t *testing.T, d transcript.Dialect, data []byte, what string) {
+	t.Helper()
+	var p transcript.Parser
+	byNumber := false
+	var first []byte
+	for _, l := range bytes.Split(data, []byte("\n")) {
+		if len(bytes.TrimSpace(l)) == 0 {
+			continue
+		}
+		if first == nil {
+			first = l
+		}
+		tr, err := p.Parse(l)
+		if err != nil || tr.Nodes[0].Kind != '{' {
+			continue
+		}
+		if a := d.Account(tr); a.Role == transcript.CompactionEntry && a.KeptID == "" && a.KeptIndex > 0 {
+			byNumber = true
+			break
+		}
+	}
+	if !byNumber {
+		return
+	}
+	tr, err := p.Parse(first)
+	if err != nil || !d.NumbersEntries(tr) {
+		t.Errorf("%s: a compaction keeps entries from one it names by number, but NumbersEntries of the first line %.200s says they are not numbered", what, first)
 	}
 }
 

@@ -61,6 +61,9 @@ func (parley) IsCompaction(*transcript.Tree) bool { return false }
 // CompactedFrom: with no compaction, no size before one.
 func (parley) CompactedFrom(*transcript.Tree) (int, bool) { return 0, false }
 
+// NumbersEntries: parley keeps no entry by number.
+func (parley) NumbersEntries(*transcript.Tree) bool { return false }
+
 // Follow keeps the session the header names.
 func (parley) Follow(t *transcript.Tree, tail *transcript.Tail) {
 	if s := t.Str(t.Get(0, "session")); s != "" {

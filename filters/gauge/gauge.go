@@ -345,7 +345,7 @@ func Measure(name string, r io.Reader, tee io.Writer, opt Options) (Result, erro
 	handle := func(line transcript.Line, t *transcript.Tree, skipped bool) error {
 		valid := -1                               // for the ring: whether the line parses, if known
 		if d.Threads() == transcript.ParentTree { // a compaction keeps entries before it
-			defer func() { ring.add(line.Body, valid) }()
+			defer func() { ring.add(line.Body, valid, d) }()
 		}
 		if skipped {
 			// Inside a roll note's scope lines are counted one by one,

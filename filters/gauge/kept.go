@@ -98,9 +98,10 @@ type keptRing struct {
 	lines   []ringLine // lines[head:] are held, oldest first
 	head    int
 	entries int // pi's entry number of the next line
-	// A v1 session (its header has no version) numbers its entries for a
-	// compaction's firstKeptEntryIndex: only the lines pi parses get a
-	// number, so each line is checked. v2+ names entries by id instead.
+	// A transcript whose dialect numbers its entries for a compaction's
+	// KeptIndex (pi v1, Dialect.NumbersEntries, asked of the first line)
+	// gives a number only to the lines the runtime parses, so each line
+	// is checked. One whose entries have ids (pi v2+) does not need to.
 	started, v1 bool
 	p           transcript.Parser
 }
@@ -111,16 +112,16 @@ type ringLine struct {
 	number int
 }
 
-// add takes the next line of the stream; valid says whether it is known
-// to parse (1), known not to (0), or not known (-1).
-func (r *keptRing) add(body []byte, valid int) {
+// add takes the next line of the stream, in dialect d; valid says
+// whether it is known to parse (1), known not to (0), or not known (-1).
+func (r *keptRing) add(body []byte, valid int, d transcript.Dialect) {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return
 	}
 	if !r.started {
 		r.started = true
 		t, err := r.p.Parse(body)
-		r.v1 = err == nil && t.Str(t.Get(0, "type")) == "session" && t.Get(0, "version") < 0
+		r.v1 = err == nil && d.NumbersEntries(t)
 	}
 	if r.v1 && valid < 0 {
 		if _, err := r.p.Parse(body); err == nil {
@@ -128,11 +129,11 @@ func (r *keptRing) add(body []byte, valid int) {
 		}
 	}
 	if r.v1 && valid != 1 && transcript.JSONLossily(body) {
-		valid = 1 // pi reads it: it numbers it
+		valid = 1 // the runtime reads it: it numbers it
 	}
 	number := r.entries
 	if !r.v1 || valid == 1 {
-		r.entries++ // a line pi cannot parse is no entry (and keptSum skips it)
+		r.entries++ // a line the runtime cannot parse is no entry (and keptSum skips it)
 	}
 	if r.buf == nil {
 		r.buf = make([]byte, KeptLookback)

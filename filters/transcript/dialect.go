@@ -46,6 +46,13 @@ type Dialect interface {
 	// records it compacted from, when t is a compaction that records one
 	// (the web UI's timeline marks it); false otherwise.
 	CompactedFrom(t *Tree) (int, bool)
+	// NumbersEntries reports whether a transcript whose first line is
+	// object line first names the entries its compactions keep by
+	// number (Account.KeptIndex) rather than by id: then each line the
+	// runtime reads as JSON (leniently, JSONLossily) is an entry,
+	// numbered from 0, and a line it cannot read is none, so a filter
+	// that finds kept entries by number must check every line.
+	NumbersEntries(first *Tree) bool
 
 	// Follow keeps in tail what the dialect needs of object line t to
 	// append a line after it (ContextEntry): the session, the last

@@ -92,6 +92,9 @@ func (brainSurgeon) IsCompaction(*Tree) bool { return false }
 // CompactedFrom: no compaction, no size before one.
 func (brainSurgeon) CompactedFrom(*Tree) (int, bool) { return 0, false }
 
+// NumbersEntries: no compaction keeps entries by number.
+func (brainSurgeon) NumbersEntries(*Tree) bool { return false }
+
 // RollNote is a system entry carrying the note.
 func (brainSurgeon) RollNote(n RollNote) [][]byte {
 	return [][]byte{[]byte(`{"__id":` + quote(GeneratedIDPrefix+shortID(n.Hash("note"))) + `,"type":"system","timestamp":` + quote(n.Now) + `,"text":` + quote(n.Text) + `,` + quote(EvictedField) + `:` + n.Evicted(0) + `,` + n.Rolled(0) + "}\n")}

@@ -165,6 +165,9 @@ func (claudeCode) IsCompaction(t *Tree) bool {
 	return t.Str(t.Get(0, "type")) == "system" && t.Str(t.Get(0, "subtype")) == "compact_boundary"
 }
 
+// NumbersEntries: a compact boundary keeps no entry before it.
+func (claudeCode) NumbersEntries(*Tree) bool { return false }
+
 // CompactedFrom: a compact boundary's compactMetadata.preTokens.
 func (c claudeCode) CompactedFrom(t *Tree) (int, bool) {
 	if !c.IsCompaction(t) {

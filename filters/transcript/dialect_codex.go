@@ -134,6 +134,9 @@ func (codex) ContextText(t *Tree) string {
 
 func (codex) IsCompaction(t *Tree) bool { return t.Str(t.Get(0, "type")) == "compacted" }
 
+// NumbersEntries: a compacted item keeps no earlier entry.
+func (codex) NumbersEntries(*Tree) bool { return false }
+
 // CompactedFrom: a compacted item records no context size.
 func (codex) CompactedFrom(*Tree) (int, bool) { return 0, false }
 

@@ -75,6 +75,9 @@ func (generic) IsCompaction(*Tree) bool { return false }
 // CompactedFrom: no compaction, no size before one.
 func (generic) CompactedFrom(*Tree) (int, bool) { return 0, false }
 
+// NumbersEntries: no compaction keeps entries by number.
+func (generic) NumbersEntries(*Tree) bool { return false }
+
 // RollNote is a system message carrying the note.
 func (generic) RollNote(n RollNote) [][]byte {
 	return [][]byte{[]byte(`{"role":"system","content":` + quote(n.Text) + `,` + quote(EvictedField) + `:` + n.Evicted(0) + `,` + n.Rolled(0) + "}\n")}

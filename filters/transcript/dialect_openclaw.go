@@ -148,6 +148,13 @@ func (openClaw) ContextText(t *Tree) string { return t.Str(t.Get(0, "content")) 
 
 func (openClaw) IsCompaction(t *Tree) bool { return t.Str(t.Get(0, "type")) == "compaction" }
 
+// NumbersEntries: a v1 session, whose header states no version, has no
+// entry ids; its compactions name their first kept entry by
+// firstKeptEntryIndex, counting the lines pi parses, the header first.
+func (openClaw) NumbersEntries(first *Tree) bool {
+	return first.Str(first.Get(0, "type")) == "session" && first.Get(0, "version") < 0
+}
+
 // CompactedFrom: a compaction's tokensBefore.
 func (o openClaw) CompactedFrom(t *Tree) (int, bool) {
 	if !o.IsCompaction(t) {
