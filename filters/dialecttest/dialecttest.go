@@ -64,6 +64,7 @@ func Run(t *testing.T, d transcript.Dialect, samples []Sample) {
 					t.Error(miss)
 				}
 			})
+			t.Run("identity", func(t *testing.T) { checkIdentity(t, d, s.Data) })
 			t.Run("extract", func(t *testing.T) { checkExtract(t, d, s, in) })
 			t.Run("trim", func(t *testing.T) { pruned += checkTrim(t, d, s.Data, in) })
 			t.Run("archive", func(t *testing.T) { archived += checkArchive(t, d, s.Data, in) })
@@ -365,6 +366,39 @@ func firstDiff(want, got []byte) string {
 	return fmt.Sprintf("at byte %d of %d (got %d)\nwant …%.200q\n got …%.200q", i, len(want), len(got), want[lo:], got[lo:])
 }
 
+// checkIdentity: the session identity the registry reads from the first
+// lines of data (transcript.IdentityOf) is the one the dialect states on
+// them, not another dialect's reading of its lines.
+func checkIdentity(t *testing.T, d transcript.Dialect, data []byte) {
+	var p transcript.Parser
+	own := ""
+	for i, l := range bytes.Split(data, []byte("\n")) {
+		if i == transcript.DetectLines {
+			break
+		}
+		tr, err := p.Parse(l)
+		if err != nil || tr.Nodes[0].Kind != '{' {
+			continue
+		}
+		if id, how := d.Identity(tr); how != transcript.NotStated && id != "" {
+			own = id
+			break
+		}
+	}
+	if got := transcript.IdentityOf(bytes.NewReader(data)); got != own {
+		t.Errorf("the first lines state session %q, but %v states %q", got, d, own)
+	}
+}
+
+// sameIdentity checks that a filter's output keeps the session identity
+// of its input: a session keeps its identity wherever its file goes.
+func sameIdentity(t *testing.T, in, out []byte, what string) {
+	t.Helper()
+	if a, b := transcript.IdentityOf(bytes.NewReader(in)), transcript.IdentityOf(bytes.NewReader(out)); a != b {
+		t.Errorf("%s: the session was %q, its output is %q", what, a, b)
+	}
+}
+
 func checkExtract(t *testing.T, d transcript.Dialect, s Sample, in pairing) {
 	data := s.Data
 	store := new(blobstore.Mem)
@@ -380,6 +414,7 @@ func checkExtract(t *testing.T, d transcript.Dialect, s Sample, in pairing) {
 		t.Errorf("extract moved nothing with every kind of every length eligible: the dialect offers no values")
 	}
 	kept(t, d, in, out.Bytes())
+	sameIdentity(t, data, out.Bytes(), "extract")
 	back(t, d, store, data, out.Bytes(), "extract")
 }
 

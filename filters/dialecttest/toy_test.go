@@ -64,6 +64,14 @@ func (parley) CompactedFrom(*transcript.Tree) (int, bool) { return 0, false }
 // NumbersEntries: parley keeps no entry by number.
 func (parley) NumbersEntries(*transcript.Tree) bool { return false }
 
+// Identity: the session the header names.
+func (parley) Identity(t *transcript.Tree) (string, transcript.Stated) {
+	if s := t.Str(t.Get(0, "session")); s != "" {
+		return s, transcript.Header
+	}
+	return "", transcript.NotStated
+}
+
 // Follow keeps the session the header names.
 func (parley) Follow(t *transcript.Tree, tail *transcript.Tail) {
 	if s := t.Str(t.Get(0, "session")); s != "" {

@@ -54,6 +54,12 @@ type Dialect interface {
 	// that finds kept entries by number must check every line.
 	NumbersEntries(first *Tree) bool
 
+	// Identity is the session identity object line t states in the
+	// runtime's shape (SessionIdentity), and how it states it: in a
+	// header, the line that opens a session, or Stamped on a line of
+	// the session; NotStated when t states none.
+	Identity(t *Tree) (id string, how Stated)
+
 	// Follow keeps in tail what the dialect needs of object line t to
 	// append a line after it (ContextEntry): the session, the last
 	// entry's id.

@@ -72,6 +72,14 @@ func firstNonEmpty(s ...string) string {
 	return ""
 }
 
+// Identity: the sessionId an entry carries.
+func (brainSurgeon) Identity(t *Tree) (string, Stated) {
+	if id := t.Str(t.Get(0, "sessionId")); id != "" {
+		return id, Stamped
+	}
+	return "", NotStated
+}
+
 // Follow: entries name their session.
 func (brainSurgeon) Follow(t *Tree, tail *Tail) {
 	if s := t.Str(t.Get(0, "sessionId")); s != "" {

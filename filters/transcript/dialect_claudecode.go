@@ -124,6 +124,20 @@ func (v *viewer) claude() {
 	}
 }
 
+// Identity: the sessionId every line carries. A subagent's own file
+// carries its parent's sessionId on every line, and its agentId: its
+// identity is the sessionId, "/agent-" and the agentId.
+func (claudeCode) Identity(t *Tree) (string, Stated) {
+	id := t.Str(t.Get(0, "sessionId"))
+	if id == "" {
+		return "", NotStated
+	}
+	if agent := t.Str(t.Get(0, "agentId")); agent != "" {
+		return id + "/agent-" + agent, Stamped
+	}
+	return id, Stamped
+}
+
 // Follow: every line names the session, and the uuid the next one's
 // parentUuid takes, with the cwd and version a new line repeats.
 func (claudeCode) Follow(t *Tree, tail *Tail) {

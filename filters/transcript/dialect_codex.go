@@ -112,6 +112,14 @@ func (v *viewer) codexContent(content int, textKind Kind) {
 	})
 }
 
+// Identity: session_meta's id.
+func (codex) Identity(t *Tree) (string, Stated) {
+	if t.Str(t.Get(0, "type")) == "session_meta" {
+		return t.Str(t.Path(0, "payload", "id")), Header
+	}
+	return "", NotStated
+}
+
 // Follow: session_meta names the session; lines carry no ids.
 func (codex) Follow(t *Tree, tail *Tail) {
 	if t.Str(t.Get(0, "type")) == "session_meta" {

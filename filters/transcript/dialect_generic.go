@@ -59,6 +59,9 @@ func (v *viewer) chatMessage(m int) {
 	})
 }
 
+// Identity: chat lines name no session.
+func (generic) Identity(*Tree) (string, Stated) { return "", NotStated }
+
 // Follow: chat lines name no session and carry no ids.
 func (generic) Follow(*Tree, *Tail) {}
 

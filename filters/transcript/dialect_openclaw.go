@@ -120,6 +120,14 @@ func (v *viewer) piContent(content int, textKind Kind) {
 	})
 }
 
+// Identity: the header's id (the id of an entry names the entry).
+func (openClaw) Identity(t *Tree) (string, Stated) {
+	if t.Str(t.Get(0, "type")) == "session" {
+		return t.Str(t.Get(0, "id")), Header
+	}
+	return "", NotStated
+}
+
 // Follow: the header names the session; entries with ids make a tree
 // (v2+), as does a header of a version after 1.
 func (openClaw) Follow(t *Tree, tail *Tail) {

@@ -7,33 +7,37 @@ import (
 	"sync"
 )
 
+// Stated is how a line states its session's identity (Dialect.Identity).
+type Stated uint8
+
+const (
+	NotStated Stated = iota
+	Stamped          // on a line of the session (Claude Code's sessionId)
+	Header           // by the line that opens the session (pi's header)
+)
+
 // SessionIdentity is what a parsed line says its session is, by the
 // line's own shape, or "" when it says nothing. A session keeps its
 // identity wherever its file goes (a filter's output moved over its input,
-// a pipe): the id of a pi/OpenClaw header ({"type":"session","id":…}), the
-// id of Codex's session_meta, and the sessionId of Claude Code (and of a
-// BrainSurgeon entry). A Claude Code subagent's own file carries its
-// parent's sessionId on every line, and its agentId: it is the
-// sessionId, "/agent-" and the agentId.
+// a pipe). The registered dialects are asked in the order detection asks
+// them (Dialect.Identity): a header's statement is the answer, whatever a
+// member stamped on the line says; else the first stamp.
 func SessionIdentity(t *Tree) string {
 	if len(t.Nodes) == 0 || t.Nodes[0].Kind != '{' {
 		return ""
 	}
-	str := func(i int, names ...string) string { return t.Str(t.Path(i, names...)) }
-	switch str(0, "type") {
-	case "session":
-		return str(0, "id")
-	case "session_meta":
-		return str(0, "payload", "id")
+	stamp, stamped := "", false
+	for _, d := range detectOrder() {
+		switch id, how := d.Identity(t); how {
+		case Header:
+			return id
+		case Stamped:
+			if !stamped {
+				stamp, stamped = id, true
+			}
+		}
 	}
-	id := str(0, "sessionId")
-	if id == "" {
-		return ""
-	}
-	if agent := str(0, "agentId"); agent != "" {
-		return id + "/agent-" + agent
-	}
-	return id
+	return stamp
 }
 
 // IdentityOf is the session identity the first lines of r state (at most

@@ -625,3 +625,26 @@ func TestCompactedFrom(t *testing.T) {
 		}
 	}
 }
+
+// TestSessionIdentityHeaderFirst: a header's statement of its session
+// is the answer whatever a member stamped on the same line says, and a
+// header that names none says none; a stamp stands when no header speaks.
+func TestSessionIdentityHeaderFirst(t *testing.T) {
+	for _, c := range []struct{ line, want string }{
+		{`{"type":"session","id":"pi-1","sessionId":"cc-1"}`, "pi-1"},
+		{`{"type":"session_meta","payload":{"id":"cx-1"},"sessionId":"cc-1"}`, "cx-1"},
+		{`{"type":"session","sessionId":"cc-1"}`, ""},
+		{`{"type":"user","sessionId":"cc-1","agentId":"a1"}`, "cc-1/agent-a1"},
+		{`{"type":"user","sessionId":""}`, ""},
+		{`["type","session"]`, ""},
+	} {
+		var p Parser
+		tr, err := p.Parse([]byte(c.line))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := SessionIdentity(tr); got != c.want {
+			t.Errorf("SessionIdentity(%s) = %q, want %q", c.line, got, c.want)
+		}
+	}
+}
