@@ -18,7 +18,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"path"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -107,6 +109,12 @@ func checkRegistry(t *testing.T, d transcript.Dialect) {
 	}
 	if d.Title() == "" || d.HelpName() == "" {
 		t.Errorf("%v has no title or help name", d)
+	}
+	// Where the runtime keeps its sessions is under the home directory.
+	for _, dir := range d.SessionDirs() {
+		if dir == "" || path.IsAbs(dir) || path.Clean(dir) != dir || dir == ".." || strings.HasPrefix(dir, "../") {
+			t.Errorf("%v: session directory %q is not a clean, slash-separated path under the home directory", d, dir)
+		}
 	}
 	if len(d.IDFields()) == 0 {
 		t.Errorf("%v names no member for an entry's id (generated ids go in the last)", d)

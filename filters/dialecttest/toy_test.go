@@ -1,12 +1,15 @@
 package dialecttest_test
 
 import (
+	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"testing"
 
 	"github.com/bstools/bs/filters/dialecttest"
 	"github.com/bstools/bs/filters/transcript"
+	"github.com/bstools/bs/internal/sessions"
 )
 
 // parley is a made-up runtime's format: every line carries "parley":1;
@@ -22,6 +25,9 @@ func (parley) Aliases() []string  { return []string{"toy"} }
 func (parley) HelpName() string   { return "parley (toy)" }
 func (parley) Title() string      { return "Parley" }
 func (parley) IDFields() []string { return []string{"id", "__id"} }
+
+// SessionDirs: a parley host keeps its sessions in ~/.parley/sessions.
+func (parley) SessionDirs() []string { return []string{".parley/sessions"} }
 
 func (parley) Claims(t *transcript.Tree) bool { return t.Get(0, "parley") >= 0 }
 
@@ -229,6 +235,25 @@ func TestToyDialect(t *testing.T) {
 	transcript.Register(parley{})
 	defer transcript.Unregister(parley{})
 	dialecttest.Run(t, parley{}, samples(t, filepath.Join("testdata", "parley.jsonl")))
+}
+
+// TestToySessionDirs: once registered, the directory where a runtime
+// keeps its sessions is one of the default roots.
+func TestToySessionDirs(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	dir := filepath.Join(home, ".parley", "sessions")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(sessions.DefaultRoots(), dir) {
+		t.Fatalf("%s is a default root before parley is registered", dir)
+	}
+	transcript.Register(parley{})
+	defer transcript.Unregister(parley{})
+	if got := sessions.DefaultRoots(); !slices.Equal(got, []string{dir}) {
+		t.Errorf("DefaultRoots = %v, want %v", got, []string{dir})
+	}
 }
 
 // forgetful is parley declaring no marks: its meters are lines the

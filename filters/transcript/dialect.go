@@ -54,6 +54,11 @@ type Dialect interface {
 	// that finds kept entries by number must check every line.
 	NumbersEntries(first *Tree) bool
 
+	// SessionDirs are the directories, relative to the home directory
+	// and slash-separated, where the runtime keeps its sessions: where
+	// bs ui looks when given none (sessions.DefaultRoots).
+	SessionDirs() []string
+
 	// Identity is the session identity object line t states in the
 	// runtime's shape (SessionIdentity), and how it states it: in a
 	// header, the line that opens a session, or Stamped on a line of

@@ -14,6 +14,10 @@ func (brainSurgeon) HelpName() string   { return "brainsurgeon" }
 func (brainSurgeon) Title() string      { return "BrainSurgeon" }
 func (brainSurgeon) IDFields() []string { return []string{"__id", "id"} }
 
+// SessionDirs: none; the flat format is the spec's, kept where its
+// writer chooses.
+func (brainSurgeon) SessionDirs() []string { return nil }
+
 var brainSurgeonTypes = map[string]bool{
 	"user_message": true, "assistant_message": true, "tool_call": true, "tool_result": true, "thinking": true,
 }

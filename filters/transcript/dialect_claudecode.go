@@ -20,6 +20,9 @@ func (claudeCode) HelpName() string   { return "claude-code (claude)" }
 func (claudeCode) Title() string      { return "Claude Code" }
 func (claudeCode) IDFields() []string { return []string{"uuid", "__id"} }
 
+// SessionDirs: a folder per project.
+func (claudeCode) SessionDirs() []string { return []string{".claude/projects"} }
+
 func (claudeCode) Claims(t *Tree) bool {
 	switch {
 	case t.Get(0, "uuid") >= 0 || t.Get(0, "parentUuid") >= 0 || t.Get(0, "leafUuid") >= 0:

@@ -19,6 +19,9 @@ func (codex) Title() string     { return "Codex" }
 // IDFields: Codex lines carry no id of their own.
 func (codex) IDFields() []string { return []string{"__id"} }
 
+// SessionDirs: rollouts under a folder per day.
+func (codex) SessionDirs() []string { return []string{".codex/sessions"} }
+
 func (codex) Claims(t *Tree) bool {
 	return t.Get(0, "payload") >= 0 && t.Str(t.Get(0, "type")) != ""
 }

@@ -15,6 +15,9 @@ func (generic) Title() string     { return "chat" }
 // IDFields: chat lines carry no id of their own.
 func (generic) IDFields() []string { return []string{"__id"} }
 
+// SessionDirs: none; chat lines are no runtime's own sessions.
+func (generic) SessionDirs() []string { return nil }
+
 func (generic) Claims(t *Tree) bool { return t.Get(0, "role") >= 0 || t.Get(0, "messages") >= 0 }
 
 func (generic) ViewEntry(t *Tree, e *Entry) {

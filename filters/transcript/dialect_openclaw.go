@@ -15,6 +15,10 @@ func (openClaw) HelpName() string   { return "openclaw (pi)" }
 func (openClaw) Title() string      { return "OpenClaw/pi" }
 func (openClaw) IDFields() []string { return []string{"id", "__id"} }
 
+// SessionDirs: OpenClaw's agents (each keeps its sessions under it), and
+// pi's own sessions.
+func (openClaw) SessionDirs() []string { return []string{".openclaw/agents", ".pi/agent/sessions"} }
+
 func (openClaw) Claims(t *Tree) bool {
 	switch typ := t.Str(t.Get(0, "type")); typ {
 	case "session", "model_change", "thinking_level_change", "compaction", "custom_message", "branch_summary":

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bstools/bs/filters/transcript"
 	"github.com/bstools/bs/internal/inplace"
 )
 
@@ -40,17 +41,20 @@ type DamagedStateError struct {
 func (e *DamagedStateError) Error() string { return fmt.Sprintf("%s is damaged: %v", e.Path, e.Err) }
 func (e *DamagedStateError) Unwrap() error { return e.Err }
 
-// DefaultRoots are where the runtimes keep their sessions (OpenClaw, pi,
-// Claude Code, Codex), those that exist.
+// DefaultRoots are where the runtimes keep their sessions, those that
+// exist: each registered dialect's SessionDirs under the home directory,
+// in the order the registry lists the dialects.
 func DefaultRoots() []string {
 	home, err := os.UserHomeDir()
 	if err != nil {
 		return nil
 	}
 	var roots []string
-	for _, r := range []string{".openclaw/agents", ".pi/agent/sessions", ".claude/projects", ".codex/sessions"} {
-		if info, err := os.Stat(filepath.Join(home, r)); err == nil && info.IsDir() {
-			roots = append(roots, filepath.Join(home, r))
+	for _, d := range transcript.Dialects() {
+		for _, r := range d.SessionDirs() {
+			if info, err := os.Stat(filepath.Join(home, r)); err == nil && info.IsDir() {
+				roots = append(roots, filepath.Join(home, r))
+			}
 		}
 	}
 	return roots

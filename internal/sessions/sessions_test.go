@@ -76,3 +76,34 @@ func TestState(t *testing.T) {
 		t.Errorf("damaged: %v", err)
 	}
 }
+
+// TestDefaultRoots: the directories the runtimes keep their sessions in,
+// under the home directory, those that exist and are directories, in the
+// order the dialects are registered (OpenClaw and pi, Claude Code, Codex).
+func TestDefaultRoots(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	if got := DefaultRoots(); len(got) != 0 {
+		t.Errorf("DefaultRoots of an empty home = %v, want none", got)
+	}
+	all := []string{".openclaw/agents", ".pi/agent/sessions", ".claude/projects", ".codex/sessions"}
+	for _, r := range all {
+		if err := os.MkdirAll(filepath.Join(home, r), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var want []string
+	for _, r := range all {
+		want = append(want, filepath.Join(home, r))
+	}
+	if got := DefaultRoots(); !slices.Equal(got, want) {
+		t.Errorf("DefaultRoots = %v, want %v", got, want)
+	}
+	// A file where a directory would be is no root.
+	os.RemoveAll(filepath.Join(home, ".claude", "projects"))
+	os.WriteFile(filepath.Join(home, ".claude", "projects"), nil, 0o600)
+	want = slices.Delete(want, 2, 3)
+	if got := DefaultRoots(); !slices.Equal(got, want) {
+		t.Errorf("DefaultRoots with a file for .claude/projects = %v, want %v", got, want)
+	}
+}
