@@ -46,7 +46,7 @@ func runUI(c *cli.Context) error {
 	roots := cm.files
 	if len(roots) == 0 {
 		if roots = sessions.DefaultRoots(); len(roots) == 0 {
-			return usagef(msgUINoRoots)
+			return usagef(msgUINoRoots, homeDirs(sessions.DefaultDirs()))
 		}
 	}
 	if c.Int("context-window") < 0 {
@@ -154,4 +154,13 @@ func (u *uiCommands) run(ctx context.Context, cmd string, args []string, file st
 	exitCode(ctx, ui{&stderr}, cmd, err)
 	var busy *busyError
 	return &webui.CommandError{Message: strings.TrimSpace(stderr.String()), Busy: errors.As(err, &busy)}
+}
+
+// homeDirs spells directories relative to the home directory as a user
+// writes them: "~/" before each, joined by commas.
+func homeDirs(dirs []string) string {
+	for i, d := range dirs {
+		dirs[i] = "~/" + d
+	}
+	return strings.Join(dirs, ", ")
 }

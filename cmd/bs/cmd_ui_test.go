@@ -138,7 +138,8 @@ func TestUICommandsAreTheCLI(t *testing.T) {
 func TestUIRefusals(t *testing.T) {
 	t.Setenv("HOME", t.TempDir())
 	var stderr bytes.Buffer
-	if code := run([]string{"bs", "ui"}, strings.NewReader(""), io.Discard, &stderr); code != exitUsage || !strings.Contains(stderr.String(), "no sessions to serve") {
+	if code := run([]string{"bs", "ui"}, strings.NewReader(""), io.Discard, &stderr); code != exitUsage || !strings.Contains(stderr.String(), "no sessions to serve") ||
+		!strings.Contains(stderr.String(), "(~/.openclaw/agents, ~/.pi/agent/sessions, ~/.claude/projects, ~/.codex/sessions)") {
 		t.Errorf("bs ui without sessions: exit %d, %s", code, stderr.String())
 	}
 	stderr.Reset()

@@ -246,7 +246,7 @@ const (
 
 // bs ui.
 const (
-	msgUINoRoots     = "no sessions to serve: name a directory, glob or file, or keep sessions where OpenClaw, pi, Claude Code or Codex do (~/.openclaw/agents, ~/.pi/agent/sessions, ~/.claude/projects, ~/.codex/sessions)"
+	msgUINoRoots     = "no sessions to serve: name a directory, glob or file, or keep sessions where OpenClaw, pi, Claude Code or Codex do (%s)" // the runtimes' session directories (sessions.DefaultDirs)
 	msgUIWindow      = "--context-window must not be negative"
 	msgUIListen      = "cannot listen on %s: %v"
 	msgUINotLoopback = "listening on %s, which is not loopback: anyone who can reach it and has the token can read these sessions and the store"

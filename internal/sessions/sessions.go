@@ -41,20 +41,27 @@ type DamagedStateError struct {
 func (e *DamagedStateError) Error() string { return fmt.Sprintf("%s is damaged: %v", e.Path, e.Err) }
 func (e *DamagedStateError) Unwrap() error { return e.Err }
 
-// DefaultRoots are where the runtimes keep their sessions, those that
-// exist: each registered dialect's SessionDirs under the home directory,
-// in the order the registry lists the dialects.
+// DefaultDirs are where the runtimes keep their sessions, relative to the
+// home directory and slash-separated: each registered dialect's
+// SessionDirs, in the order the registry lists the dialects.
+func DefaultDirs() []string {
+	var dirs []string
+	for _, d := range transcript.Dialects() {
+		dirs = append(dirs, d.SessionDirs()...)
+	}
+	return dirs
+}
+
+// DefaultRoots are the DefaultDirs under the home directory that exist.
 func DefaultRoots() []string {
 	home, err := os.UserHomeDir()
 	if err != nil {
 		return nil
 	}
 	var roots []string
-	for _, d := range transcript.Dialects() {
-		for _, r := range d.SessionDirs() {
-			if info, err := os.Stat(filepath.Join(home, r)); err == nil && info.IsDir() {
-				roots = append(roots, filepath.Join(home, r))
-			}
+	for _, r := range DefaultDirs() {
+		if info, err := os.Stat(filepath.Join(home, r)); err == nil && info.IsDir() {
+			roots = append(roots, filepath.Join(home, r))
 		}
 	}
 	return roots
