@@ -396,6 +396,21 @@ func checkIdentity(t *testing.T, d transcript.Dialect, data []byte) {
 	if got := transcript.IdentityOf(bytes.NewReader(data)); got != own {
 		t.Errorf("the first lines state session %q, but %v states %q", got, d, own)
 	}
+	// A line appended to put text in the context (checkpoint inject, the
+	// gauge's notice) that states a session states this one: in a file
+	// short enough, it is among the lines the identity is read from.
+	var tail transcript.Tail
+	for _, l := range bytes.Split(data, []byte("\n")) {
+		if tr, err := p.Parse(l); err == nil && tr.Nodes[0].Kind == '{' {
+			d.Follow(tr, &tail)
+		}
+	}
+	entry := d.ContextEntry(&tail, transcript.ContextNote{Text: "context", Field: "_bs_test", Meta: "true", Now: time.Unix(0, 0)})
+	if tr, err := p.Parse(bytes.TrimSuffix(entry, []byte("\n"))); err != nil {
+		t.Errorf("ContextEntry wrote a line that is not JSON: %v", err)
+	} else if id, how := d.Identity(tr); how != transcript.NotStated && id != own {
+		t.Errorf("a line ContextEntry appends states session %q, the file %q", id, own)
+	}
 }
 
 // sameIdentity checks that a filter's output keeps the session identity
@@ -440,6 +455,7 @@ func checkTrim(t *testing.T, d transcript.Dialect, data []byte, in pairing) int 
 	}
 	kept(t, d, in, out.Bytes())
 	own(t, d, data, out.Bytes(), "trim")
+	sameIdentity(t, data, out.Bytes(), "trim")
 	back(t, d, store, data, out.Bytes(), "trim")
 	return st.Trimmed + st.Cleared
 }
@@ -457,6 +473,7 @@ func checkArchive(t *testing.T, d transcript.Dialect, data []byte, in pairing) i
 	}
 	kept(t, d, in, out.Bytes())
 	own(t, d, data, out.Bytes(), "archive")
+	sameIdentity(t, data, out.Bytes(), "archive")
 	if st.Archived > 0 {
 		written(t, d, data, out.Bytes(), transcript.ArchivedField, "archive")
 	} else {
@@ -483,6 +500,7 @@ func checkRoll(t *testing.T, d transcript.Dialect, data []byte, in pairing) int 
 	}
 	kept(t, d, in, out.Bytes())
 	own(t, d, data, out.Bytes(), "roll")
+	sameIdentity(t, data, out.Bytes(), "roll")
 	written(t, d, data, out.Bytes(), transcript.RolledField, "roll")
 	compactedFrom(t, d, data, out.Bytes(), st.TokensBefore)
 	numbered(t, d, out.Bytes(), "roll")

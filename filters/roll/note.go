@@ -26,8 +26,9 @@ type note struct {
 	lines     []line
 	p         plan
 	session   string
-	v3        bool // OpenClaw/pi entries have ids (v2+)
-	firstKept int  // the first kept message line
+	agent     string // the agent whose own file it is (Options.agent)
+	v3        bool   // OpenClaw/pi entries have ids (v2+)
+	firstKept int    // the first kept message line
 	estimator string
 	// scopeExtracted is what the _extracted of the lines a note's scope
 	// covers (the kept copies and the lines after the range) say bs took
@@ -43,7 +44,7 @@ type note struct {
 }
 
 func newNote(d transcript.Dialect, lines []line, p plan, opt Options, res gauge.Result) *note {
-	n := &note{d: d, tree: d.RollTree(), text: p.note, now: opt.Now.UTC().Format(time.RFC3339Nano), tokens: res.Tokens, lines: lines, p: p, session: opt.Session, estimator: opt.Estimator.Name()}
+	n := &note{d: d, tree: d.RollTree(), text: p.note, now: opt.Now.UTC().Format(time.RFC3339Nano), tokens: res.Tokens, lines: lines, p: p, session: opt.Session, agent: opt.agent, estimator: opt.Estimator.Name()}
 	n.seed = fmt.Sprintf("%d-%d-%s", p.from, p.to, n.now)
 	for _, i := range p.keep {
 		n.scopeExtracted += lines[i].acct.Extracted
@@ -383,6 +384,7 @@ func (n *note) notes(evicted func(after int) string, tokensAfter, after int) [][
 		Tag:     rolledTag(),
 		After:   after,
 		Session: n.session,
+		Agent:   n.agent,
 		Hash:    n.hash,
 		Chain: func() transcript.RollChain {
 			// The chain from the first kept message is the one to mend

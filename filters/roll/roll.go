@@ -24,17 +24,21 @@ import (
 
 // Options configure a roll.
 type Options struct {
-	Window    int     // context window; 0: from the transcript or the model table
-	Trigger   float64 // roll when utilization is at or above this
-	Target    float64 // evict until utilization is at most this
-	MinKeep   int     // recent messages never evicted
-	NoNote    bool    // write no note text (the note line still carries the accounting)
-	Strict    bool    // every line is checked (no shortcut through the end of the file)
-	Now       time.Time
-	Format    transcript.Dialect
-	Store     blobstore.Store
-	Log       *slog.Logger
-	Session   string
+	Window  int     // context window; 0: from the transcript or the model table
+	Trigger float64 // roll when utilization is at or above this
+	Target  float64 // evict until utilization is at most this
+	MinKeep int     // recent messages never evicted
+	NoNote  bool    // write no note text (the note line still carries the accounting)
+	Strict  bool    // every line is checked (no shortcut through the end of the file)
+	Now     time.Time
+	Format  transcript.Dialect
+	Store   blobstore.Store
+	Log     *slog.Logger
+	Session string
+	// agent is the agent whose own file the transcript is, as its lines
+	// say (a Claude Code subagent's; scan learns it): the note names it
+	// too, or the rolled file would read as its parent session's.
+	agent     string
 	Estimator gauge.Estimator
 	OnBadLine func(*transcript.BadLineError) error
 	Index     Index // receives the evicted entries, if not nil
@@ -141,13 +145,14 @@ func Run(ctx context.Context, name string, r io.Reader, w io.Writer, opt Options
 	if res, err := gauge.MeasureFile(sp.File(), gopt); err == nil && res.Ratio < opt.Trigger && !opt.Strict {
 		return Stats{TokensBefore: res.Tokens, TokensAfter: res.Tokens, Window: res.Window}, passThrough(ctx, name, w, sp, opt)
 	}
-	lines, d, state, sid, err := scan(ctx, name, sp, opt)
+	lines, d, state, who, err := scan(ctx, name, sp, opt)
 	if err != nil {
 		return Stats{}, err
 	}
-	if sid != "" {
-		opt.Session = sid
+	if who.session != "" {
+		opt.Session = who.session
 	}
+	opt.agent = who.agent
 	branched := 0
 	switch d.Threads() {
 	case transcript.ParentTree:
@@ -217,8 +222,12 @@ func passThrough(ctx context.Context, name string, w io.Writer, sp *spool.Spool,
 	return errors.Join(err, <-checked)
 }
 
+// stamps are what a transcript's lines say of whose they are: the session
+// (Entry.SessionID) and, in a subagent's own file, the agent (Tail.Agent).
+type stamps struct{ session, agent string }
+
 // scan indexes every line: offsets, accounting and what eviction needs.
-func scan(ctx context.Context, name string, sp *spool.Spool, opt Options) ([]line, transcript.Dialect, *gauge.State, string, error) {
+func scan(ctx context.Context, name string, sp *spool.Spool, opt Options) ([]line, transcript.Dialect, *gauge.State, stamps, error) {
 	src := transcript.NewSource(name, sp.Section(0, sp.Size()), opt.Format, opt.OnBadLine)
 	src.Parallel(runtime.GOMAXPROCS(0))
 	// Estimating a line's tokens is as much work as parsing it: it is
@@ -228,18 +237,19 @@ func scan(ctx context.Context, name string, sp *spool.Spool, opt Options) ([]lin
 	var lines []line
 	var state gauge.State
 	var off int64
-	lastMsgID, sid := "", ""
+	lastMsgID := ""
+	var who stamps
 	var tools transcript.ToolNamer // the tools of results whose lines do not name them
 	for {
 		if err := ctx.Err(); err != nil {
-			return nil, nil, nil, "", err
+			return nil, nil, nil, stamps{}, err
 		}
 		l, t, err := src.NextView() // nothing of the line is kept but its place
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return nil, nil, nil, "", err
+			return nil, nil, nil, stamps{}, err
 		}
 		li := line{off: off, n: l.Len(), num: l.Num}
 		off += int64(l.Len())
@@ -253,8 +263,14 @@ func scan(ctx context.Context, name string, sp *spool.Spool, opt Options) ([]lin
 			li.acct = src.Annotation().(gauge.Line)
 			state.Add(li.acct)
 			e := transcript.View(t, d)
-			if sid == "" {
-				sid = e.SessionID
+			if who.session == "" {
+				who.session = e.SessionID
+			}
+			if who.agent == "" && len(lines) < transcript.DetectLines {
+				// A subagent's file names its agent on every line.
+				var tail transcript.Tail
+				d.Follow(t, &tail)
+				who.agent = tail.Agent
 			}
 			li.msg, li.id, li.time = Evictable(t, e), e.ID, e.Time
 			link := d.Link(t)
@@ -302,7 +318,7 @@ func scan(ctx context.Context, name string, sp *spool.Spool, opt Options) ([]lin
 		}
 		lines = append(lines, li)
 	}
-	return lines, src.Dialect(), &state, sid, nil
+	return lines, src.Dialect(), &state, who, nil
 }
 
 // Evictable reports whether a line is a conversation message, which roll

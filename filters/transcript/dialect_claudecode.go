@@ -157,6 +157,9 @@ func (claudeCode) Follow(t *Tree, tail *Tail) {
 	if s := str("version"); s != "" {
 		tail.Version = s
 	}
+	if s := str("agentId"); s != "" {
+		tail.Agent = s
+	}
 }
 
 // ContextEntry is a meta user message, chained to the last line.
@@ -173,7 +176,13 @@ func (claudeCode) ContextEntry(tail *Tail, n ContextNote) []byte {
 	if tail.Version != "" {
 		extra += `,"version":` + quote(tail.Version)
 	}
-	return []byte(`{"parentUuid":` + nullOr(tail.LastID) + `,"isSidechain":false,"userType":"external","type":"user","message":{"role":"user","content":` + quote(n.Text) + `},"isMeta":true,"uuid":` + quote(uuid) + `,"timestamp":` + n.stamp() + extra + `,` + n.tag() + "}\n")
+	// A subagent's lines are all its sidechain's, and name it.
+	sidechain := "false"
+	if tail.Agent != "" {
+		sidechain = "true"
+		extra += `,"agentId":` + quote(tail.Agent)
+	}
+	return []byte(`{"parentUuid":` + nullOr(tail.LastID) + `,"isSidechain":` + sidechain + `,"userType":"external","type":"user","message":{"role":"user","content":` + quote(n.Text) + `},"isMeta":true,"uuid":` + quote(uuid) + `,"timestamp":` + n.stamp() + extra + `,` + n.tag() + "}\n")
 }
 
 func (claudeCode) ContextText(t *Tree) string { return t.Str(t.Path(0, "message", "content")) }
@@ -220,6 +229,9 @@ func (claudeCode) RollNote(n RollNote) [][]byte {
 	session := ""
 	if n.Session != "" {
 		session = `,"sessionId":` + quote(n.Session)
+	}
+	if n.Agent != "" {
+		session += `,"agentId":` + quote(n.Agent) // a subagent's file keeps its identity
 	}
 	ev := quote(EvictedField) + ":" + n.Evicted(1)
 	return [][]byte{

@@ -20,6 +20,10 @@ type Tail struct {
 	// Where the runtime records them on every line (Claude Code): the
 	// working directory and the runtime's version the lines name.
 	Cwd, Version string
+	// Agent is the agent whose own file the lines are (a Claude Code
+	// subagent's): a line appended there names it too, or the file would
+	// read as its parent session's.
+	Agent string
 }
 
 // ContextNote is a line a filter appends to put Text into the model's
@@ -83,6 +87,7 @@ type RollNote struct {
 	// after the range).
 	After   int
 	Session string // the session the transcript names, "" if none
+	Agent   string // the agent whose own file it is (Tail.Agent), "" if none
 	// Hash makes the ids of the lines the note writes, stable for a roll.
 	Hash func(salt string) []byte
 	// Chain tells, for a runtime that chains lines by parent, where the
