@@ -261,7 +261,7 @@ func (s *scanner) line(ctx context.Context, l transcript.Line, t *transcript.Tre
 		s.entries++ // a line pi reads
 	}
 	if t == nil {
-		s.p.ledger.observe(gauge.UnparsedLedgerLine(l.Body), off, int(n), 0)
+		s.p.ledger.observe(gauge.UnparsedLedgerLine(l.Body), off, int(n), 0, nil)
 		if s.cur != nil {
 			s.cur.addChunk(off, n)
 			if len(l.Body) > 0 && !isBlank(l.Body) {
@@ -271,7 +271,7 @@ func (s *scanner) line(ctx context.Context, l transcript.Line, t *transcript.Tre
 		return nil
 	}
 	acct := gauge.Classify(t, d, s.opt.Estimator)
-	s.p.ledger.observe(gauge.NewLedgerLine(acct, t, d), off, int(n), v1KeptIndex(t, d))
+	s.p.ledger.observe(gauge.NewLedgerLine(acct, t, d), off, int(n), v1KeptIndex(t, d), d)
 	if t.Get(0, transcript.SpentField) >= 0 {
 		// A spend record is no message: it goes with the turn around it,
 		// and stands again after the synthetic entry if that is archived.

@@ -742,3 +742,47 @@ func BenchmarkArchive(b *testing.B) {
 	}
 	b.ReportMetric(float64(st.Archived)/float64(st.Turns), "archived/turn")
 }
+
+// TestV1CompactionRenumbered: in a pi v1 session, whose compactions keep
+// their first entry by number, archiving a turn before that entry
+// renumbers it to where the entry now stands, keeping the number pi wrote
+// in ReindexedField, and restore --all puts it back (run checks the round
+// trip).
+func TestV1CompactionRenumbered(t *testing.T) {
+	msg := func(m string) string {
+		return `{"type":"message","timestamp":"2025-12-24T10:00:00.000Z","message":` + m + "}\n"
+	}
+	user := func(text string) string {
+		return msg(`{"role":"user","content":[{"type":"text","text":` + js(text) + `}],"timestamp":1766570400000}`)
+	}
+	reply := func(text string) string {
+		return msg(`{"role":"assistant","content":[{"type":"text","text":` + js(text) + `}],"api":"anthropic-messages","provider":"anthropic","model":"claude-sonnet-4-5","usage":{"input":20,"output":5,"cacheRead":0,"cacheWrite":0,"totalTokens":25},"stopReason":"stop","timestamp":1766570400001}`)
+	}
+	result := func(id string) string {
+		return msg(`{"role":"toolResult","toolCallId":"` + id + `","toolName":"read","content":[{"type":"text","text":"` + strings.Repeat("x", 8000) + `"}],"isError":false,"timestamp":1766570400003}`)
+	}
+	in := `{"type":"session","id":"v1","timestamp":"2025-12-24T10:00:00.000Z","cwd":"/w"}` + "\n" + // entry 0
+		user("read the big logs") + // 1
+		msg(`{"role":"assistant","content":[{"type":"toolCall","id":"c1","name":"read","arguments":{"path":"a.log"}},{"type":"toolCall","id":"c2","name":"read","arguments":{"path":"b.log"}},{"type":"toolCall","id":"c3","name":"read","arguments":{"path":"c.log"}}],"api":"anthropic-messages","provider":"anthropic","model":"claude-sonnet-4-5","usage":{"input":10,"output":1,"cacheRead":0,"cacheWrite":0,"totalTokens":11},"stopReason":"toolUse","timestamp":1766570400002}`) + // 2
+		result("c1") + result("c2") + result("c3") + // 3, 4, 5
+		reply("The logs are big.") + // 6
+		user("second question") + // 7
+		reply("second answer") + // 8
+		`{"type":"compaction","timestamp":"2025-12-24T10:05:00.000Z","summary":"earlier work","firstKeptEntryIndex":7,"tokensBefore":9000}` + "\n" + // 9
+		user("third question") +
+		reply("third answer") +
+		user("last question") +
+		reply("last answer")
+	o := only()
+	o.TokenThreshold, o.KeepRecent = 1000, 1
+	out, st, _ := run(t, []byte(in), o)
+	if st.Archived != 1 {
+		t.Fatalf("%d turns archived, want the big one:\n%s", st.Archived, out)
+	}
+	// The turn's six entries are four now (its prompt, the spend records
+	// of its two answers and the entry that stands for it): entry 7 is
+	// entry 5.
+	if !bytes.Contains(out, []byte(`"firstKeptEntryIndex":5`)) || !bytes.Contains(out, []byte(`"`+archive.ReindexedField+`":{"firstKeptEntryIndex":7}`)) {
+		t.Fatalf("the compaction was not renumbered from 7 to 5:\n%s", out)
+	}
+}

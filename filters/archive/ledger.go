@@ -27,6 +27,7 @@ type event struct {
 	n       int // bytes, with the line feed
 	mark    gauge.Mark
 	reindex int
+	d       transcript.Dialect // the line's, to renumber it (KeptNumber)
 }
 
 // collapsed is an archived turn as pi numbers its entries: count entries
@@ -58,7 +59,7 @@ func newLedger(est gauge.Estimator) *ledger {
 // observe takes the next input line (at off, n bytes) on the first pass,
 // with the first kept entry's index if it is a pi v1 compaction (0 if
 // not).
-func (l *ledger) observe(line gauge.LedgerLine, off int64, n int, reindex int) {
+func (l *ledger) observe(line gauge.LedgerLine, off int64, n int, reindex int, d transcript.Dialect) {
 	line.Bytes = n
 	m, back := l.g.Observe(line)
 	l.recent = append(l.recent, off)
@@ -80,7 +81,7 @@ func (l *ledger) observe(line gauge.LedgerLine, off int64, n int, reindex int) {
 		}
 	}
 	if m.Acts() || reindex > 0 {
-		l.events = append(l.events, event{off: off, n: n, mark: m, reindex: reindex})
+		l.events = append(l.events, event{off: off, n: n, mark: m, reindex: reindex, d: d})
 	}
 }
 
@@ -138,7 +139,7 @@ func (l *ledger) copyTo(w io.Writer, src io.ReaderAt, from, to int64) error {
 			edits = append(edits, adj.Edit(t))
 		}
 		if moved {
-			edits = append(edits, reindexEdits(t, index)...)
+			edits = append(edits, reindexEdits(t, e.d, index)...)
 		}
 		out, err := transcript.SpliceLine(l, edits)
 		if err != nil {
@@ -195,18 +196,25 @@ func (l *ledger) moved(index int) (int, bool) {
 	return at, at != index
 }
 
-// ReindexedField keeps, on a pi v1 compaction whose first kept entry bs
-// archive renumbered, the index pi wrote: {"firstKeptEntryIndex":N}.
-// restore --all puts it back.
+// ReindexedField keeps, on a compaction whose first kept entry bs archive
+// renumbered (a pi v1 one), the number it had, as the member that holds it
+// (Dialect.KeptNumber): {"firstKeptEntryIndex":N}. restore --all puts it
+// back.
 const ReindexedField = "_reindexed"
 
-// reindexEdits renumber the first kept entry of compaction t, keeping the
-// index it had first.
-func reindexEdits(t *transcript.Tree, index int) []transcript.Edit {
-	k := t.Get(0, "firstKeptEntryIndex")
+// reindexEdits renumber the first kept entry of compaction t, in dialect
+// d, keeping the number it had first.
+func reindexEdits(t *transcript.Tree, d transcript.Dialect, index int) []transcript.Edit {
+	if d == nil {
+		return nil
+	}
+	k := d.KeptNumber(t)
+	if k < 0 {
+		return nil
+	}
 	edits := []transcript.Edit{t.ReplaceValue(k, strconv.AppendInt(nil, int64(index), 10))}
 	if t.Get(0, ReindexedField) < 0 {
-		orig := append([]byte(`{"firstKeptEntryIndex":`), t.Raw(k)...)
+		orig := append(append(append([]byte{'{'}, t.Nodes[k].Name...), ':'), t.Raw(k)...)
 		edits = append(edits, t.InsertMember(0, ReindexedField, append(orig, '}')))
 	}
 	return edits

@@ -20,6 +20,7 @@ import (
 	"io"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -67,6 +68,7 @@ func Run(t *testing.T, d transcript.Dialect, samples []Sample) {
 				}
 			})
 			t.Run("identity", func(t *testing.T) { checkIdentity(t, d, s.Data) })
+			t.Run("kept-number", func(t *testing.T) { checkKeptNumber(t, d, s.Data) })
 			t.Run("extract", func(t *testing.T) { checkExtract(t, d, s, in) })
 			t.Run("trim", func(t *testing.T) { pruned += checkTrim(t, d, s.Data, in) })
 			t.Run("archive", func(t *testing.T) { archived += checkArchive(t, d, s.Data, in) })
@@ -374,6 +376,30 @@ func firstDiff(want, got []byte) string {
 	return fmt.Sprintf("at byte %d of %d (got %d)\nwant …%.200q\n got …%.200q", i, len(want), len(got), want[lo:], got[lo:])
 }
 
+// checkKeptNumber: the number KeptNumber points at, on a compaction that
+// keeps entries by number, is the one the dialect's pruning reads
+// (PruneView.KeptIndex); on every other line there is none. bs archive
+// renumbers what it points at, so pointing elsewhere would corrupt a line.
+func checkKeptNumber(t *testing.T, d transcript.Dialect, data []byte) {
+	var p transcript.Parser
+	for i, l := range bytes.Split(data, []byte("\n")) {
+		tr, err := p.Parse(l)
+		if err != nil || tr.Nodes[0].Kind != '{' {
+			continue
+		}
+		pv := transcript.PruneView{KeptIndex: -1}
+		d.Prune(tr, &pv)
+		k := d.KeptNumber(tr)
+		byNumber := d.IsCompaction(tr) && !pv.KeptByID && pv.KeptIndex >= 0
+		switch {
+		case byNumber && (k < 0 || string(tr.Raw(k)) != strconv.Itoa(pv.KeptIndex)):
+			t.Errorf("line %d: a compaction keeping entry %d by number, but KeptNumber points at node %d", i+1, pv.KeptIndex, k)
+		case !byNumber && k >= 0:
+			t.Errorf("line %d: KeptNumber points at %s on a line that keeps no entry by number", i+1, tr.Raw(k))
+		}
+	}
+}
+
 // checkIdentity: the session identity the registry reads from the first
 // lines of data (transcript.IdentityOf) is the one the dialect states on
 // them, not another dialect's reading of its lines.
@@ -501,6 +527,7 @@ func checkRoll(t *testing.T, d transcript.Dialect, data []byte, in pairing) int 
 	kept(t, d, in, out.Bytes())
 	own(t, d, data, out.Bytes(), "roll")
 	sameIdentity(t, data, out.Bytes(), "roll")
+	checkKeptNumber(t, d, out.Bytes()) // a roll of a transcript that numbers entries keeps them by number
 	written(t, d, data, out.Bytes(), transcript.RolledField, "roll")
 	compactedFrom(t, d, data, out.Bytes(), st.TokensBefore)
 	numbered(t, d, out.Bytes(), "roll")

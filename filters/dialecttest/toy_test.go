@@ -70,6 +70,9 @@ func (parley) CompactedFrom(*transcript.Tree) (int, bool) { return 0, false }
 // NumbersEntries: parley keeps no entry by number.
 func (parley) NumbersEntries(*transcript.Tree) bool { return false }
 
+// KeptNumber: none; parley keeps no entry by number.
+func (parley) KeptNumber(*transcript.Tree) int { return -1 }
+
 // Identity: the session the header names.
 func (parley) Identity(t *transcript.Tree) (string, transcript.Stated) {
 	if s := t.Str(t.Get(0, "session")); s != "" {

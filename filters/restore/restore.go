@@ -426,12 +426,14 @@ func (x *run) line(ctx context.Context, sink *transcript.Sink, line transcript.L
 			edits = append(edits, t.RemoveMember(n))
 			after = true
 		}
-		// A pi compaction bs archive renumbered (archive.ReindexedField)
-		// gets its index back once the turns before it are back.
-		if n := t.Get(0, archive.ReindexedField); n >= 0 {
-			if k, orig := t.Get(0, "firstKeptEntryIndex"), t.Get(n, "firstKeptEntryIndex"); k >= 0 && orig >= 0 {
-				edits = append(edits, t.ReplaceValue(k, t.Raw(orig)), t.RemoveMember(n))
-				after = true
+		// A compaction bs archive renumbered (archive.ReindexedField, a pi
+		// v1 one) gets its number back once the turns before it are back.
+		if n := t.Get(0, archive.ReindexedField); n >= 0 && d != nil {
+			if k := d.KeptNumber(t); k >= 0 {
+				if orig := t.Get(n, t.Key(k)); orig >= 0 {
+					edits = append(edits, t.ReplaceValue(k, t.Raw(orig)), t.RemoveMember(n))
+					after = true
+				}
 			}
 		}
 	} else if x.ledger != nil {

@@ -53,6 +53,11 @@ type Dialect interface {
 	// numbered from 0, and a line it cannot read is none, so a filter
 	// that finds kept entries by number must check every line.
 	NumbersEntries(first *Tree) bool
+	// KeptNumber is the node of the number by which compaction line t
+	// names the first entry it keeps, in a transcript that NumbersEntries
+	// (pi v1's firstKeptEntryIndex), or -1: bs archive renumbers it when
+	// turns before that entry collapse, and restore --all puts it back.
+	KeptNumber(t *Tree) int
 
 	// SessionDirs are the directories, relative to the home directory
 	// and slash-separated, where the runtime keeps its sessions: where

@@ -107,6 +107,9 @@ func (brainSurgeon) CompactedFrom(*Tree) (int, bool) { return 0, false }
 // NumbersEntries: no compaction keeps entries by number.
 func (brainSurgeon) NumbersEntries(*Tree) bool { return false }
 
+// KeptNumber: none; no compaction keeps entries by number.
+func (brainSurgeon) KeptNumber(*Tree) int { return -1 }
+
 // RollNote is a system entry carrying the note.
 func (brainSurgeon) RollNote(n RollNote) [][]byte {
 	return [][]byte{[]byte(`{"__id":` + quote(GeneratedIDPrefix+shortID(n.Hash("note"))) + `,"type":"system","timestamp":` + quote(n.Now) + `,"text":` + quote(n.Text) + `,` + quote(EvictedField) + `:` + n.Evicted(0) + `,` + n.Rolled(0) + "}\n")}

@@ -194,6 +194,9 @@ func (claudeCode) IsCompaction(t *Tree) bool {
 // NumbersEntries: a compact boundary keeps no entry before it.
 func (claudeCode) NumbersEntries(*Tree) bool { return false }
 
+// KeptNumber: none; a compact boundary keeps no entry before it.
+func (claudeCode) KeptNumber(*Tree) int { return -1 }
+
 // CompactedFrom: a compact boundary's compactMetadata.preTokens.
 func (c claudeCode) CompactedFrom(t *Tree) (int, bool) {
 	if !c.IsCompaction(t) {

@@ -148,6 +148,9 @@ func (codex) IsCompaction(t *Tree) bool { return t.Str(t.Get(0, "type")) == "com
 // NumbersEntries: a compacted item keeps no earlier entry.
 func (codex) NumbersEntries(*Tree) bool { return false }
 
+// KeptNumber: none; a compacted item keeps no earlier entry.
+func (codex) KeptNumber(*Tree) int { return -1 }
+
 // CompactedFrom: a compacted item records no context size.
 func (codex) CompactedFrom(*Tree) (int, bool) { return 0, false }
 

@@ -84,6 +84,9 @@ func (generic) CompactedFrom(*Tree) (int, bool) { return 0, false }
 // NumbersEntries: no compaction keeps entries by number.
 func (generic) NumbersEntries(*Tree) bool { return false }
 
+// KeptNumber: none; no compaction keeps entries by number.
+func (generic) KeptNumber(*Tree) int { return -1 }
+
 // RollNote is a system message carrying the note.
 func (generic) RollNote(n RollNote) [][]byte {
 	return [][]byte{[]byte(`{"role":"system","content":` + quote(n.Text) + `,` + quote(EvictedField) + `:` + n.Evicted(0) + `,` + n.Rolled(0) + "}\n")}

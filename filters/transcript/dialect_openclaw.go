@@ -167,6 +167,14 @@ func (openClaw) NumbersEntries(first *Tree) bool {
 	return first.Str(first.Get(0, "type")) == "session" && first.Get(0, "version") < 0
 }
 
+// KeptNumber: a compaction's firstKeptEntryIndex.
+func (o openClaw) KeptNumber(t *Tree) int {
+	if !o.IsCompaction(t) {
+		return -1
+	}
+	return t.Get(0, "firstKeptEntryIndex")
+}
+
 // CompactedFrom: a compaction's tokensBefore.
 func (o openClaw) CompactedFrom(t *Tree) (int, bool) {
 	if !o.IsCompaction(t) {
