@@ -2,8 +2,6 @@ package blobstore
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -38,18 +36,7 @@ func AgePacked(ctx context.Context, s Store, by time.Duration) error {
 // layout ("bsindex\x01", records without a CRC), as bs wrote them before
 // index records carried one.
 func FirstIndexLayout(ctx context.Context, s Store) error {
-	return rewriteIndexes(ctx, s, func(es []entry) []byte {
-		b := encodeIndex(es)
-		var recs []byte
-		tableEnd := indexHeader + fanoutSize + int(binary.LittleEndian.Uint32(b[8:]))*packIDSize
-		for i := range es {
-			r := b[tableEnd+i*indexRecordSize:]
-			recs = append(recs, r[:recordSize]...)
-		}
-		old := append(append([]byte(indexMagicV1), b[8:tableEnd]...), recs...)
-		sum := sha256.Sum256(old)
-		return append(old, sum[:]...)
-	})
+	return rewriteIndexes(ctx, s, func(es []entry) []byte { return firstLayout(encodeIndex(es)) })
 }
 
 // rewriteIndexes replaces every index file of s by encode of its records.

@@ -21,8 +21,8 @@ func fuzzEntries() []entry {
 	return es
 }
 
-// firstLayout is index file b (the current layout) in the first one, as
-// FirstIndexLayout writes it.
+// firstLayout is index file b (the current layout) in the first one:
+// records without the CRC and the flags, under the first magic.
 func firstLayout(b []byte) []byte {
 	n := int(binary.LittleEndian.Uint32(b[12:]))
 	table := indexHeader + fanoutSize + int(binary.LittleEndian.Uint32(b[8:]))*packIDSize
