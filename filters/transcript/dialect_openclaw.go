@@ -370,7 +370,7 @@ func (v *conversing) piAssistant(content int, when string) {
 
 // Account: an assistant message carries the usage the provider saw;
 // compactions keep the entries from the one they name.
-func (openClaw) Account(t *Tree) Account {
+func (o openClaw) Account(t *Tree) Account {
 	str := func(i int, names ...string) string { return t.Str(t.Path(i, names...)) }
 	switch str(0, "type") {
 	case "message":
@@ -390,7 +390,7 @@ func (openClaw) Account(t *Tree) Account {
 	case "compaction":
 		a := content(t.Get(0, "summary"))
 		a.Role = CompactionEntry
-		a.KeptID, a.KeptIndex = str(0, "firstKeptEntryId"), number(t, t.Get(0, "firstKeptEntryIndex"))
+		a.KeptID, a.KeptIndex = str(0, "firstKeptEntryId"), number(t, o.KeptNumber(t))
 		a.Parent = str(0, "parentId")
 		return a
 	case "model_change", "session":
@@ -422,7 +422,7 @@ func piUsage(t *Tree, msg int) (int, bool) {
 
 // Prune: pi's messages by role; compactions keep from the entry they
 // name; an assistant message counts its text, thinking and arguments.
-func (openClaw) Prune(t *Tree, p *PruneView) {
+func (o openClaw) Prune(t *Tree, p *PruneView) {
 	str := func(i int, names ...string) string { return t.Str(t.Path(i, names...)) }
 	p.ID, p.Keepable = firstID(t, "id", "__id"), true
 	p.Time = str(0, "timestamp")
@@ -432,10 +432,8 @@ func (openClaw) Prune(t *Tree, p *PruneView) {
 	case "compaction":
 		p.Kind, p.Compaction = PruneOther, true
 		p.KeptID, p.KeptByID = str(0, "firstKeptEntryId"), t.Get(0, "firstKeptEntryId") >= 0
-		if k := t.Get(0, "firstKeptEntryIndex"); k >= 0 {
-			if n, err := strconv.Atoi(string(t.Raw(k))); err == nil {
-				p.KeptIndex = n
-			}
+		if n, ok := integer(t, o.KeptNumber(t)); ok {
+			p.KeptIndex = n
 		}
 	case "branch_summary", "custom_message":
 		p.Kind = PruneOther
