@@ -18,6 +18,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"iter"
 	"path"
 	"slices"
 	"strconv"
@@ -144,12 +145,7 @@ func checkRegistry(t *testing.T, d transcript.Dialect) {
 func MarkMisses(d transcript.Dialect, data []byte) []string {
 	m := d.Marks()
 	var misses []string
-	var p transcript.Parser
-	for num, line := range bytes.Split(data, []byte("\n")) {
-		t, err := p.Parse(line)
-		if err != nil || len(t.Nodes) == 0 || t.Nodes[0].Kind != '{' {
-			continue
-		}
+	for num, t := range objects(data) {
 		a := d.Account(t)
 		for _, k := range []struct {
 			is    bool
@@ -162,7 +158,7 @@ func MarkMisses(d transcript.Dialect, data []byte) []string {
 			{a.Model != "", m.Model, "names a model (Marks.Model)"},
 		} {
 			if k.is && !transcript.AnyHeldBy(t, k.marks) {
-				misses = append(misses, fmt.Sprintf("line %d %s but holds none of the marks %v: %.200s", num+1, k.what, k.marks, line))
+				misses = append(misses, fmt.Sprintf("line %d %s but holds none of the marks %v: %.200s", num, k.what, k.marks, t.Src))
 			}
 		}
 	}
@@ -376,26 +372,38 @@ func firstDiff(want, got []byte) string {
 	return fmt.Sprintf("at byte %d of %d (got %d)\nwant …%.200q\n got …%.200q", i, len(want), len(got), want[lo:], got[lo:])
 }
 
+// objects are the lines of data that parse as JSON objects, numbered from
+// 1, each with its tree (valid until the next).
+func objects(data []byte) iter.Seq2[int, *transcript.Tree] {
+	return func(yield func(int, *transcript.Tree) bool) {
+		var p transcript.Parser
+		for i, l := range bytes.Split(data, []byte("\n")) {
+			t, err := p.Parse(l)
+			if err != nil || len(t.Nodes) == 0 || t.Nodes[0].Kind != '{' {
+				continue
+			}
+			if !yield(i+1, t) {
+				return
+			}
+		}
+	}
+}
+
 // checkKeptNumber: the number KeptNumber points at, on a compaction that
 // keeps entries by number, is the one the dialect's pruning reads
 // (PruneView.KeptIndex); on every other line there is none. bs archive
 // renumbers what it points at, so pointing elsewhere would corrupt a line.
 func checkKeptNumber(t *testing.T, d transcript.Dialect, data []byte) {
-	var p transcript.Parser
-	for i, l := range bytes.Split(data, []byte("\n")) {
-		tr, err := p.Parse(l)
-		if err != nil || tr.Nodes[0].Kind != '{' {
-			continue
-		}
+	for num, tr := range objects(data) {
 		pv := transcript.PruneView{KeptIndex: -1}
 		d.Prune(tr, &pv)
 		k := d.KeptNumber(tr)
 		byNumber := d.IsCompaction(tr) && !pv.KeptByID && pv.KeptIndex >= 0
 		switch {
 		case byNumber && (k < 0 || string(tr.Raw(k)) != strconv.Itoa(pv.KeptIndex)):
-			t.Errorf("line %d: a compaction keeping entry %d by number, but KeptNumber points at node %d", i+1, pv.KeptIndex, k)
+			t.Errorf("line %d: a compaction keeping entry %d by number, but KeptNumber points at node %d", num, pv.KeptIndex, k)
 		case !byNumber && k >= 0:
-			t.Errorf("line %d: KeptNumber points at %s on a line that keeps no entry by number", i+1, tr.Raw(k))
+			t.Errorf("line %d: KeptNumber points at %s on a line that keeps no entry by number", num, tr.Raw(k))
 		}
 	}
 }
@@ -404,15 +412,10 @@ func checkKeptNumber(t *testing.T, d transcript.Dialect, data []byte) {
 // lines of data (transcript.IdentityOf) is the one the dialect states on
 // them, not another dialect's reading of its lines.
 func checkIdentity(t *testing.T, d transcript.Dialect, data []byte) {
-	var p transcript.Parser
 	own := ""
-	for i, l := range bytes.Split(data, []byte("\n")) {
-		if i == transcript.DetectLines {
+	for num, tr := range objects(data) {
+		if num > transcript.DetectLines {
 			break
-		}
-		tr, err := p.Parse(l)
-		if err != nil || tr.Nodes[0].Kind != '{' {
-			continue
 		}
 		if id, how := d.Identity(tr); how != transcript.NotStated && id != "" {
 			own = id
@@ -426,12 +429,11 @@ func checkIdentity(t *testing.T, d transcript.Dialect, data []byte) {
 	// gauge's notice) that states a session states this one: in a file
 	// short enough, it is among the lines the identity is read from.
 	var tail transcript.Tail
-	for _, l := range bytes.Split(data, []byte("\n")) {
-		if tr, err := p.Parse(l); err == nil && tr.Nodes[0].Kind == '{' {
-			d.Follow(tr, &tail)
-		}
+	for _, tr := range objects(data) {
+		d.Follow(tr, &tail)
 	}
 	entry := d.ContextEntry(&tail, transcript.ContextNote{Text: "context", Field: "_bs_test", Meta: "true", Now: time.Unix(0, 0)})
+	var p transcript.Parser
 	if tr, err := p.Parse(bytes.TrimSuffix(entry, []byte("\n"))); err != nil {
 		t.Errorf("ContextEntry wrote a line that is not JSON: %v", err)
 	} else if id, how := d.Identity(tr); how != transcript.NotStated && id != own {
