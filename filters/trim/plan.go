@@ -16,9 +16,10 @@ const (
 	hard        // replaced by the placeholder
 )
 
-// rec is what the pruner remembers of each input line: never its body.
+// rec is what the pruner remembers of each input line (in records): never
+// its body.
 type rec struct {
-	off    int64
+	off    int64 // set when read back
 	n      int
 	kind   kind
 	prompt bool // a user prompt recorded outside the context (facts.prompt)
@@ -26,7 +27,6 @@ type rec struct {
 	chars  int
 	id     string // OpenClaw/pi entry ids, for a compaction's first kept entry
 	entry  bool   // valid JSON: an entry pi numbers (v1's firstKeptEntryIndex)
-	res    int    // index into the lines holding tool results, -1 if none
 	mark   gauge.Mark
 }
 
@@ -47,123 +47,171 @@ type resLine struct {
 // planner runs OpenClaw's pruneContextMessages over the remembered lines.
 type planner struct {
 	opt      *Options
-	recs     []rec
-	lines    []resLine
+	recs     *records
 	ctxStart int // the first line of the context (after the latest compaction)
 	window   int // tokens
 	match    *matcher
 	ledger   *gauge.Ledger
-	// adjust holds the usage lines, by rec, whose _adjusted must change
-	// for what the plan takes out of the context before them.
-	adjust map[int]gauge.Adjustment
+	// starts are the lines that start the latest KeepLastAssistants
+	// assistant messages, oldest first: the last of them protects the
+	// results after it.
+	starts []int
+
+	// The plan: the results on lines [first, cutoff) that OpenClaw may
+	// prune are soft-trimmed if soft (as far as they are long enough),
+	// and the first hard of them hard-cleared.
+	first, cutoff int
+	soft          bool
+	hard          int
 }
 
-// plan decides each tool result's fate and fills in st.
-func (p *planner) plan(st *Stats) {
+// noteStart notes that line i starts an assistant message.
+func (p *planner) noteStart(i int) {
+	if k := p.opt.KeepLastAssistants; k > 0 {
+		if len(p.starts) == k {
+			p.starts = append(p.starts[:0], p.starts[1:]...)
+		}
+		p.starts = append(p.starts, i)
+	}
+}
+
+// protectedFrom is the cutoff: the line from which tool results are
+// protected, that of the last KeepLastAssistants assistant messages in
+// the context, or -1 when the context holds fewer.
+func (p *planner) protectedFrom() int {
+	k := p.opt.KeepLastAssistants
+	switch {
+	case k <= 0:
+		return p.recs.n
+	case len(p.starts) < k || p.starts[0] < p.ctxStart:
+		return -1
+	}
+	return p.starts[0]
+}
+
+// eachPrunable calls fn with each result of line i (r, l) that OpenClaw
+// may prune, given the plan's range: its slot, and the characters it
+// counts for after a soft trim (trims: it is trimmed).
+func (p *planner) eachPrunable(first, cutoff, i int, r *rec, l *resLine, fn func(k, chars int, trims bool)) {
+	if i < first || i >= cutoff || r.kind != results || l == nil || l.fixed {
+		return
+	}
+	opt := p.opt
+	head, tail := max(0, opt.SoftHead), max(0, opt.SoftTail)
+	for k := range l.slots {
+		s := &l.slots[k]
+		if s.locked || s.image || !p.match.prunable(s.tool) {
+			continue
+		}
+		if s.rawLen > opt.SoftMax && head+tail < s.rawLen {
+			fn(k, head+len(softSep)+tail+p.noteLen(s.rawLen), true)
+		} else {
+			fn(k, s.chars, false)
+		}
+	}
+}
+
+// noteLen is the length of the note that ends a soft-trimmed result of n
+// characters.
+func (p *planner) noteLen(n int) int {
+	return len(trimNote(p.opt.SoftHead, p.opt.SoftTail, 0)) - 1 + len(strconv.Itoa(n))
+}
+
+// plan decides the fate of the tool results and fills in st. It reads the
+// records once, and again when results are hard-cleared.
+func (p *planner) plan(st *Stats) error {
 	opt := p.opt
 	st.Window = p.window
 	charWindow := p.window * charsPerToken
-	for i := p.ctxStart; i < len(p.recs); i++ {
-		st.CharsBefore += p.recs[i].chars
+	cutoff := p.protectedFrom()
+	// The context's size; the bootstrap guard (nothing before the first
+	// user message, found where the runtime writes it); and what a soft
+	// trim of every prunable result after it would leave.
+	first := -1
+	softened, trimmed, prunableChars := 0, 0, 0
+	err := p.recs.each(func(i int, r *rec, l *resLine) error {
+		if i < p.ctxStart {
+			return nil
+		}
+		st.CharsBefore += r.chars
+		if first < 0 && (r.kind == user || r.prompt) {
+			first = i
+		}
+		if first >= 0 {
+			p.eachPrunable(first, cutoff, i, r, l, func(k, chars int, trims bool) {
+				if trims {
+					softened += chars - l.slots[k].chars
+					trimmed++
+				}
+				prunableChars += chars
+			})
+		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	st.CharsAfter = st.CharsBefore
-	if charWindow <= 0 {
+	ratio := func(total int) float64 { return float64(total) / float64(charWindow) }
+	switch {
+	case charWindow <= 0:
 		st.Skipped = "no context window"
-		return
-	}
-	// Tool results after the cutoff of the last keep-last-assistants
-	// assistant messages are protected; with fewer, nothing is pruned.
-	cutoff := len(p.recs)
-	if opt.KeepLastAssistants > 0 {
-		cutoff = -1
-		left := opt.KeepLastAssistants
-		for i := len(p.recs) - 1; i >= p.ctxStart; i-- {
-			if p.recs[i].kind == assistant && p.recs[i].start {
-				if left--; left == 0 {
-					cutoff = i
-					break
-				}
-			}
-		}
-		if cutoff < 0 {
-			st.Skipped = "fewer than " + strconv.Itoa(opt.KeepLastAssistants) + " assistant messages"
-			return
-		}
-	}
-	// Bootstrap guard: nothing before the first user message, found
-	// where the runtime writes it.
-	first := len(p.recs)
-	for i := p.ctxStart; i < len(p.recs); i++ {
-		if p.recs[i].kind == user || p.recs[i].prompt {
-			first = i
-			break
-		}
-	}
-	total := st.CharsBefore
-	ratio := float64(total) / float64(charWindow)
-	if ratio < opt.SoftTrimRatio {
+		return nil
+	case cutoff < 0:
+		st.Skipped = "fewer than " + strconv.Itoa(opt.KeepLastAssistants) + " assistant messages"
+		return nil
+	case ratio(st.CharsBefore) < opt.SoftTrimRatio:
 		st.Skipped = "under --soft-trim-ratio"
-		return
+		return nil
 	}
-	type ref struct {
-		line, slot int
-		chars      int // after any soft trim
+	if first < 0 {
+		first = p.recs.n
 	}
-	var prunable []ref
-	note := len(trimNote(opt.SoftHead, opt.SoftTail, 0)) - 1 // the note's length but for N's digits
-	for i := first; i < cutoff; i++ {
-		r := p.recs[i]
-		if r.kind != results || r.res < 0 {
-			continue
-		}
-		l := &p.lines[r.res]
-		for k := range l.slots {
-			s := &l.slots[k]
-			if l.fixed || s.locked || s.image || !p.match.prunable(s.tool) {
-				continue
-			}
-			ref := ref{line: r.res, slot: k, chars: s.chars}
-			head, tail := max(0, opt.SoftHead), max(0, opt.SoftTail)
-			if s.rawLen > opt.SoftMax && head+tail < s.rawLen {
-				after := head + len(softSep) + tail + note + len(strconv.Itoa(s.rawLen))
-				total += after - s.chars
-				ref.chars = after
-				l.acts[k] = soft
-			}
-			prunable = append(prunable, ref)
-		}
+	p.first, p.cutoff, p.soft = first, cutoff, true
+	total := st.CharsBefore + softened
+	st.CharsAfter, st.Trimmed = total, trimmed
+	if ratio(total) < opt.HardClearRatio || !opt.HardClear || prunableChars < opt.MinPrunableChars {
+		return nil
 	}
-	ratio = float64(total) / float64(charWindow)
-	defer func() {
-		st.CharsAfter = total
-		for _, r := range prunable {
-			switch p.lines[r.line].acts[r.slot] {
-			case soft:
-				st.Trimmed++
-			case hard:
-				st.Cleared++
-			}
-		}
-	}()
-	if ratio < opt.HardClearRatio || !opt.HardClear {
-		return
-	}
-	prunableChars := 0
-	for _, r := range prunable {
-		prunableChars += r.chars
-	}
-	if prunableChars < opt.MinPrunableChars {
-		return
-	}
+	// Hard-clear the prunable results oldest first while the context is
+	// still too full.
 	placeholder := jsUnits(opt.Placeholder)
-	for _, r := range prunable {
-		if ratio < opt.HardClearRatio {
-			break
+	err = p.recs.each(func(i int, r *rec, l *resLine) error {
+		stop := false
+		p.eachPrunable(first, cutoff, i, r, l, func(_, chars int, trims bool) {
+			if stop = stop || ratio(total) < opt.HardClearRatio; stop {
+				return
+			}
+			p.hard++
+			if trims {
+				st.Trimmed--
+			}
+			total += placeholder - chars
+		})
+		if stop {
+			return errStop
 		}
-		p.lines[r.line].acts[r.slot] = hard
-		total += placeholder - r.chars
-		ratio = float64(total) / float64(charWindow)
+		return nil
+	})
+	st.Cleared, st.CharsAfter = p.hard, total
+	return err
+}
+
+// act gives line i's tool results the plan's actions; seen counts the
+// prunable results met so far, in order.
+func (p *planner) act(i int, r *rec, l *resLine, seen *int) {
+	if !p.soft {
+		return
 	}
+	p.eachPrunable(p.first, p.cutoff, i, r, l, func(k, _ int, trims bool) {
+		*seen++
+		switch {
+		case *seen <= p.hard:
+			l.acts[k] = hard
+		case trims:
+			l.acts[k] = soft
+		}
+	})
 }
 
 // charsPerToken is OpenClaw's estimate: the window in characters is four
@@ -178,21 +226,23 @@ func trimNote(head, tail, n int) string {
 	return "\n\n[Tool result trimmed: kept first " + strconv.Itoa(head) + " chars and last " + strconv.Itoa(tail) + " chars of " + strconv.Itoa(n) + " chars.]"
 }
 
-// carry counts what each planned action takes out of the context, as the
-// gauge counts it, and has the ledger say which usage lines must carry
-// the total (its second pass; scan made the first).
-func (p *planner) carry() {
+// eachChange calls fn with each line the plan changes, in order, with
+// its tool results to trim (or nil) and its new _adjusted (or nil). It
+// counts what each action takes out of the context, as the gauge counts
+// it, and has the ledger say which usage lines must carry the total (its
+// second pass; scan made the first).
+func (p *planner) eachChange(fn func(i int, r *rec, l *resLine, adj *gauge.Adjustment) error) error {
 	opt := p.opt
 	suffix := 0 // " [[extracted-<id>]]" after the text, with a store
 	if opt.Store != nil {
 		suffix = 1 + len(transcript.Placeholder(""))
 	}
 	idLen := len(transcript.DeriveID(nil))
-	p.adjust = map[int]gauge.Adjustment{}
-	for i, r := range p.recs {
+	seen := 0
+	return p.recs.each(func(i int, r *rec, l *resLine) error {
 		removed, added := 0, 0
-		if r.res >= 0 {
-			l := &p.lines[r.res]
+		if l != nil {
+			p.act(i, r, l, &seen)
 			l.tokens = make([]int, len(l.slots))
 			for k := range l.slots {
 				s := &l.slots[k]
@@ -220,9 +270,17 @@ func (p *planner) carry() {
 					added -= l.tokens[k]
 				}
 			}
+			if !l.changes() {
+				l = nil
+			}
 		}
-		if adj, ok := p.ledger.Carry(r.mark, removed, added); ok {
-			p.adjust[i] = adj
+		var adj *gauge.Adjustment
+		if a, ok := p.ledger.Carry(r.mark, removed, added); ok {
+			adj = &a
 		}
-	}
+		if l == nil && adj == nil {
+			return nil
+		}
+		return fn(i, r, l, adj)
+	})
 }

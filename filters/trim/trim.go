@@ -112,7 +112,12 @@ func Run(ctx context.Context, name string, r io.Reader, w io.Writer, opt Options
 		return st, err
 	}
 	defer sp.Close()
-	p, last, err := scan(ctx, name, sp, &opt, onBad, &st)
+	recs, err := newRecords()
+	if err != nil {
+		return st, err
+	}
+	defer recs.Close()
+	p, last, err := scan(ctx, name, sp, recs, &opt, onBad, &st)
 	if err != nil {
 		return st, err
 	}
@@ -128,35 +133,40 @@ func Run(ctx context.Context, name string, r io.Reader, w io.Writer, opt Options
 			return st, sp.CopyTo(w)
 		}
 	}
-	p.plan(&st)
+	if err := p.plan(&st); err != nil {
+		return st, err
+	}
 	if st.Trimmed+st.Cleared == 0 {
 		if st.Skipped == "" {
 			st.Skipped = "nothing prunable"
 		}
 		return st, sp.CopyTo(w)
 	}
-	p.carry()
 	return st, write(ctx, name, w, sp, p, &opt)
 }
 
-// scan classifies every line and keeps what the plan needs. It returns
-// the time of the last assistant message.
-func scan(ctx context.Context, name string, sp *spool.Spool, opt *Options, onBad func(*transcript.BadLineError) error, st *Stats) (*planner, time.Time, error) {
-	p := &planner{opt: opt, match: newMatcher(opt.Allow, opt.Deny), ledger: gauge.NewLedger(estimator)}
+// scan classifies every line and keeps what the plan needs in recs. It
+// returns the time of the last assistant message.
+func scan(ctx context.Context, name string, sp *spool.Spool, recs *records, opt *Options, onBad func(*transcript.BadLineError) error, st *Stats) (*planner, time.Time, error) {
+	p := &planner{opt: opt, recs: recs, match: newMatcher(opt.Allow, opt.Deny), ledger: gauge.NewLedger(estimator)}
 	var measuring atomic.Bool // the ledger still reads estimates
 	measuring.Store(true)
-	// observe gives the ledger its first pass over the line just added.
-	observe := func(l gauge.LedgerLine) {
-		r := &p.recs[len(p.recs)-1]
-		l.Bytes = r.n
-		m, back := p.ledger.Observe(l)
+	// add gives the ledger its first pass over line r, and keeps r's
+	// record.
+	add := func(r *rec, l *resLine, acct gauge.LedgerLine) error {
+		acct.Bytes = r.n
+		m, back := p.ledger.Observe(acct)
 		if !p.ledger.Measuring() {
 			measuring.Store(false)
 		}
 		r.mark = m
-		if back >= 0 {
-			p.recs[len(p.recs)-1-back].mark.KeptFrom = true
+		switch {
+		case back == 0:
+			r.mark.KeptFrom = true
+		case back > 0:
+			recs.keptFrom[recs.n-back] = true
 		}
+		return recs.add(r, l)
 	}
 	d := opt.Format
 	if d == nil { // auto
@@ -165,15 +175,15 @@ func scan(ctx context.Context, name string, sp *spool.Spool, opt *Options, onBad
 			return nil, time.Time{}, err
 		}
 	}
-	var off int64
+	var kept *keptStart          // where the latest compaction starts the context
 	names := map[string]string{} // tool call id → tool name, until answered
 	lastMsgID, lastTime, model := "", "", ""
 	var lastMs int64
 	prevSide := false // the last message was on the assistant side
 	err := classifyLines(ctx, sp, d, &measuring, func(li *lineInfo) error {
+		at := st.Lines // the line's number, from 0
 		st.Lines++
-		r := rec{off: off, n: li.n, res: -1}
-		off += int64(li.n)
+		r := rec{n: li.n}
 		switch li.state {
 		case badLine:
 			if err := onBad(&transcript.BadLineError{Name: name, Line: st.Lines, Err: li.err}); err != nil {
@@ -181,9 +191,7 @@ func scan(ctx context.Context, name string, sp *spool.Spool, opt *Options, onBad
 			}
 			fallthrough
 		case blankLine:
-			p.recs = append(p.recs, r)
-			observe(gauge.LedgerLine{})
-			return nil
+			return add(&r, nil, gauge.LedgerLine{})
 		}
 		f := &li.f
 		r.entry = true
@@ -211,12 +219,15 @@ func scan(ctx context.Context, name string, sp *spool.Spool, opt *Options, onBad
 				r.start = true
 			}
 			lastTime, lastMs = f.time, f.timeMs
+			if r.start {
+				p.noteStart(at)
+			}
 		}
 		if f.kind != none || f.prompt {
 			prevSide = f.kind == assistant // a prompt ends the assistant's side too
 		}
 		if f.compaction {
-			p.ctxStart = compactionStart(p.recs, *f, len(p.recs))
+			kept = &keptStart{at: at, id: f.keptID, index: f.keptIndex}
 		}
 		if len(f.slots) > 0 {
 			for i := range f.slots {
@@ -230,16 +241,18 @@ func scan(ctx context.Context, name string, sp *spool.Spool, opt *Options, onBad
 					}
 				}
 			}
-			r.res = len(p.lines)
-			p.lines = append(p.lines, resLine{rec: len(p.recs), id: f.id, fixed: f.fixed, rootEnd: f.rootEnd,
-				ext: f.ext, extEmpty: f.extEmpty, slots: f.slots, acts: make([]action, len(f.slots)), adjusted: f.adjusted})
+			return add(&r, &resLine{id: f.id, fixed: f.fixed, rootEnd: f.rootEnd,
+				ext: f.ext, extEmpty: f.extEmpty, slots: f.slots, adjusted: f.adjusted}, f.acct)
 		}
-		p.recs = append(p.recs, r)
-		observe(f.acct)
-		return nil
+		return add(&r, nil, f.acct)
 	})
 	if err != nil {
 		return nil, time.Time{}, err
+	}
+	if kept != nil {
+		if p.ctxStart, err = kept.find(recs); err != nil {
+			return nil, time.Time{}, err
+		}
 	}
 	p.window = opt.Window
 	if p.window == 0 {
@@ -255,30 +268,46 @@ func scan(ctx context.Context, name string, sp *spool.Spool, opt *Options, onBad
 	return p, last, nil
 }
 
-// compactionStart is where the context begins after a compaction at line
-// i: after it, or for OpenClaw/pi at the first entry it keeps (which
-// stands before it).
-func compactionStart(recs []rec, f facts, i int) int {
-	if f.keptID != "" {
-		for j := i - 1; j >= 0; j-- {
-			if recs[j].id == f.keptID {
-				return j
-			}
+// keptStart is where the context starts after a compaction at line at:
+// after it, or for OpenClaw/pi at the first entry it keeps (which stands
+// before it), named by its id or (v1) its number.
+type keptStart struct {
+	at    int
+	id    string
+	index int // -1: none
+}
+
+// find reads the records before the compaction for the entry it keeps.
+func (k keptStart) find(recs *records) (int, error) {
+	if k.id == "" && k.index < 0 {
+		return k.at + 1, nil
+	}
+	found, entries := -1, 0
+	err := recs.each(func(i int, r *rec, _ *resLine) error {
+		if i >= k.at {
+			return errStop
 		}
-	} else if f.keptIndex >= 0 {
+		if k.id != "" {
+			if r.id == k.id {
+				found = i // the last before the compaction
+			}
+			return nil
+		}
 		// v1 numbers the entries pi parses from 0, the header first; a
 		// blank or bad line gets no number.
-		k := f.keptIndex
-		for j := range recs[:i] {
-			if recs[j].entry {
-				if k == 0 {
-					return j
-				}
-				k--
+		if r.entry {
+			if entries == k.index {
+				found = i
+				return errStop
 			}
+			entries++
 		}
+		return nil
+	})
+	if found < 0 {
+		found = k.at + 1
 	}
-	return i + 1
+	return found, err
 }
 
 // write copies the input to w with the planned edits. The input is read
@@ -377,10 +406,12 @@ func write(ctx context.Context, name string, w io.Writer, sp *spool.Spool, p *pl
 			}
 		}
 		var pos int64 // input read so far
-		for _, i := range p.changed() {
-			r := p.recs[i]
-			if err := pass(rd, r.off-pos, queue); err != nil || stopped {
+		err := p.eachChange(func(i int, r *rec, l *resLine, adj *gauge.Adjustment) error {
+			if err := pass(rd, r.off-pos, queue); err != nil {
 				return err
+			}
+			if stopped {
+				return errStop
 			}
 			pos = r.off + int64(r.n)
 			if err := ctx.Err(); err != nil {
@@ -390,10 +421,14 @@ func write(ctx context.Context, name string, w io.Writer, sp *spool.Spool, p *pl
 			if _, err := io.ReadFull(rd, line); err != nil {
 				return eofUnexpected(err)
 			}
-			l, adj := p.changes(i)
 			if !send(&editItem{line: line, l: l, adj: adj, num: i + 1, edit: true}) {
-				return nil
+				stopped = true
+				return errStop
 			}
+			return nil
+		})
+		if err != nil || stopped {
+			return err
 		}
 		return pass(rd, sp.Size()-pos, queue)
 	}()
@@ -439,8 +474,7 @@ func writeLossy(ctx context.Context, name string, w io.Writer, sp *spool.Spool, 
 	err := func() error {
 		var pos int64 // input copied so far
 		var buf, long []byte
-		for _, i := range p.changed() {
-			r := p.recs[i]
+		err := p.eachChange(func(i int, r *rec, l *resLine, adj *gauge.Adjustment) error {
 			if err := pass(rd, r.off-pos, put); err != nil {
 				return err
 			}
@@ -463,7 +497,6 @@ func writeLossy(ctx context.Context, name string, w io.Writer, sp *spool.Spool, 
 				}
 				line = long
 			}
-			l, adj := p.changes(i)
 			e, err := change(buf[:0], line, l, adj, opt)
 			if err != nil {
 				return fmt.Errorf("%s: line %d: %w", name, i+1, err)
@@ -471,8 +504,12 @@ func writeLossy(ctx context.Context, name string, w io.Writer, sp *spool.Spool, 
 			buf = e.out
 			put(e.out)
 			if werr != nil {
-				return nil
+				return errStop
 			}
+			return nil
+		})
+		if err != nil || werr != nil {
+			return err
 		}
 		return pass(rd, sp.Size()-pos, put)
 	}()
@@ -492,35 +529,6 @@ func (l *resLine) changes() bool {
 		}
 	}
 	return false
-}
-
-// changed returns the lines the plan changes, by rec, in order: those
-// with tool results to trim, and the usage lines to carry what that takes
-// out of the context.
-func (p *planner) changed() []int {
-	var out []int
-	for _, l := range p.lines {
-		if l.changes() {
-			out = append(out, l.rec)
-		}
-	}
-	for i := range p.adjust {
-		out = append(out, i)
-	}
-	slices.Sort(out)
-	return slices.Compact(out)
-}
-
-// changes is what changes in line i: its tool results, its _adjusted.
-func (p *planner) changes(i int) (*resLine, *gauge.Adjustment) {
-	var l *resLine
-	if r := p.recs[i]; r.res >= 0 && p.lines[r.res].changes() {
-		l = &p.lines[r.res]
-	}
-	if adj, ok := p.adjust[i]; ok {
-		return l, &adj
-	}
-	return l, nil
 }
 
 // change rewrites one line: its tool results as the plan says (edit),

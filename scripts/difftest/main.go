@@ -55,6 +55,7 @@ var cases = []struct {
 	{"gauge-tokenizer", `$BS gauge --json --tokenizer o200k < in.jsonl`, nil, false},
 	{"trim", `$BS trim --store st --no-index < in.jsonl`, nil, false},
 	{"trim-aggressive", `$BS trim --store st --no-index --keep-last-assistants 1 --soft-trim-ratio 0 --hard-clear-ratio 0 --min-prunable-chars 0 --soft-max 100 --soft-head 20 --soft-tail 20 --context-window 1000 < in.jsonl > out.jsonl; echo rc=$?; cat out.jsonl; $BS restore --all --store st < out.jsonl | cmp - in.jsonl; $BS gauge --json < out.jsonl`, nil, false},
+	{"trim-partial", `for w in 2000 20000 50000; do $BS trim --log-level info --store st --no-index --keep-last-assistants 1 --soft-trim-ratio 0.2 --hard-clear-ratio 0.4 --min-prunable-chars 0 --soft-max 300 --soft-head 50 --soft-tail 50 --context-window $w < in.jsonl 2>&1 | sed "s/time=[0-9TZ:.-]* //"; done`, nil, false},
 	{"trim-lossy", `$BS trim --lossy --keep-last-assistants 1 --soft-trim-ratio 0 --hard-clear-ratio 0 --min-prunable-chars 0 --soft-max 100 --context-window 1000 < in.jsonl`, nil, false},
 	{"roll", `$BS roll --store st --no-index < in.jsonl`, nil, false},
 	{"roll-forced", `$BS roll --store st --no-index --trigger 0.01 --target 0.005 --min-keep 2 --context-window 2000 < in.jsonl > out.jsonl; echo rc=$?; cat out.jsonl; $BS restore --all --store st < out.jsonl | cmp - in.jsonl; $BS gauge --json < out.jsonl`, nil, false},
