@@ -103,7 +103,7 @@ func (v *viewer) claude() {
 		// never sent to the model. What names a message and its spend
 		// stays, whatever --min-length: cost reports read a subagent's
 		// answers here (id, model, requestId, usage, timestamps).
-		v.leavesBut(t.Get(0, "data"), Bookkeeping, spendKeys)
+		v.leavesBut(t.Get(0, "data"), Bookkeeping, claudeSpendKeys)
 		return
 	}
 	if typ != "user" && typ != "assistant" {
@@ -125,6 +125,14 @@ func (v *viewer) claude() {
 		v.leaves(r, ToolResult)
 		v.call = outer
 	}
+}
+
+// claudeSpendKeys are the members of a progress line's data no
+// bookkeeping value comes from: what names a subagent's message, its
+// model and its time, which cost reports read.
+var claudeSpendKeys = map[string]bool{
+	"id": true, "uuid": true, "model": true, "requestId": true, "timestamp": true, "type": true, "role": true,
+	"usage": true, "stop_reason": true, "agentId": true, "parentUuid": true, "sessionId": true,
 }
 
 // Identity: the sessionId every line carries. A subagent's own file

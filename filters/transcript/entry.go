@@ -282,13 +282,6 @@ func (v *viewer) leavesBut(node int, kind Kind, skip map[string]bool) {
 	}
 }
 
-// spendKeys are the members no bookkeeping value comes from: what names a
-// message, its model and its time, which cost reports read.
-var spendKeys = map[string]bool{
-	"id": true, "uuid": true, "model": true, "requestId": true, "timestamp": true, "type": true, "role": true,
-	"usage": true, "stop_reason": true, "agentId": true, "parentUuid": true, "sessionId": true,
-}
-
 func (v *viewer) str(i int, names ...string) string { return v.t.Str(v.t.Path(i, names...)) }
 
 // blocks calls each with every block of content, an array, and its type;
