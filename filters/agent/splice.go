@@ -264,11 +264,7 @@ func copyRange(w io.Writer, src File, from, to int64) error {
 // bs wrote on a usage.
 func accountNeedles() [][]byte {
 	m := transcript.RegisteredMarks()
-	var ns [][]byte
-	for _, mk := range slices.Concat(m.Usage, m.Reset) {
-		ns = append(ns, []byte(mk.Text))
-	}
-	return append(ns, []byte(transcript.RolledField+`"`), []byte(transcript.AdjustedField+`"`))
+	return append(transcript.Needles(m.Usage, m.Reset), []byte(transcript.RolledField+`"`), []byte(transcript.AdjustedField+`"`))
 }
 
 // beforeNeedles are what the lines before a restored entry that the ledger

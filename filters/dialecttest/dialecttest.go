@@ -141,7 +141,7 @@ func checkRegistry(t *testing.T, d transcript.Dialect) {
 // filters find by its marks (Dialect.Marks) that hold none of d's marks
 // for the kind: a filter would pass over them unparsed and lose what they
 // record (archive the spend records, the gauge a usage, a compaction or a
-// model).
+// model, the web UI a working directory).
 func MarkMisses(d transcript.Dialect, data []byte) []string {
 	m := d.Marks()
 	var misses []string
@@ -156,6 +156,7 @@ func MarkMisses(d transcript.Dialect, data []byte) []string {
 			{a.Role == transcript.UsageReport || a.Window != 0, m.Usage, "records a usage or a window (Marks.Usage)"},
 			{a.Role == transcript.CompactionEntry, m.Reset, "is a compaction (Marks.Reset)"},
 			{a.Model != "", m.Model, "names a model (Marks.Model)"},
+			{d.WorkDir(t) != "", m.WorkDir, "names a working directory (Marks.WorkDir)"},
 		} {
 			if k.is && !transcript.AnyHeldBy(t, k.marks) {
 				misses = append(misses, fmt.Sprintf("line %d %s but holds none of the marks %v: %.200s", num, k.what, k.marks, t.Src))

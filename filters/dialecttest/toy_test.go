@@ -13,6 +13,7 @@ import (
 )
 
 // parley is a made-up runtime's format: every line carries "parley":1;
+// the header names the session and the working directory ("dir");
 // "who" says human, bot or tool; a bot's "calls" hold its tool calls
 // ({ref, fn, args}) and a tool line answers one by its "ref"; a bot's
 // "meter" records the context size it saw ({"context":N}), and a "ledger"
@@ -28,6 +29,9 @@ func (parley) IDFields() []string { return []string{"id", "__id"} }
 
 // SessionDirs: a parley host keeps its sessions in ~/.parley/sessions.
 func (parley) SessionDirs() []string { return []string{".parley/sessions"} }
+
+// WorkDir: the header's dir.
+func (parley) WorkDir(t *transcript.Tree) string { return t.Str(t.Get(0, "dir")) }
 
 func (parley) Claims(t *transcript.Tree) bool { return t.Get(0, "parley") >= 0 }
 
@@ -225,11 +229,11 @@ func (parley) SpendRecord(t *transcript.Tree, by, _, _ string) []byte {
 
 }
 
-// Marks: a bot line's meter is its usage and its spend; parley has no
-// compaction and names no model.
+// Marks: a bot line's meter is its usage and its spend, the header's dir
+// its working directory; parley has no compaction and names no model.
 func (parley) Marks() transcript.Marks {
 	meter := []transcript.Mark{{Text: `meter"`, Name: true}}
-	return transcript.Marks{Spend: meter, Usage: meter}
+	return transcript.Marks{Spend: meter, Usage: meter, WorkDir: []transcript.Mark{{Text: `dir"`, Name: true}}}
 }
 
 // TestToyDialect: a runtime bs has never heard of passes the suite once
@@ -273,8 +277,9 @@ func TestMarkMissesForgotten(t *testing.T) {
 	if misses := dialecttest.MarkMisses(parley{}, data); len(misses) > 0 {
 		t.Errorf("parley declares its marks, but: %v", misses)
 	}
-	// Each meter both spends and records a usage.
-	if misses := dialecttest.MarkMisses(forgetful{}, data); len(misses) != 4 {
-		t.Errorf("the misses of a dialect without marks are %d, want 4 (two meters, spend and usage): %v", len(misses), misses)
+	// Each meter both spends and records a usage; the header names the
+	// working directory.
+	if misses := dialecttest.MarkMisses(forgetful{}, data); len(misses) != 5 {
+		t.Errorf("the misses of a dialect without marks are %d, want 5 (two meters, spend and usage, and the header's dir): %v", len(misses), misses)
 	}
 }

@@ -59,6 +59,11 @@ type Dialect interface {
 	// turns before that entry collapse, and restore --all puts it back.
 	KeptNumber(t *Tree) int
 
+	// WorkDir is the working directory object line t names: the project
+	// the session works in, which the web UI lists a session under; ""
+	// when t names none (Marks.WorkDir marks the lines that name one).
+	WorkDir(t *Tree) string
+
 	// SessionDirs are the directories, relative to the home directory
 	// and slash-separated, where the runtime keeps its sessions: where
 	// bs ui looks when given none (sessions.DefaultRoots).
@@ -126,8 +131,9 @@ type Dialect interface {
 	// looks for too.
 	StatesWindow() bool
 	// Marks are the names and values that mark the lines Spends says yes
-	// to and those whose Account records a usage, a window, a compaction
-	// or a model: filters parse no other line to find them.
+	// to, those whose Account records a usage, a window, a compaction or
+	// a model, and those that name a WorkDir: filters parse no other line
+	// to find them.
 	Marks() Marks
 }
 

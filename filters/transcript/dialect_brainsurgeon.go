@@ -18,6 +18,9 @@ func (brainSurgeon) IDFields() []string { return []string{"__id", "id"} }
 // writer chooses.
 func (brainSurgeon) SessionDirs() []string { return nil }
 
+// WorkDir: none; the flat format names no directory.
+func (brainSurgeon) WorkDir(*Tree) string { return "" }
+
 var brainSurgeonTypes = map[string]bool{
 	"user_message": true, "assistant_message": true, "tool_call": true, "tool_result": true, "thinking": true,
 }

@@ -23,6 +23,9 @@ func (claudeCode) IDFields() []string { return []string{"uuid", "__id"} }
 // SessionDirs: a folder per project.
 func (claudeCode) SessionDirs() []string { return []string{".claude/projects"} }
 
+// WorkDir: the cwd every line of the conversation carries.
+func (claudeCode) WorkDir(t *Tree) string { return t.Str(t.Get(0, "cwd")) }
+
 func (claudeCode) Claims(t *Tree) bool {
 	switch {
 	case t.Get(0, "uuid") >= 0 || t.Get(0, "parentUuid") >= 0 || t.Get(0, "leafUuid") >= 0:
@@ -527,7 +530,8 @@ func (claudeCode) StatesWindow() bool { return false }
 // model of an answer.
 func (claudeCode) Marks() Marks {
 	usage := []Mark{{Text: `usage"`, Name: true}}
-	return Marks{Spend: usage, Usage: usage, Reset: []Mark{{Text: "compact"}}, Model: []Mark{{Text: `model"`, Name: true}}}
+	return Marks{Spend: usage, Usage: usage, Reset: []Mark{{Text: "compact"}}, Model: []Mark{{Text: `model"`, Name: true}},
+		WorkDir: []Mark{{Text: `cwd"`, Name: true}}}
 }
 
 // claudeCodeInserted are how the texts Claude Code puts in a user message

@@ -22,6 +22,9 @@ func (codex) IDFields() []string { return []string{"__id"} }
 // SessionDirs: rollouts under a folder per day.
 func (codex) SessionDirs() []string { return []string{".codex/sessions"} }
 
+// WorkDir: the cwd of session_meta's and turn_context's payload.
+func (codex) WorkDir(t *Tree) string { return t.Str(t.Path(0, "payload", "cwd")) }
+
 func (codex) Claims(t *Tree) bool {
 	return t.Get(0, "payload") >= 0 && t.Str(t.Get(0, "type")) != ""
 }
@@ -369,10 +372,11 @@ func (codex) StatesWindow() bool { return true }
 func (codex) Marks() Marks {
 	count, turn := Mark{Text: `token_count"`}, Mark{Text: `turn_context"`}
 	return Marks{
-		Spend: []Mark{count, turn},
-		Usage: []Mark{count},
-		Reset: []Mark{{Text: "compact"}},
-		Model: []Mark{turn, {Text: `model"`, Name: true}},
+		Spend:   []Mark{count, turn},
+		Usage:   []Mark{count},
+		Reset:   []Mark{{Text: "compact"}},
+		Model:   []Mark{turn, {Text: `model"`, Name: true}},
+		WorkDir: []Mark{{Text: `cwd"`, Name: true}},
 	}
 }
 

@@ -18,6 +18,9 @@ func (generic) IDFields() []string { return []string{"__id"} }
 // SessionDirs: none; chat lines are no runtime's own sessions.
 func (generic) SessionDirs() []string { return nil }
 
+// WorkDir: none; chat lines name no directory.
+func (generic) WorkDir(*Tree) string { return "" }
+
 func (generic) Claims(t *Tree) bool { return t.Get(0, "role") >= 0 || t.Get(0, "messages") >= 0 }
 
 func (generic) ViewEntry(t *Tree, e *Entry) {

@@ -19,6 +19,9 @@ func (openClaw) IDFields() []string { return []string{"id", "__id"} }
 // pi's own sessions.
 func (openClaw) SessionDirs() []string { return []string{".openclaw/agents", ".pi/agent/sessions"} }
 
+// WorkDir: the cwd of the session header.
+func (openClaw) WorkDir(t *Tree) string { return t.Str(t.Get(0, "cwd")) }
+
 func (openClaw) Claims(t *Tree) bool {
 	switch typ := t.Str(t.Get(0, "type")); typ {
 	case "session", "model_change", "thinking_level_change", "compaction", "custom_message", "branch_summary":
@@ -505,9 +508,10 @@ func (openClaw) StatesWindow() bool { return false }
 func (openClaw) Marks() Marks {
 	usage := []Mark{{Text: `usage"`, Name: true}}
 	return Marks{
-		Spend: usage,
-		Usage: usage,
-		Reset: []Mark{{Text: "compact"}},
-		Model: []Mark{{Text: `model"`, Name: true}, {Text: `model_change"`}, {Text: `session"`}},
+		Spend:   usage,
+		Usage:   usage,
+		Reset:   []Mark{{Text: "compact"}},
+		Model:   []Mark{{Text: `model"`, Name: true}, {Text: `model_change"`}, {Text: `session"`}},
+		WorkDir: []Mark{{Text: `cwd"`, Name: true}},
 	}
 }

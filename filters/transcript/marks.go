@@ -27,6 +27,8 @@ type Marks struct {
 	Reset []Mark
 	// Model: the lines whose Account names a Model.
 	Model []Mark
+	// WorkDir: the lines WorkDir names a working directory on.
+	WorkDir []Mark
 }
 
 // HeldBy reports whether object line t holds m: a member so named, or a
@@ -51,6 +53,18 @@ func (m Mark) matches(s string) bool {
 		return s == whole
 	}
 	return strings.HasPrefix(s, m.Text)
+}
+
+// Needles are the bytes of marks as a line holds them unescaped: what a
+// byte pre-filter looks for (a name mark's closing quote included).
+func Needles(marks ...[]Mark) [][]byte {
+	var ns [][]byte
+	for _, ms := range marks {
+		for _, m := range ms {
+			ns = append(ns, []byte(m.Text))
+		}
+	}
+	return ns
 }
 
 // AnyHeldBy reports whether object line t holds one of marks.

@@ -90,7 +90,7 @@ func without(list []Dialect, d Dialect) []Dialect {
 // its closing quote), as archive looks for the end of a string.
 func checkMarks(d Dialect) {
 	m := d.Marks()
-	for _, mk := range slices.Concat(m.Spend, m.Usage, m.Reset, m.Model) {
+	for _, mk := range slices.Concat(m.Spend, m.Usage, m.Reset, m.Model, m.WorkDir) {
 		if mk.Text == "" || mk.Text == `"` {
 			panic(fmt.Sprintf("transcript: dialect %v declares an empty mark", d))
 		}
@@ -118,6 +118,7 @@ func union(list []Dialect) Marks {
 		m := d.Marks()
 		u.Spend, u.Usage = add(u.Spend, m.Spend), add(u.Usage, m.Usage)
 		u.Reset, u.Model = add(u.Reset, m.Reset), add(u.Model, m.Model)
+		u.WorkDir = add(u.WorkDir, m.WorkDir)
 	}
 	return u
 }

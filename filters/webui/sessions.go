@@ -289,8 +289,8 @@ func (s *Server) row(path string, spark bool) sessionRow {
 		return row
 	}
 	row.Moved, row.MovedN, row.Title = sum.moved, sum.movedValues, sum.title
-	if sum.cwd != "" {
-		row.Project = sum.cwd
+	if sum.workDir != "" {
+		row.Project = sum.workDir
 	}
 	row.Spark = thin(sum.points, 48)
 	return row

@@ -33,17 +33,21 @@ type mark struct {
 
 // summary is what one read of a whole file tells.
 type summary struct {
-	points      []point
-	marks       []mark
-	moved       int64
-	movedValues int
-	title, cwd  string
-	window      int
+	points         []point
+	marks          []mark
+	moved          int64
+	movedValues    int
+	title, workDir string
+	window         int
 }
 
-// summaryMarkers are the bytes a line must hold for the summary to parse
-// it: usage records, compactions, roll notes and _extracted.
-var summaryMarkers = [][]byte{[]byte("usage"), []byte("ompact"), []byte("_extracted"), []byte("_rolled"), []byte(`"cwd"`)}
+// summaryNeedles are the bytes a line must hold for the summary to parse
+// it: the registered dialects' marks of usage records, compactions and
+// working directories, bs's roll notes and _extracted.
+func summaryNeedles() [][]byte {
+	m := transcript.RegisteredMarks()
+	return append(transcript.Needles(m.Usage, m.Reset, m.WorkDir), []byte(transcript.RolledField), []byte("_extracted"))
+}
 
 // titleLines is how many lines the summary parses in search of the first
 // thing the user said.
@@ -62,6 +66,7 @@ func (fi *fileInfo) readSummary(f *os.File) (*summary, error) {
 	var p transcript.Parser
 	est := gauge.CharsPer4{}
 	lastMsg := ""
+	needles := summaryNeedles()
 	for {
 		l, err := r.NextView()
 		if err == io.EOF {
@@ -71,7 +76,7 @@ func (fi *fileInfo) readSummary(f *os.File) (*summary, error) {
 			return nil, err
 		}
 		wantTitle := sum.title == "" && l.Num <= titleLines
-		if !wantTitle && !hasAny(l.Body, summaryMarkers) {
+		if !wantTitle && !hasAny(l.Body, needles) {
 			continue
 		}
 		t, err := p.Parse(l.Body)
@@ -81,8 +86,8 @@ func (fi *fileInfo) readSummary(f *os.File) (*summary, error) {
 		if wantTitle {
 			sum.title = firstUserText(t, fi.dialect)
 		}
-		if sum.cwd == "" {
-			sum.cwd = cwdOf(t)
+		if sum.workDir == "" {
+			sum.workDir = fi.dialect.WorkDir(t)
 		}
 		e := transcript.View(t, fi.dialect)
 		if e.Extracted >= 0 {
@@ -149,14 +154,6 @@ func firstUserText(t *transcript.Tree, d transcript.Dialect) string {
 		}
 	}
 	return ""
-}
-
-// cwdOf is the working directory a header or message line names.
-func cwdOf(t *transcript.Tree) string {
-	if n := t.Get(0, "cwd"); n >= 0 {
-		return t.Str(n)
-	}
-	return t.Str(t.Path(0, "payload", "cwd"))
 }
 
 func (s *Server) timeline(w http.ResponseWriter, r *http.Request, fi *fileInfo, f *os.File) {
