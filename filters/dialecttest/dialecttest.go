@@ -68,6 +68,11 @@ func Run(t *testing.T, d transcript.Dialect, samples []Sample) {
 					t.Error(miss)
 				}
 			})
+			t.Run("line-type", func(t *testing.T) {
+				for _, mix := range TypeMixes(d, s.Data) {
+					t.Error(mix)
+				}
+			})
 			t.Run("identity", func(t *testing.T) { checkIdentity(t, d, s.Data) })
 			t.Run("kept-number", func(t *testing.T) { checkKeptNumber(t, d, s.Data) })
 			t.Run("extract", func(t *testing.T) { checkExtract(t, d, s, in) })
@@ -164,6 +169,32 @@ func MarkMisses(d transcript.Dialect, data []byte) []string {
 		}
 	}
 	return misses
+}
+
+// TypeMixes lists the types (Dialect.LineType) that object lines of
+// data, in dialect d, give both to messages and to lines that are none
+// (the entry view's Message), each once: the web UI labels an entry with
+// its type, which must tell a message from the runtime's other lines.
+func TypeMixes(d transcript.Dialect, data []byte) []string {
+	type first struct {
+		line    int
+		message bool
+	}
+	seen := map[string]first{}
+	mixed := map[string]bool{}
+	var mixes []string
+	for num, t := range objects(data) {
+		typ, message := d.LineType(t), transcript.View(t, d).Message
+		f, ok := seen[typ]
+		switch {
+		case !ok:
+			seen[typ] = first{num, message}
+		case f.message != message && !mixed[typ]:
+			mixed[typ] = true
+			mixes = append(mixes, fmt.Sprintf("lines %d and %d are of type %q, but one is a message and the other not", f.line, num, typ))
+		}
+	}
+	return mixes
 }
 
 // pairing is what a transcript says of its tool calls: the ids of the

@@ -30,6 +30,9 @@ func (parley) IDFields() []string { return []string{"id", "__id"} }
 // SessionDirs: a parley host keeps its sessions in ~/.parley/sessions.
 func (parley) SessionDirs() []string { return []string{".parley/sessions"} }
 
+// LineType: who speaks (human, bot, tool, host, ledger).
+func (parley) LineType(t *transcript.Tree) string { return t.Str(t.Get(0, "who")) }
+
 // WorkDir: the header's dir.
 func (parley) WorkDir(t *transcript.Tree) string { return t.Str(t.Get(0, "dir")) }
 
@@ -269,17 +272,32 @@ type forgetful struct{ parley }
 
 func (forgetful) Marks() transcript.Marks { return transcript.Marks{} }
 
-// TestMarkMissesForgotten: the suite's check of marks names the lines of
-// a dialect that forgets to declare one, and none of one that declares
-// them.
-func TestMarkMissesForgotten(t *testing.T) {
+// untyped is parley giving no line a type: its messages and its other
+// lines look alike.
+type untyped struct{ parley }
+
+func (untyped) LineType(*transcript.Tree) string { return "" }
+
+// TestChecksNameWhatIsForgotten: each of the suite's checks that list
+// what a dialect leaves unanswered names the lines of a parley that
+// forgets the answer, and none of parley's.
+func TestChecksNameWhatIsForgotten(t *testing.T) {
 	data := samples(t, filepath.Join("testdata", "parley.jsonl"))[0].Data
-	if misses := dialecttest.MarkMisses(parley{}, data); len(misses) > 0 {
-		t.Errorf("parley declares its marks, but: %v", misses)
-	}
-	// Each meter both spends and records a usage; the header names the
-	// working directory.
-	if misses := dialecttest.MarkMisses(forgetful{}, data); len(misses) != 5 {
-		t.Errorf("the misses of a dialect without marks are %d, want 5 (two meters, spend and usage, and the header's dir): %v", len(misses), misses)
+	for _, c := range []struct {
+		name   string
+		check  func(transcript.Dialect, []byte) []string
+		forgot transcript.Dialect
+		want   int
+		why    string
+	}{
+		{"MarkMisses", dialecttest.MarkMisses, forgetful{}, 5, "two meters, spend and usage, and the header's dir"},
+		{"TypeMixes", dialecttest.TypeMixes, untyped{}, 1, `the type "": the header is no message, the human's line after it is`},
+	} {
+		if got := c.check(parley{}, data); len(got) > 0 {
+			t.Errorf("%s: parley answers, but: %v", c.name, got)
+		}
+		if got := c.check(c.forgot, data); len(got) != c.want {
+			t.Errorf("%s: %d lines named for a parley that forgets, want %d (%s): %v", c.name, len(got), c.want, c.why, got)
+		}
 	}
 }

@@ -59,6 +59,10 @@ type Dialect interface {
 	// turns before that entry collapse, and restore --all puts it back.
 	KeptNumber(t *Tree) int
 
+	// LineType is what kind of line object line t is, in the runtime's
+	// own words (its type; for an envelope, with the type of what it
+	// wraps): what the web UI labels an entry with. "" when t says none.
+	LineType(t *Tree) string
 	// WorkDir is the working directory object line t names: the project
 	// the session works in, which the web UI lists a session under; ""
 	// when t names none (Marks.WorkDir marks the lines that name one).

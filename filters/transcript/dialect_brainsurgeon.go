@@ -18,6 +18,9 @@ func (brainSurgeon) IDFields() []string { return []string{"__id", "id"} }
 // writer chooses.
 func (brainSurgeon) SessionDirs() []string { return nil }
 
+// LineType: the line's type (user_message, tool_call, …).
+func (brainSurgeon) LineType(t *Tree) string { return t.Str(t.Get(0, "type")) }
+
 // WorkDir: none; the flat format names no directory.
 func (brainSurgeon) WorkDir(*Tree) string { return "" }
 

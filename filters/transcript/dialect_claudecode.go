@@ -23,6 +23,9 @@ func (claudeCode) IDFields() []string { return []string{"uuid", "__id"} }
 // SessionDirs: a folder per project.
 func (claudeCode) SessionDirs() []string { return []string{".claude/projects"} }
 
+// LineType: the line's type (user, assistant, system, progress, …).
+func (claudeCode) LineType(t *Tree) string { return t.Str(t.Get(0, "type")) }
+
 // WorkDir: the cwd every line of the conversation carries.
 func (claudeCode) WorkDir(t *Tree) string { return t.Str(t.Get(0, "cwd")) }
 

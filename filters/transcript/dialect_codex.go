@@ -22,6 +22,17 @@ func (codex) IDFields() []string { return []string{"__id"} }
 // SessionDirs: rollouts under a folder per day.
 func (codex) SessionDirs() []string { return []string{".codex/sessions"} }
 
+// LineType: the envelope's type, and for a response item or an event
+// the payload's type after a colon (response_item:function_call), which
+// says what the line is.
+func (codex) LineType(t *Tree) string {
+	typ := t.Str(t.Get(0, "type"))
+	if typ == "response_item" || typ == "event_msg" {
+		typ += ":" + t.Str(t.Path(0, "payload", "type"))
+	}
+	return typ
+}
+
 // WorkDir: the cwd of session_meta's and turn_context's payload.
 func (codex) WorkDir(t *Tree) string { return t.Str(t.Path(0, "payload", "cwd")) }
 

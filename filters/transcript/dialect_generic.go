@@ -18,6 +18,9 @@ func (generic) IDFields() []string { return []string{"__id"} }
 // SessionDirs: none; chat lines are no runtime's own sessions.
 func (generic) SessionDirs() []string { return nil }
 
+// LineType: the line's type, where a chat line carries one.
+func (generic) LineType(t *Tree) string { return t.Str(t.Get(0, "type")) }
+
 // WorkDir: none; chat lines name no directory.
 func (generic) WorkDir(*Tree) string { return "" }
 

@@ -19,6 +19,9 @@ func (openClaw) IDFields() []string { return []string{"id", "__id"} }
 // pi's own sessions.
 func (openClaw) SessionDirs() []string { return []string{".openclaw/agents", ".pi/agent/sessions"} }
 
+// LineType: the entry's type (message, compaction, session, …).
+func (openClaw) LineType(t *Tree) string { return t.Str(t.Get(0, "type")) }
+
 // WorkDir: the cwd of the session header.
 func (openClaw) WorkDir(t *Tree) string { return t.Str(t.Get(0, "cwd")) }
 

@@ -25,7 +25,7 @@ type entryView struct {
 	Line        int      `json:"line"` // from 1
 	Bytes       int      `json:"bytes"`
 	ID          string   `json:"id,omitempty"`
-	Type        string   `json:"type,omitempty"` // the line's own type member
+	Type        string   `json:"type,omitempty"` // the line's type, as its dialect names it
 	Role        string   `json:"role,omitempty"`
 	Time        string   `json:"time,omitempty"`
 	Message     bool     `json:"message,omitempty"`
@@ -99,10 +99,7 @@ func view(p *transcript.Parser, body []byte, num int, d transcript.Dialect) entr
 	e := transcript.View(t, d)
 	ev.ID, ev.Role, ev.Time, ev.Message = e.ID, e.Role, e.Time, e.Message
 	ev.Tools, ev.CallIDs, ev.ToolName = e.Tools, e.CallIDs, e.ToolName
-	ev.Type = t.Str(t.Get(0, "type"))
-	if ev.Type == "response_item" || ev.Type == "event_msg" {
-		ev.Type += ":" + t.Str(t.Path(0, "payload", "type"))
-	}
+	ev.Type = d.LineType(t)
 	if e.Restored >= 0 {
 		ev.Restored = t.Str(e.Restored)
 	}
