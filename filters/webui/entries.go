@@ -107,7 +107,7 @@ func view(p *transcript.Parser, body []byte, num int, d transcript.Dialect) entr
 		ev.Extractable = string(t.Raw(e.Extractable))
 	}
 	ev.Redacted = e.Redacted >= 0 && string(t.Raw(e.Redacted)) == "true"
-	ev.Answers = answers(t, &e)
+	ev.Answers = answers(&e)
 	moved := extractedOf(t, e.Extracted)
 	used := map[string]bool{}
 	for _, v := range e.Values {
@@ -164,17 +164,17 @@ func extractedOf(t *transcript.Tree, node int) []*extractedRef {
 	return refs
 }
 
-// answers is the id of the call a tool result answers.
-func answers(t *transcript.Tree, e *transcript.Entry) string {
+// answers is the id of the call a tool result answers: the call of its
+// first value that belongs to one, else the first call the entry view
+// says it answers (Entry.Answers).
+func answers(e *transcript.Entry) string {
 	for _, v := range e.Values {
 		if v.Call != "" {
 			return v.Call
 		}
 	}
-	for _, p := range [][]string{{"message", "toolCallId"}, {"payload", "call_id"}, {"tool_call_id"}} {
-		if id := t.Str(t.Path(0, p...)); id != "" {
-			return id
-		}
+	if len(e.Answers) > 0 {
+		return e.Answers[0]
 	}
 	return ""
 }
@@ -349,7 +349,7 @@ func (s *Server) locate(w http.ResponseWriter, r *http.Request, fi *fileInfo, f 
 			found = append(found, located{i + 1, "entry"})
 		case containsStr(e.CallIDs, id):
 			found = append(found, located{i + 1, "call"})
-		case answers(t, &e) == id:
+		case answers(&e) == id:
 			found = append(found, located{i + 1, "result"})
 		}
 		return len(found) < locateLimit
