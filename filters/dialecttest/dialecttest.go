@@ -73,6 +73,11 @@ func Run(t *testing.T, d transcript.Dialect, samples []Sample) {
 					t.Error(mix)
 				}
 			})
+			t.Run("inserted", func(t *testing.T) {
+				for _, claim := range InsertedUserTexts(d, s.Data) {
+					t.Error(claim)
+				}
+			})
 			t.Run("identity", func(t *testing.T) { checkIdentity(t, d, s.Data) })
 			t.Run("kept-number", func(t *testing.T) { checkKeptNumber(t, d, s.Data) })
 			t.Run("extract", func(t *testing.T) { checkExtract(t, d, s, in) })
@@ -195,6 +200,22 @@ func TypeMixes(d transcript.Dialect, data []byte) []string {
 		}
 	}
 	return mixes
+}
+
+// InsertedUserTexts lists the texts that Converse tells, of the object
+// lines of data in dialect d, as the user's, but that Inserted says the
+// runtime put there: the two must agree, as a checkpoint takes its topic
+// from the one and the web UI a session's title by the other.
+func InsertedUserTexts(d transcript.Dialect, data []byte) []string {
+	var claims []string
+	for num, t := range objects(data) {
+		for _, text := range transcript.UserTexts(d, t) {
+			if d.Inserted(text) {
+				claims = append(claims, fmt.Sprintf("line %d: Converse tells %.80q as the user's, but Inserted says the runtime put it there", num, text))
+			}
+		}
+	}
+	return claims
 }
 
 // pairing is what a transcript says of its tool calls: the ids of the

@@ -157,6 +157,9 @@ func (parley) Converse(t *transcript.Tree, c transcript.Conversation) {
 	}
 }
 
+// Inserted: none; what the host adds is a line of its own.
+func (parley) Inserted(string) bool { return false }
+
 // Account: every message is in context; a bot's meter is the usage of
 // its answer; a ledger line is out of context.
 func (parley) Account(t *transcript.Tree) transcript.Account {
@@ -278,26 +281,33 @@ type untyped struct{ parley }
 
 func (untyped) LineType(*transcript.Tree) string { return "" }
 
-// TestChecksNameWhatIsForgotten: each of the suite's checks that list
-// what a dialect leaves unanswered names the lines of a parley that
-// forgets the answer, and none of parley's.
-func TestChecksNameWhatIsForgotten(t *testing.T) {
+// presumptuous is parley taking every user text for one its host put in.
+type presumptuous struct{ parley }
+
+func (presumptuous) Inserted(string) bool { return true }
+
+// TestChecksNameWrongAnswers: each of the suite's checks that list what
+// a dialect answers wrong names the lines of a parley that gets one answer
+// wrong (forgets its marks or its types, takes the user's texts for its
+// host's), and none of parley's.
+func TestChecksNameWrongAnswers(t *testing.T) {
 	data := samples(t, filepath.Join("testdata", "parley.jsonl"))[0].Data
 	for _, c := range []struct {
-		name   string
-		check  func(transcript.Dialect, []byte) []string
-		forgot transcript.Dialect
-		want   int
-		why    string
+		name  string
+		check func(transcript.Dialect, []byte) []string
+		wrong transcript.Dialect
+		want  int
+		why   string
 	}{
 		{"MarkMisses", dialecttest.MarkMisses, forgetful{}, 5, "two meters, spend and usage, and the header's dir"},
 		{"TypeMixes", dialecttest.TypeMixes, untyped{}, 1, `the type "": the header is no message, the human's line after it is`},
+		{"InsertedUserTexts", dialecttest.InsertedUserTexts, presumptuous{}, 2, "the human's two lines"},
 	} {
 		if got := c.check(parley{}, data); len(got) > 0 {
 			t.Errorf("%s: parley answers, but: %v", c.name, got)
 		}
-		if got := c.check(c.forgot, data); len(got) != c.want {
-			t.Errorf("%s: %d lines named for a parley that forgets, want %d (%s): %v", c.name, len(got), c.want, c.why, got)
+		if got := c.check(c.wrong, data); len(got) != c.want {
+			t.Errorf("%s: %d lines named for a parley that answers wrong, want %d (%s): %v", c.name, len(got), c.want, c.why, got)
 		}
 	}
 }

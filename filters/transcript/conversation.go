@@ -34,6 +34,28 @@ type Conversation interface {
 	ToolOf(id string) string
 }
 
+// UserTexts are the texts Converse tells, of object line t in dialect
+// d, as the user's.
+func UserTexts(d Dialect, t *Tree) []string {
+	u := &userTexts{}
+	d.Converse(t, u)
+	return u.texts
+}
+
+// userTexts is a Conversation that keeps only the user's texts.
+type userTexts struct{ texts []string }
+
+func (u *userTexts) User(text string, _ int, _ string) { u.texts = append(u.texts, text) }
+func (*userTexts) Session(string, bool)                {}
+func (*userTexts) Agent(string)                        {}
+func (*userTexts) Said(string, int)                    {}
+func (*userTexts) Call(string, string, *Tree, int)     {}
+func (*userTexts) CallJSON(string, string, string)     {}
+func (*userTexts) CallRaw(string, string, string)      {}
+func (*userTexts) Ran(string, bool, string, string)    {}
+func (*userTexts) Result(string, bool, string, string) {}
+func (*userTexts) ToolOf(string) string                { return "" }
+
 // textBytes and headBytes bound what is decoded of one text: a message's
 // gist needs its first and last characters, a tool output's only its
 // first, and a tool output may be megabytes.
@@ -98,9 +120,9 @@ func readText(t *Tree, content int, count bool) (string, int) {
 type conversing struct {
 	t *Tree
 	c Conversation
-	// inserted are how the texts the runtime puts in a user message of
-	// its own accord begin (user leaves them out).
-	inserted []string
+	// inserted reports whether a user message's text is one the runtime
+	// put there of its own accord (Dialect.Inserted): user leaves it out.
+	inserted func(text string) bool
 }
 
 func (v *conversing) str(i int, names ...string) string { return v.t.Str(v.t.Path(i, names...)) }
@@ -122,13 +144,23 @@ func (v *conversing) head(content int) string        { return ConversationHead(v
 // user tells the Conversation of a user message's text, unless the
 // runtime inserted it.
 func (v *conversing) user(text string, chars int) {
-	trimmed := strings.TrimSpace(text)
-	for _, p := range v.inserted {
-		if strings.HasPrefix(trimmed, p) {
-			return
-		}
+	if v.inserted != nil && v.inserted(text) {
+		return
 	}
 	v.c.User(text, chars, v.str(0, "timestamp"))
+}
+
+// beginsAsOneOf reports whether text, white space aside, begins with one
+// of prefixes: how a dialect's Inserted tells the texts its runtime puts
+// in a user message.
+func beginsAsOneOf(text string, prefixes []string) bool {
+	trimmed := strings.TrimSpace(text)
+	for _, p := range prefixes {
+		if strings.HasPrefix(trimmed, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // anthropic reads Messages API content: user text, assistant text,

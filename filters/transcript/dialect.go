@@ -113,6 +113,11 @@ type Dialect interface {
 
 	// Converse reads object line t into c, in conversation terms.
 	Converse(t *Tree, c Conversation)
+	// Inserted reports whether text, of a user message, is one the
+	// runtime puts there of its own accord (its instructions, reminders,
+	// command output) rather than what the user wrote: Converse does not
+	// tell it as the user's.
+	Inserted(text string) bool
 
 	// Account is what object line t is to the context window's gauge:
 	// in context or not, the usage and model it records, a compaction.

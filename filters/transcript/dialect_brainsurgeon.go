@@ -164,6 +164,9 @@ func (brainSurgeon) StandInEntry(s *StandIn, n StandInNote) []byte {
 	return o.close(n)
 }
 
+// Inserted: none; the flat format inserts nothing.
+func (brainSurgeon) Inserted(string) bool { return false }
+
 // Converse reads line t into c.
 func (brainSurgeon) Converse(t *Tree, c Conversation) {
 	v := conversing{t: t, c: c}

@@ -363,7 +363,7 @@ func (claudeCode) StandInEntry(s *StandIn, n StandInNote) []byte {
 
 // Converse reads line t into c.
 func (claudeCode) Converse(t *Tree, c Conversation) {
-	v := conversing{t: t, c: c, inserted: claudeCodeInserted}
+	v := conversing{t: t, c: c, inserted: claudeCode{}.Inserted}
 	v.claude()
 }
 
@@ -536,6 +536,9 @@ func (claudeCode) Marks() Marks {
 	return Marks{Spend: usage, Usage: usage, Reset: []Mark{{Text: "compact"}}, Model: []Mark{{Text: `model"`, Name: true}},
 		WorkDir: []Mark{{Text: `cwd"`, Name: true}}}
 }
+
+// Inserted: a text that begins as one of claudeCodeInserted does.
+func (claudeCode) Inserted(text string) bool { return beginsAsOneOf(text, claudeCodeInserted) }
 
 // claudeCodeInserted are how the texts Claude Code puts in a user message
 // of its own accord begin: slash commands and their output, reminders,

@@ -218,7 +218,7 @@ func (codex) StandInEntry(s *StandIn, n StandInNote) []byte {
 
 // Converse reads line t into c.
 func (codex) Converse(t *Tree, c Conversation) {
-	v := conversing{t: t, c: c, inserted: codexInserted}
+	v := conversing{t: t, c: c, inserted: codex{}.Inserted}
 	v.codex()
 }
 
@@ -390,6 +390,9 @@ func (codex) Marks() Marks {
 		WorkDir: []Mark{{Text: `cwd"`, Name: true}},
 	}
 }
+
+// Inserted: a text that begins as one of codexInserted does.
+func (codex) Inserted(text string) bool { return beginsAsOneOf(text, codexInserted) }
 
 // codexInserted are how the texts Codex puts in a user message of its own
 // accord begin: the environment, the user's and the project's

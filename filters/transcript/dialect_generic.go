@@ -130,6 +130,9 @@ func (generic) StandInEntry(s *StandIn, n StandInNote) []byte {
 	return o.close(n)
 }
 
+// Inserted: none; a chat line is what its writer wrote.
+func (generic) Inserted(string) bool { return false }
+
 // Converse reads line t into c.
 func (generic) Converse(t *Tree, c Conversation) {
 	v := conversing{t: t, c: c}

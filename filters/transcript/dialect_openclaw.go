@@ -325,6 +325,10 @@ func (openClaw) StandInEntry(s *StandIn, n StandInNote) []byte {
 	return o.close(n)
 }
 
+// Inserted: none known; every text of a user message is taken as the
+// user's.
+func (openClaw) Inserted(string) bool { return false }
+
 // Converse reads line t into c.
 func (openClaw) Converse(t *Tree, c Conversation) {
 	v := conversing{t: t, c: c}

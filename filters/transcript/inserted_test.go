@@ -5,20 +5,6 @@ import (
 	"testing"
 )
 
-// users records the user texts a Conversation is told of.
-type users struct{ texts []string }
-
-func (u *users) User(text string, _ int, _ string) { u.texts = append(u.texts, text) }
-func (*users) Session(string, bool)                {}
-func (*users) Agent(string)                        {}
-func (*users) Said(string, int)                    {}
-func (*users) Call(string, string, *Tree, int)     {}
-func (*users) CallJSON(string, string, string)     {}
-func (*users) CallRaw(string, string, string)      {}
-func (*users) Ran(string, bool, string, string)    {}
-func (*users) Result(string, bool, string, string) {}
-func (*users) ToolOf(string) string                { return "" }
-
 // TestConverseLeavesOutInserted: what a runtime puts in a user message of
 // its own accord (Claude Code's reminders, Codex's environment) is not
 // told as the user's text; what the user wrote is, also when it begins
@@ -44,17 +30,17 @@ func TestConverseLeavesOutInserted(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		u := &users{}
+		var texts []string
 		var p Parser
 		for _, line := range c.lines {
 			tree, err := p.Parse([]byte(line))
 			if err != nil {
 				t.Fatal(err)
 			}
-			d.Converse(tree, u)
+			texts = append(texts, UserTexts(d, tree)...)
 		}
-		if !slices.Equal(u.texts, c.want) {
-			t.Errorf("%s: user texts %q, want %q", c.dialect, u.texts, c.want)
+		if !slices.Equal(texts, c.want) {
+			t.Errorf("%s: user texts %q, want %q", c.dialect, texts, c.want)
 		}
 	}
 }
