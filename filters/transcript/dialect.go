@@ -116,7 +116,7 @@ type Dialect interface {
 	// Inserted reports whether text, of a user message, is one the
 	// runtime puts there of its own accord (its instructions, reminders,
 	// command output) rather than what the user wrote: Converse does not
-	// tell it as the user's.
+	// tell it as the user's, and the web UI titles no session with it.
 	Inserted(text string) bool
 
 	// Account is what object line t is to the context window's gauge:

@@ -137,9 +137,10 @@ func hasAny(b []byte, subs [][]byte) bool {
 	return false
 }
 
-// firstUserText is the gist of a user message's text, or "": not the
-// instructions and context a runtime sends as the user's first message
-// (Codex's "# AGENTS.md instructions", <environment_context>).
+// firstUserText is the gist of a user message's text, or "": not what the
+// runtime puts in a user message of its own accord (Dialect.Inserted:
+// its instructions, reminders, command output), nor a text that opens
+// with markup, as the context a runtime sends in tags does.
 func firstUserText(t *transcript.Tree, d transcript.Dialect) string {
 	e := transcript.View(t, d)
 	if e.Role != "user" {
@@ -147,8 +148,9 @@ func firstUserText(t *transcript.Tree, d transcript.Dialect) string {
 	}
 	for _, v := range e.Values {
 		if v.Kind == transcript.Text {
-			s := checkpoint.Gist(t.StrPrefix(v.Measure, 400), 90)
-			if s != "" && !strings.HasPrefix(s, "<") && !strings.HasPrefix(s, "# AGENTS.md") {
+			text := t.StrPrefix(v.Measure, 400)
+			s := checkpoint.Gist(text, 90)
+			if s != "" && !strings.HasPrefix(s, "<") && !d.Inserted(text) {
 				return s
 			}
 		}
