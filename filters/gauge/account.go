@@ -241,23 +241,15 @@ func intAt(t *transcript.Tree, i int) int { return int(floatAt(t, i)) }
 
 type charCount struct{ tokens, images int }
 
-// notText are members whose strings are not text the model reads as
-// such: signatures, encrypted reasoning, image data, ids and the
-// bookkeeping runtimes add around a message.
-var notText = map[string]bool{
-	"role": true, "type": true, "model": true, "api": true, "provider": true, "stopReason": true,
-	"stop_reason": true, "timestamp": true, "status": true,
-	"signature": true, "thinkingSignature": true, "textSignature": true, "thoughtSignature": true,
-	"encrypted_content": true, "data": true, "image_url": true, "id": true, "toolCallId": true,
-	"tool_use_id": true, "call_id": true, "partialJson": true, "mimeType": true, "media_type": true,
-}
-
 // countChars estimates the tokens of the strings below node i that the
 // model reads, and counts the images. With chars/4 the characters are
 // counted without decoding; a tokenizer gets each string decoded. visit,
-// if not nil, is told each string and image counted.
+// if not nil, is told each string and image counted. The strings of the
+// members a dialect says the model does not read as text
+// (transcript.RegisteredNotText) and bs's own members are not counted.
 func countChars(t *transcript.Tree, i int, est Estimator, visit func(Part)) charCount {
 	var c charCount
+	notText := transcript.RegisteredNotText()
 	te, text := est.(TextEstimator)
 	_, walking := est.(partsOnly)
 	chars := 0

@@ -139,6 +139,12 @@ type Dialect interface {
 	// context window (Account.Window), which a scan for the model then
 	// looks for too.
 	StatesWindow() bool
+	// NotText are the members whose strings the model does not read as
+	// text, though they stand in what it is sent: signatures, encrypted
+	// reasoning, image data, ids and the bookkeeping the runtime keeps
+	// around a message. The gauge counts no token of them, on any line
+	// (RegisteredNotText).
+	NotText() []string
 	// Marks are the names and values that mark the lines Spends says yes
 	// to, those whose Account records a usage, a window, a compaction or
 	// a model, and those that name a WorkDir: filters parse no other line

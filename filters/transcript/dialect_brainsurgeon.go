@@ -261,5 +261,10 @@ func (brainSurgeon) Unit(t *Tree, lastMsgID string) Unit {
 // StatesWindow: the lines state no context window.
 func (brainSurgeon) StatesWindow() bool { return false }
 
+// NotText: an entry's type and time.
+func (brainSurgeon) NotText() []string {
+	return []string{"type", "timestamp"}
+}
+
 // Marks: the lines record no usage, compaction or model.
 func (brainSurgeon) Marks() Marks { return Marks{} }

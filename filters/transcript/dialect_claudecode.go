@@ -528,6 +528,13 @@ func (claudeCode) Unit(t *Tree, lastMsgID string) Unit {
 // StatesWindow: the lines state no context window.
 func (claudeCode) StatesWindow() bool { return false }
 
+// NotText: what names a message and its time, its stop reason, ids and
+// the call a result answers, a thinking block's signature, redacted
+// thinking's and an image's data and its media type.
+func (claudeCode) NotText() []string {
+	return []string{"role", "type", "model", "stop_reason", "timestamp", "id", "tool_use_id", "signature", "data", "media_type"}
+}
+
 // Marks: an answer's usage (an answer's or a subagent's in a progress
 // line), a compact_boundary (compact, as the start of a value), the
 // model of an answer.

@@ -377,6 +377,12 @@ func (codex) Unit(t *Tree, lastMsgID string) Unit {
 // StatesWindow: token_count events state the model's context window.
 func (codex) StatesWindow() bool { return true }
 
+// NotText: what names an item and its time, its status, ids and the call
+// an output answers, encrypted reasoning, an image's URL (its data).
+func (codex) NotText() []string {
+	return []string{"role", "type", "timestamp", "status", "id", "call_id", "encrypted_content", "image_url"}
+}
+
 // Marks: a token_count event (the usage and the window), a turn_context
 // line (its payload names the model; cost reports price by it), a
 // compacted line (compact, as the start of a value).

@@ -220,5 +220,10 @@ func (generic) Unit(t *Tree, lastMsgID string) Unit {
 // StatesWindow: the lines state no context window.
 func (generic) StatesWindow() bool { return false }
 
+// NotText: a message's role, a call's id and type.
+func (generic) NotText() []string {
+	return []string{"role", "type", "id"}
+}
+
 // Marks: the lines record no usage, compaction or model.
 func (generic) Marks() Marks { return Marks{} }

@@ -509,6 +509,13 @@ func (openClaw) Unit(t *Tree, lastMsgID string) Unit {
 // StatesWindow: the lines state no context window.
 func (openClaw) StatesWindow() bool { return false }
 
+// NotText: what names a message and its time, the provider and API it
+// went by, its stop reason, ids, the signatures of thinking and text
+// blocks, the partial JSON of a streamed call, image data and its type.
+func (openClaw) NotText() []string {
+	return []string{"role", "type", "model", "api", "provider", "stopReason", "timestamp", "id", "toolCallId", "thinkingSignature", "textSignature", "thoughtSignature", "partialJson", "data", "mimeType"}
+}
+
 // Marks: an assistant message's usage, a compaction (compact, as the
 // start of a value), and the model an assistant message, a model_change
 // or the session header names.

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // The registry of dialects (the way restic lists its backends): the one
@@ -15,6 +16,10 @@ var registry struct {
 	detect   []Dialect // the order detection asks them in; the fallback is last
 	fallback Dialect
 	marks    Marks // the union of the registered dialects' (RegisteredMarks)
+	// notText is the union of the registered dialects' NotText, read
+	// without the lock: the gauge asks for it on every line, from
+	// several workers.
+	notText atomic.Pointer[map[string]bool]
 }
 
 func init() {
@@ -44,6 +49,7 @@ func Register(d Dialect) {
 	registry.list = insert(registry.list, d)
 	registry.detect = insert(registry.detect, d)
 	registry.marks = union(registry.list)
+	registry.notText.Store(notTextOf(registry.list))
 }
 
 // insert is list with d added before the fallback, in a new slice:
@@ -73,6 +79,7 @@ func Unregister(d Dialect) {
 	registry.list = without(registry.list, d)
 	registry.detect = without(registry.detect, d)
 	registry.marks = union(registry.list)
+	registry.notText.Store(notTextOf(registry.list))
 }
 
 func without(list []Dialect, d Dialect) []Dialect {
@@ -132,6 +139,24 @@ func RegisteredMarks() Marks {
 	defer registry.mu.Unlock()
 	return registry.marks
 }
+
+// notTextOf is the set of the members the dialects of list name in
+// NotText.
+func notTextOf(list []Dialect) *map[string]bool {
+	set := map[string]bool{}
+	for _, d := range list {
+		for _, name := range d.NotText() {
+			set[name] = true
+		}
+	}
+	return &set
+}
+
+// RegisteredNotText are the members every registered dialect names in
+// NotText: the gauge reads them on every line, as a runtime's lines may
+// hold another's content (a subagent's, a copied message). The map is
+// shared: not to be changed.
+func RegisteredNotText() map[string]bool { return *registry.notText.Load() }
 
 // Dialects lists the registered dialects as help lists them.
 func Dialects() []Dialect {
