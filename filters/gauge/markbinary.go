@@ -33,7 +33,7 @@ func (m *Mark) UnmarshalBinary(data []byte) error {
 	m.measured = r.Int()
 	m.at, m.from = int32(r.Int()), int32(r.Int())
 	if flags&2 != 0 {
-		m.adj = &Adjustment{Removed: r.Int(), Added: r.Int(), Scale: r.Float(), Measured: r.Int(), Estimator: r.String()}
+		m.adj = &Adjustment{Removed: r.Int(), Added: r.Int(), Scale: r.Float(), Measured: r.Int(), Estimator: r.Text()}
 	}
 	return r.Err()
 }

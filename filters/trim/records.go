@@ -122,7 +122,7 @@ func (r *rec) unmarshal(b []byte) (*resLine, error) {
 	flags := rd.Byte()
 	r.kind = kind(rd.Byte())
 	r.prompt, r.start, r.entry = flags&recPrompt != 0, flags&recStart != 0, flags&recEntry != 0
-	r.n, r.chars, r.id = rd.Int(), rd.Int(), rd.String()
+	r.n, r.chars, r.id = rd.Int(), rd.Int(), rd.Text()
 	if err := r.mark.UnmarshalBinary(rd.Bytes()); err != nil {
 		return nil, err
 	}
@@ -179,7 +179,7 @@ func (l *resLine) appendBinary(b []byte) []byte {
 func (l *resLine) readBinary(rd *binrec.Reader) {
 	flags := rd.Byte()
 	l.fixed, l.extEmpty = flags&lineFixed != 0, flags&lineExtEmpty != 0
-	l.id = rd.String()
+	l.id = rd.Text()
 	l.rootEnd, l.ext = rd.Int(), rd.Int()
 	l.adjusted.Start, l.adjusted.End = rd.Int(), rd.Int()
 	n := rd.Len()
@@ -188,7 +188,7 @@ func (l *resLine) readBinary(rd *binrec.Reader) {
 		s := &l.slots[i]
 		flags := rd.Byte()
 		s.image, s.asString, s.locked, s.counted = flags&slotImage != 0, flags&slotAsString != 0, flags&slotLocked != 0, flags&slotCounted != 0
-		s.tool, s.block, s.ptr = rd.String(), rd.String(), rd.String()
+		s.tool, s.block, s.ptr = rd.Text(), rd.Text(), rd.Text()
 		s.rawLen, s.chars, s.start, s.end, s.worth = rd.Int(), rd.Int(), rd.Int(), rd.Int(), rd.Int()
 		s.texts = make([]span, rd.Len())
 		for k := range s.texts {

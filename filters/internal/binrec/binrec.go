@@ -101,8 +101,8 @@ func (r *Reader) Len() int {
 	return n
 }
 
-// String reads what AppendString wrote.
-func (r *Reader) String() string {
+// Text reads what AppendString wrote.
+func (r *Reader) Text() string {
 	n, k := binary.Uvarint(r.b)
 	if k <= 0 || n > uint64(len(r.b)-k) {
 		r.bad, r.b = true, nil

@@ -23,11 +23,11 @@ func record() []byte {
 
 func TestRoundTrip(t *testing.T) {
 	r := NewReader(record())
-	flags, a, b, s, f := r.Byte(), r.Int(), r.Int(), r.String(), r.Float()
+	flags, a, b, s, f := r.Byte(), r.Int(), r.Int(), r.Text(), r.Float()
 	n := r.Len()
 	var list []string
 	for range n {
-		list = append(list, r.String())
+		list = append(list, r.Text())
 	}
 	nested := r.Bytes()
 	if err := r.Err(); err != nil {
@@ -47,10 +47,10 @@ func TestMalformed(t *testing.T) {
 		r.Byte()
 		r.Int()
 		r.Int()
-		r.String()
+		r.Text()
 		r.Float()
 		for range r.Len() {
-			r.String()
+			r.Text()
 		}
 		r.Bytes()
 		return r.Err()
