@@ -194,8 +194,7 @@ func (p *packs) readHuge(ctx context.Context, e entry, fn func(io.Reader) error)
 // size, checked against its digest; read as for readHuge.
 func (p *packs) getHuge(ctx context.Context, e entry) (data []byte, read bool, err error) {
 	read, err = p.readHuge(ctx, e, func(r io.Reader) error {
-		hugemem.Note(int(e.dataSize()))
-		data = make([]byte, e.dataSize())
+		data = hugemem.Make(int(e.dataSize()), int(e.dataSize()))
 		if _, err := io.ReadFull(r, data); err != nil {
 			if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
 				return corrupt(e.d, "digest mismatch", nil) // shorter than it should be

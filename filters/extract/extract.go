@@ -18,6 +18,7 @@ import (
 	"github.com/bstools/bs/filters/gauge"
 	"github.com/bstools/bs/filters/rules"
 	"github.com/bstools/bs/filters/transcript"
+	"github.com/bstools/bs/internal/hugemem"
 	"github.com/bstools/bs/internal/spool"
 )
 
@@ -694,7 +695,7 @@ func (s *spill) put(it *item) error {
 // the same bytes give the same tree, so what was decided still holds.
 func (s *spill) take(it *item) error {
 	n := it.acct.Bytes
-	b := make([]byte, n)
+	b := hugemem.Make(n, n)
 	if _, err := s.f.ReadAt(b, it.spilled); err != nil {
 		return fmt.Errorf("reading back from the spill file: %w", err)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/bstools/bs/filters/gauge"
 	"github.com/bstools/bs/filters/internal/par"
 	"github.com/bstools/bs/filters/transcript"
+	"github.com/bstools/bs/internal/hugemem"
 	"github.com/bstools/bs/internal/spool"
 )
 
@@ -671,7 +672,8 @@ func write(ctx context.Context, w io.Writer, sp *spool.Spool, lines []line, d tr
 	}
 	readChunk := func(c int) (off int64, chunk []byte, err error) {
 		first, last := lines[chunks[c][0]], lines[chunks[c][1]-1]
-		chunk = make([]byte, last.off+int64(last.n)-first.off)
+		n := int(last.off + int64(last.n) - first.off)
+		chunk = hugemem.Make(n, n)
 		_, err = sp.ReadAt(chunk, first.off)
 		return first.off, chunk, err
 	}

@@ -147,7 +147,7 @@ func (b *lineBatch) parse(p *Parser, parseIf func([]byte) bool, annotate func(*T
 	b.notes = grow(b.notes, n)
 	b.skipped = grow(b.skipped, n)
 	b.nodes = 0
-	defer p.forget() // the parser would otherwise keep the last line alive
+	defer p.Forget() // the parser would otherwise keep the last line alive
 	for i, l := range b.lines {
 		b.errs[i], b.notes[i] = nil, nil
 		b.trees[i].Nodes = b.trees[i].Nodes[:0]

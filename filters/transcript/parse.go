@@ -89,9 +89,9 @@ func (p *Parser) Parse(line []byte) (*Tree, error) {
 	return &p.tree, nil
 }
 
-// forget drops the parser's references to the last line it parsed, so
+// Forget drops the parser's references to the last line it parsed, so
 // that a parser kept for later does not keep that line alive.
-func (p *Parser) forget() {
+func (p *Parser) Forget() {
 	p.tree.Src, p.tree.Nodes = nil, reusable(p.tree.Nodes)
 }
 

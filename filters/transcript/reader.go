@@ -137,7 +137,7 @@ func (p *longParts) fail(err error) error {
 
 // line returns the whole line, last appended, in memory of its size.
 func (p *longParts) line(last []byte) ([]byte, error) {
-	line := make([]byte, p.n+len(last))
+	line := hugemem.Make(p.n+len(last), p.n+len(last))
 	if p.f != nil {
 		defer p.f.Close()
 		if n, err := p.f.ReadAt(line[:p.n], 0); n < p.n {
@@ -285,8 +285,7 @@ func (r *Reader) NextView() (Line, error) {
 	}
 	switch {
 	case reread:
-		hugemem.Note(total + len(chunk))
-		line := make([]byte, total+len(chunk))
+		line := hugemem.Make(total+len(chunk), total+len(chunk))
 		if n, rerr := r.at.ReadAt(line, start); n < len(line) {
 			if rerr == nil || rerr == io.EOF {
 				rerr = io.ErrUnexpectedEOF
@@ -296,7 +295,6 @@ func (r *Reader) NextView() (Line, error) {
 		r.own = true
 		r.long = line
 	case parts != nil:
-		hugemem.Note(total + len(chunk))
 		line, perr := parts.line(chunk)
 		if perr != nil {
 			return Line{}, perr

@@ -52,6 +52,7 @@ type batch struct {
 
 // classifyBatch parses and classifies every line of b in dialect d.
 func (b *batch) classify(p *transcript.Parser, d transcript.Dialect, estimates bool) {
+	defer p.Forget() // the parser would otherwise keep the last line alive
 	rest := b.buf
 	for len(rest) > 0 {
 		n := len(rest)
@@ -147,6 +148,12 @@ func classifyLines(ctx context.Context, sp *spool.Spool, d transcript.Dialect, m
 		if err != nil {
 			batches.Stop()
 		}
+		if cap(b.buf) != batchSize {
+			// Grown for a long line, so not used again: let go of it now,
+			// for the reader may be waiting for a huge one to go before
+			// it reads the next (hugemem.Make).
+			b.buf, last = nil, nil
+		}
 	}
 	<-read
 	if err == nil {
@@ -179,8 +186,7 @@ func readBatches(sp *spool.Spool, free chan []byte, emit func([]byte) bool) erro
 				if err != nil {
 					return err
 				}
-				hugemem.Note(len(buf) + int(end-off))
-				grown := make([]byte, len(buf), len(buf)+int(max(end-off, 1)))
+				grown := hugemem.Make(len(buf), len(buf)+int(max(end-off, 1)))
 				copy(grown, buf)
 				buf = grown
 			}

@@ -20,6 +20,7 @@ import (
 	"github.com/bstools/bs/filters/gauge"
 	"github.com/bstools/bs/filters/internal/par"
 	"github.com/bstools/bs/filters/transcript"
+	"github.com/bstools/bs/internal/hugemem"
 	"github.com/bstools/bs/internal/spool"
 )
 
@@ -417,7 +418,7 @@ func write(ctx context.Context, name string, w io.Writer, sp *spool.Spool, p *pl
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			line := make([]byte, r.n)
+			line := hugemem.Make(r.n, r.n)
 			if _, err := io.ReadFull(rd, line); err != nil {
 				return eofUnexpected(err)
 			}
@@ -491,11 +492,18 @@ func writeLossy(ctx context.Context, name string, w io.Writer, sp *spool.Spool, 
 				}
 				rd.Discard(r.n)
 			} else {
-				long = slices.Grow(long[:0], r.n)[:r.n]
+				if r.n >= hugemem.Huge {
+					long = hugemem.Make(r.n, r.n) // not kept: Make waits for it to go
+				} else {
+					long = slices.Grow(long[:0], r.n)[:r.n]
+				}
 				if _, err := io.ReadFull(rd, long); err != nil {
 					return eofUnexpected(err)
 				}
 				line = long
+				if r.n >= hugemem.Huge {
+					long = nil
+				}
 			}
 			e, err := change(buf[:0], line, l, adj, opt)
 			if err != nil {

@@ -2,8 +2,11 @@ package hugemem
 
 import (
 	"math"
+	"runtime"
 	"runtime/debug"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // TestNote: a huge size raises the limit to Base beside it, a smaller one
@@ -34,4 +37,50 @@ func TestNote(t *testing.T) {
 	if got := debug.SetMemoryLimit(-1); got != math.MaxInt64 {
 		t.Fatalf("with GOMEMLIMIT set, Note set the limit to %d", got)
 	}
+}
+
+// TestMakeOneAtATime: a huge buffer is made once the one before is no
+// longer reachable, and not before.
+func TestMakeOneAtATime(t *testing.T) {
+	defer func(w time.Duration) { MaxWait = w }(MaxWait)
+	MaxWait = time.Minute
+	first := Make(0, Huge)
+	_ = first
+	var dropped atomic.Bool
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		dropped.Store(true)
+		first = nil // the only reference
+	}()
+	second := Make(Huge, Huge)
+	if !dropped.Load() {
+		t.Fatal("Make returned a second huge buffer while the first was reachable")
+	}
+	if len(second) != Huge {
+		t.Fatalf("len %d, want %d", len(second), Huge)
+	}
+	runtime.KeepAlive(second)
+}
+
+// TestMakeBounded: a buffer the caller keeps does not make the next Make
+// wait for ever, only MaxWait; and a buffer below Huge never waits.
+func TestMakeBounded(t *testing.T) {
+	defer func(w time.Duration) { MaxWait = w }(MaxWait)
+	MaxWait = 200 * time.Millisecond
+	kept := Make(Huge, Huge)
+	start := time.Now()
+	small := Make(10, 20)
+	if len(small) != 10 || cap(small) != 20 {
+		t.Fatalf("Make(10, 20): len %d cap %d", len(small), cap(small))
+	}
+	if waited := time.Since(start); waited >= MaxWait {
+		t.Errorf("a small buffer waited %v", waited)
+	}
+	start = time.Now()
+	next := Make(Huge, Huge)
+	if waited := time.Since(start); waited < MaxWait {
+		t.Errorf("Make returned after %v, though a huge buffer was still held, before MaxWait %v", waited, MaxWait)
+	}
+	runtime.KeepAlive(kept)
+	runtime.KeepAlive(next)
 }
