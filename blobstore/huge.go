@@ -215,27 +215,31 @@ func (p *packs) getHuge(ctx context.Context, e entry) (data []byte, read bool, e
 // holdsHuge is holds for copy e of a huge blob, read as a stream: nil when
 // it reads back as data.
 func (p *packs) holdsHuge(ctx context.Context, e entry, data []byte) error {
-	_, err := p.readHuge(ctx, e, func(r io.Reader) error {
-		buf := getBuf()
-		defer putBuf(buf)
-		chunk := grow(*buf, 1<<20)
-		*buf = chunk
-		for len(data) > 0 {
-			n, err := io.ReadFull(r, chunk[:min(len(chunk), len(data))])
-			if err != nil {
-				if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-					return corrupt(e.d, "digest mismatch", nil) // shorter than data
-				}
-				return decodeError(e.d, err)
-			}
-			if !bytes.Equal(chunk[:n], data[:n]) {
-				return corrupt(e.d, "digest mismatch", nil)
-			}
-			data = data[n:]
-		}
-		return atEnd(e.d, r)
-	})
+	_, err := p.readHuge(ctx, e, func(r io.Reader) error { return readsAs(e.d, r, data) })
 	return err
+}
+
+// readsAs checks that r, the decoder of blob d, reads exactly data,
+// comparing a piece at a time.
+func readsAs(d Digest, r io.Reader, data []byte) error {
+	buf := getBuf()
+	defer putBuf(buf)
+	chunk := grow(*buf, 1<<20)
+	*buf = chunk
+	for len(data) > 0 {
+		n, err := io.ReadFull(r, chunk[:min(len(chunk), len(data))])
+		if err != nil {
+			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+				return corrupt(d, "digest mismatch", nil) // shorter than data
+			}
+			return decodeError(d, err)
+		}
+		if !bytes.Equal(chunk[:n], data[:n]) {
+			return corrupt(d, "digest mismatch", nil)
+		}
+		data = data[n:]
+	}
+	return atEnd(d, r)
 }
 
 // atEnd checks that r, a decoder, has nothing after the data read from it.

@@ -546,6 +546,9 @@ func (l *Local) load(d Digest, buf *[]byte) ([]byte, error) {
 // into pooled buffers spares allocating them: bs extract re-run over a
 // session it has seen does this for every value.
 func (l *Local) readsBackAs(d Digest, data []byte) error {
+	if len(data) > hugeBlob {
+		return l.streamsBackAs(d, data)
+	}
 	buf, plain := getBuf(), getBuf()
 	defer putBuf(buf)
 	defer putBuf(plain)
@@ -555,6 +558,40 @@ func (l *Local) readsBackAs(d Digest, data []byte) error {
 	}
 	*plain, err = holds(l.dec, l.crypt, d, stored, data, (*plain)[:0])
 	return err
+}
+
+// streamsBackAs is readsBackAs of a huge blob (a value read twice in a
+// session, its first copy loose): the file is decoded as a stream and
+// compared as it goes, so that neither its stored form nor what it
+// decodes to is in memory beside data.
+func (l *Local) streamsBackAs(d Digest, data []byte) error {
+	_, name := l.paths(d)
+	f, err := os.Open(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return notFound(d, err)
+	}
+	if err != nil {
+		return fmt.Errorf("get blob %s: %w", d, err)
+	}
+	defer f.Close()
+	switch fi, err := f.Stat(); {
+	case err != nil:
+		return fmt.Errorf("get blob %s: %w", d, err)
+	case !fi.Mode().IsRegular():
+		return notFound(d, nil) // as load sees it
+	case fi.Size() > maxCompressedSize:
+		return corrupt(d, "file too large", nil)
+	}
+	compressed, err := l.crypt.openStream(d, f)
+	if err != nil {
+		return err
+	}
+	dec, err := zstd.NewReader(compressed, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(maxBlobSize))
+	if err != nil {
+		return err
+	}
+	defer dec.Close()
+	return readsAs(d, dec, data)
 }
 
 // holds returns nil when stored is a stored form of data, which the
