@@ -227,6 +227,10 @@ func (s *Sink) flush() {
 		}
 		s.budget.Release(it.size)
 	}
+	// Cleared, not only cut: the array would otherwise keep the lines
+	// written alive until items written later took their places, and a
+	// huge one keeps the reader of the next waiting (hugemem.Make).
+	clear(s.held)
 	s.held = s.held[:0]
 	s.heldBytes = 0
 	if err := s.w.Flush(); err != nil {

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+
+	"github.com/bstools/bs/internal/hugemem"
 )
 
 // BadLineError is a line that is not one valid JSON value. Filters pass such
@@ -110,9 +112,15 @@ func (s *Source) next(view bool) (Line, *Tree, error) {
 			return Line{}, nil, err
 		}
 	}
+	if len(s.p.tree.Src) >= hugemem.Huge {
+		// The parser would keep the last line alive while the reader
+		// waits for it to go before it reads a huge one (hugemem.Make).
+		s.p.Forget()
+	}
 	var line Line
 	if len(s.held) > 0 {
 		line = s.held[0]
+		s.held[0] = Line{}
 		s.held = s.held[1:]
 	} else if s.workers > 1 {
 		if s.pipe == nil {

@@ -55,21 +55,29 @@ func Note(n int) {
 	}
 }
 
-// MaxWait bounds how long Make waits for the huge buffers before it to be
-// let go of: a filter that holds two huge lines at once by design (two
-// results of one turn) must not wait on itself for ever, and one that
-// takes longer to store a line (a slow object store) may hold two.
-var MaxWait = 2 * time.Second
+// WaitRate bounds how long Make waits for the huge buffers before it to
+// be let go of: as long as storing c bytes takes at this rate (a filter
+// that is storing a line lets go of it within that), and at least
+// minWait. A filter that holds two huge lines at once by design (two
+// results of one turn, for bs archive) must not wait on itself for ever,
+// and one that stores a line more slowly (a slow object store) may hold
+// two.
+var WaitRate = 100 << 20 // bytes a second
+
+const minWait = 250 * time.Millisecond
 
 var (
 	making sync.Mutex
 	live   atomic.Int64             // bytes of the buffers Make gave that are still reachable
 	freed  = make(chan struct{}, 1) // a buffer's cleanup ran
+	// stuck is set when a wait ran out: the process holds huge buffers
+	// by design, and Make does not wait again until none is left.
+	stuck atomic.Bool
 )
 
 // Make returns a buffer of length n and capacity c for a line or blob.
-// From Huge bytes it first notes the size (Note) and waits, for MaxWait
-// at most, until no buffer Make gave before is still reachable,
+// From Huge bytes it first notes the size (Note) and waits, for a bounded
+// time (WaitRate), until no buffer Make gave before is still reachable,
 // collecting garbage to find out: a filter reads a huge line while it
 // still stores the one before, so without the wait it holds two copies.
 // The collector sees the buffer go (runtime.AddCleanup), whoever held it,
@@ -86,11 +94,13 @@ func Make(n, c int) []byte {
 	// both go on.
 	making.Lock()
 	defer making.Unlock()
-	wait()
+	wait(c)
 	b := make([]byte, n, c)
 	live.Add(int64(c))
 	runtime.AddCleanup(&b[:1][0], func(c int) {
-		live.Add(-int64(c))
+		if live.Add(-int64(c)) == 0 {
+			stuck.Store(false)
+		}
 		select {
 		case freed <- struct{}{}:
 		default:
@@ -99,12 +109,17 @@ func Make(n, c int) []byte {
 	return b
 }
 
-// wait returns once no buffer of Make's is reachable, or after MaxWait.
-func wait() {
-	deadline := time.Now().Add(MaxWait)
+// wait returns once no buffer of Make's is reachable, or once the time to
+// store c bytes has passed (WaitRate), or at once while stuck.
+func wait(c int) {
+	if live.Load() == 0 || stuck.Load() {
+		return
+	}
+	deadline := time.Now().Add(max(minWait, time.Duration(float64(c)/float64(WaitRate)*float64(time.Second))))
 	for pause := time.Millisecond; live.Load() > 0; pause = min(2*pause, 64*time.Millisecond) {
 		left := time.Until(deadline)
 		if left <= 0 {
+			stuck.Store(true)
 			return
 		}
 		runtime.GC() // cleanups run after the collection, on their own goroutine

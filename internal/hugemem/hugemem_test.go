@@ -42,8 +42,8 @@ func TestNote(t *testing.T) {
 // TestMakeOneAtATime: a huge buffer is made once the one before is no
 // longer reachable, and not before.
 func TestMakeOneAtATime(t *testing.T) {
-	defer func(w time.Duration) { MaxWait = w }(MaxWait)
-	MaxWait = time.Minute
+	defer func(r int) { WaitRate = r }(WaitRate)
+	WaitRate = 1 << 20 // a minute for a huge buffer
 	first := Make(0, Huge)
 	_ = first
 	var dropped atomic.Bool
@@ -62,25 +62,44 @@ func TestMakeOneAtATime(t *testing.T) {
 	runtime.KeepAlive(second)
 }
 
-// TestMakeBounded: a buffer the caller keeps does not make the next Make
-// wait for ever, only MaxWait; and a buffer below Huge never waits.
+// TestMakeBounded: a buffer the caller keeps makes the next Make wait only
+// so long, and the one after that not at all, until no huge buffer is
+// left; a buffer below Huge never waits.
 func TestMakeBounded(t *testing.T) {
-	defer func(w time.Duration) { MaxWait = w }(MaxWait)
-	MaxWait = 200 * time.Millisecond
+	defer func(r int) { WaitRate = r }(WaitRate)
+	WaitRate = 1 << 40 // minWait
 	kept := Make(Huge, Huge)
 	start := time.Now()
 	small := Make(10, 20)
 	if len(small) != 10 || cap(small) != 20 {
 		t.Fatalf("Make(10, 20): len %d cap %d", len(small), cap(small))
 	}
-	if waited := time.Since(start); waited >= MaxWait {
+	if waited := time.Since(start); waited >= minWait {
 		t.Errorf("a small buffer waited %v", waited)
 	}
 	start = time.Now()
 	next := Make(Huge, Huge)
-	if waited := time.Since(start); waited < MaxWait {
-		t.Errorf("Make returned after %v, though a huge buffer was still held, before MaxWait %v", waited, MaxWait)
+	if waited := time.Since(start); waited < minWait {
+		t.Errorf("Make returned after %v, though a huge buffer was still held, before %v", waited, minWait)
+	}
+	if !stuck.Load() {
+		t.Error("a wait that ran out did not leave Make stuck")
+	}
+	start = time.Now()
+	third := Make(Huge, Huge)
+	if waited := time.Since(start); waited >= minWait {
+		t.Errorf("stuck, Make waited %v", waited)
 	}
 	runtime.KeepAlive(kept)
 	runtime.KeepAlive(next)
+	runtime.KeepAlive(third)
+	// Once every huge buffer is gone, Make waits again.
+	kept, next, third = nil, nil, nil
+	for deadline := time.Now().Add(10 * time.Second); live.Load() > 0 && time.Now().Before(deadline); {
+		runtime.GC()
+		time.Sleep(time.Millisecond)
+	}
+	if live.Load() != 0 || stuck.Load() {
+		t.Fatalf("with no huge buffer left: live %d, stuck %v", live.Load(), stuck.Load())
+	}
 }
