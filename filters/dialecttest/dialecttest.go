@@ -63,21 +63,13 @@ func Run(t *testing.T, d transcript.Dialect, samples []Sample) {
 	for _, s := range samples {
 		t.Run(s.Name, func(t *testing.T) {
 			in := answers(t, d, s)
-			t.Run("marks", func(t *testing.T) {
-				for _, miss := range MarkMisses(d, s.Data) {
-					t.Error(miss)
-				}
-			})
-			t.Run("line-type", func(t *testing.T) {
-				for _, mix := range TypeMixes(d, s.Data) {
-					t.Error(mix)
-				}
-			})
-			t.Run("inserted", func(t *testing.T) {
-				for _, claim := range InsertedUserTexts(d, s.Data) {
-					t.Error(claim)
-				}
-			})
+			for _, c := range listed {
+				t.Run(c.name, func(t *testing.T) {
+					for _, wrong := range c.check(d, s.Data) {
+						t.Error(wrong)
+					}
+				})
+			}
 			t.Run("identity", func(t *testing.T) { checkIdentity(t, d, s.Data) })
 			t.Run("kept-number", func(t *testing.T) { checkKeptNumber(t, d, s.Data) })
 			t.Run("extract", func(t *testing.T) { checkExtract(t, d, s, in) })
@@ -103,6 +95,18 @@ func Run(t *testing.T, d transcript.Dialect, samples []Sample) {
 	if content > 0 && rolled == 0 {
 		t.Errorf("a forced roll evicted nothing in any sample: the dialect does not tell its messages")
 	}
+}
+
+// listed are the checks that list what a dialect answers wrong of a
+// sample's lines, each a subtest of a sample.
+var listed = []struct {
+	name  string
+	check func(transcript.Dialect, []byte) []string
+}{
+	{"marks", MarkMisses},
+	{"line-type", TypeMixes},
+	{"outer-type", OuterTypeMisses},
+	{"inserted", InsertedUserTexts},
 }
 
 // checkRegistry: --format finds the dialect by its names, help lists it,
@@ -181,25 +185,59 @@ func MarkMisses(d transcript.Dialect, data []byte) []string {
 // (the entry view's Message), each once: the web UI labels an entry with
 // its type, which must tell a message from the runtime's other lines.
 func TypeMixes(d transcript.Dialect, data []byte) []string {
-	type first struct {
-		line    int
-		message bool
-	}
-	seen := map[string]first{}
-	mixed := map[string]bool{}
 	var mixes []string
+	message := func(t *transcript.Tree) string { return strconv.FormatBool(transcript.View(t, d).Message) }
+	typeSplits(d, data, message, func(typ string, first, num int, _, _ string) {
+		mixes = append(mixes, fmt.Sprintf("lines %d and %d are of type %q, but one is a message and the other not", first, num, typ))
+	})
+	return mixes
+}
+
+// OuterTypeMisses lists the types (Dialect.LineType) of object lines of
+// data, in dialect d, that OuterType does not answer as a coarser type,
+// each once: a line of one that states no outer type, or two lines of
+// one whose outer types differ. bs stats breaks the bytes of other down
+// by the outer type, which must keep apart what the line type keeps
+// apart, but for what an envelope wraps.
+func OuterTypeMisses(d transcript.Dialect, data []byte) []string {
+	var misses []string
+	none := map[string]bool{}
 	for num, t := range objects(data) {
-		typ, message := d.LineType(t), transcript.View(t, d).Message
-		f, ok := seen[typ]
-		switch {
-		case !ok:
-			seen[typ] = first{num, message}
-		case f.message != message && !mixed[typ]:
-			mixed[typ] = true
-			mixes = append(mixes, fmt.Sprintf("lines %d and %d are of type %q, but one is a message and the other not", f.line, num, typ))
+		if typ := d.LineType(t); typ != "" && d.OuterType(t) == "" && !none[typ] {
+			none[typ] = true
+			misses = append(misses, fmt.Sprintf("line %d is of type %q but states no outer type: %.200s", num, typ, t.Src))
 		}
 	}
-	return mixes
+	typeSplits(d, data, d.OuterType, func(typ string, first, num int, a, b string) {
+		if typ != "" && !none[typ] {
+			misses = append(misses, fmt.Sprintf("lines %d and %d are of type %q, but of outer types %q and %q", first, num, typ, a, b))
+		}
+	})
+	return misses
+}
+
+// typeSplits calls split once for each type (Dialect.LineType) of the
+// object lines of data, in dialect d, whose lines answer differ, with the
+// first line of the type, the first whose answer differs from its, and
+// the two answers.
+func typeSplits(d transcript.Dialect, data []byte, answer func(*transcript.Tree) string, split func(typ string, first, num int, a, b string)) {
+	type seen struct {
+		line   int
+		answer string
+	}
+	first := map[string]seen{}
+	told := map[string]bool{}
+	for num, t := range objects(data) {
+		typ, a := d.LineType(t), answer(t)
+		f, ok := first[typ]
+		switch {
+		case !ok:
+			first[typ] = seen{num, a}
+		case f.answer != a && !told[typ]:
+			told[typ] = true
+			split(typ, f.line, num, f.answer, a)
+		}
+	}
 }
 
 // InsertedUserTexts lists the texts that Converse tells, of the object

@@ -33,6 +33,9 @@ func (parley) SessionDirs() []string { return []string{".parley/sessions"} }
 // LineType: who speaks (human, bot, tool, host, ledger).
 func (parley) LineType(t *transcript.Tree) string { return t.Str(t.Get(0, "who")) }
 
+// OuterType: who speaks, as LineType (a parley line wraps nothing).
+func (p parley) OuterType(t *transcript.Tree) string { return p.LineType(t) }
+
 // WorkDir: the header's dir.
 func (parley) WorkDir(t *transcript.Tree) string { return t.Str(t.Get(0, "dir")) }
 
@@ -284,6 +287,11 @@ type untyped struct{ parley }
 
 func (untyped) LineType(*transcript.Tree) string { return "" }
 
+// flat is parley stating no outer type: its lines' types are lost.
+type flat struct{ parley }
+
+func (flat) OuterType(*transcript.Tree) string { return "" }
+
 // presumptuous is parley taking every user text for one its host put in.
 type presumptuous struct{ parley }
 
@@ -291,8 +299,8 @@ func (presumptuous) Inserted(string) bool { return true }
 
 // TestChecksNameWrongAnswers: each of the suite's checks that list what
 // a dialect answers wrong names the lines of a parley that gets one answer
-// wrong (forgets its marks or its types, takes the user's texts for its
-// host's), and none of parley's.
+// wrong (forgets its marks, its types or its outer types, takes the
+// user's texts for its host's), and none of parley's.
 func TestChecksNameWrongAnswers(t *testing.T) {
 	data := samples(t, filepath.Join("testdata", "parley.jsonl"))[0].Data
 	for _, c := range []struct {
@@ -304,6 +312,7 @@ func TestChecksNameWrongAnswers(t *testing.T) {
 	}{
 		{"MarkMisses", dialecttest.MarkMisses, forgetful{}, 5, "two meters, spend and usage, and the header's dir"},
 		{"TypeMixes", dialecttest.TypeMixes, untyped{}, 1, `the type "": the header is no message, the human's line after it is`},
+		{"OuterTypeMisses", dialecttest.OuterTypeMisses, flat{}, 3, "the types human, bot and tool"},
 		{"InsertedUserTexts", dialecttest.InsertedUserTexts, presumptuous{}, 2, "the human's two lines"},
 	} {
 		if got := c.check(parley{}, data); len(got) > 0 {

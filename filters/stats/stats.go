@@ -163,11 +163,12 @@ type Report struct {
 	Extracted        Amount  `json:"extracted"`
 	ExtractedEntries int     `json:"extracted_entries"`
 	Largest          []Entry `json:"largest"`
-	// OtherBy breaks the bytes of other down by the line type and the
-	// top-level member that holds them, most first: what fills a file
-	// besides the conversation (progress lines' data, tool results'
-	// copies, snapshots). Field "" is the keys and punctuation of the
-	// lines; type "(not JSON)" the lines that are not.
+	// OtherBy breaks the bytes of other down by the type a line states
+	// of itself (Dialect.OuterType) and the top-level member that holds
+	// them, most first: what fills a file besides the conversation
+	// (progress lines' data, tool results' copies, snapshots). Field ""
+	// is the keys and punctuation of the lines; type "(not JSON)" the
+	// lines that are not.
 	OtherBy   []OtherPart `json:"other_by"`
 	WouldFree *Free       `json:"would_free,omitempty"`
 	// Context is the gauge of the transcript: the context its runtime
@@ -431,11 +432,15 @@ func count(ctx context.Context, name string, r io.Reader, opt Options) (*Report,
 	return c.rep, nil
 }
 
-// otherOf breaks the line's bytes of other down by its type and its
-// top-level members: each member's bytes but its values counted under
-// another kind, and the rest of the line (keys, punctuation) under "".
-func (c *counter) otherOf(line transcript.Line, t *transcript.Tree) {
-	typ := t.Str(t.Get(0, "type"))
+// otherOf breaks the line's bytes of other down by the type it states of
+// itself (Dialect.OuterType) and its top-level members: each member's
+// bytes but its values counted under another kind, and the rest of the
+// line (keys, punctuation) under "".
+func (c *counter) otherOf(line transcript.Line, t *transcript.Tree, d transcript.Dialect) {
+	typ := ""
+	if t.Nodes[0].Kind == '{' {
+		typ = d.OuterType(t)
+	}
 	if typ == "" {
 		typ = "(no type)"
 	}
@@ -524,7 +529,7 @@ func (c *counter) line(line transcript.Line, t *transcript.Tree, d transcript.Di
 		valueBytes += int64(sp.end - sp.start)
 	}
 	c.rep.Kinds[Other].Bytes += int64(line.Len()) - valueBytes
-	c.otherOf(line, t)
+	c.otherOf(line, t, d)
 
 	// The line's tokens, part by part, as the gauge counts them.
 	c.slots = c.slots[:0]

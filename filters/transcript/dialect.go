@@ -63,6 +63,10 @@ type Dialect interface {
 	// own words (its type; for an envelope, with the type of what it
 	// wraps): what the web UI labels an entry with. "" when t says none.
 	LineType(t *Tree) string
+	// OuterType is the type object line t states of itself: LineType
+	// without the type of what an envelope wraps. bs stats breaks the
+	// bytes of other down by it. "" when t states none.
+	OuterType(t *Tree) string
 	// WorkDir is the working directory object line t names: the project
 	// the session works in, which the web UI lists a session under; ""
 	// when t names none (Marks.WorkDir marks the lines that name one).

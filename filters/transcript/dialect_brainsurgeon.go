@@ -21,6 +21,9 @@ func (brainSurgeon) SessionDirs() []string { return nil }
 // LineType: the line's type (user_message, tool_call, …).
 func (brainSurgeon) LineType(t *Tree) string { return t.Str(t.Get(0, "type")) }
 
+// OuterType: the line's type, as LineType.
+func (b brainSurgeon) OuterType(t *Tree) string { return b.LineType(t) }
+
 // WorkDir: none; the flat format names no directory.
 func (brainSurgeon) WorkDir(*Tree) string { return "" }
 

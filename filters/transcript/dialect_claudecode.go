@@ -26,6 +26,9 @@ func (claudeCode) SessionDirs() []string { return []string{".claude/projects"} }
 // LineType: the line's type (user, assistant, system, progress, …).
 func (claudeCode) LineType(t *Tree) string { return t.Str(t.Get(0, "type")) }
 
+// OuterType: the line's type, as LineType.
+func (c claudeCode) OuterType(t *Tree) string { return c.LineType(t) }
+
 // WorkDir: the cwd every line of the conversation carries.
 func (claudeCode) WorkDir(t *Tree) string { return t.Str(t.Get(0, "cwd")) }
 

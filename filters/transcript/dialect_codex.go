@@ -33,6 +33,9 @@ func (codex) LineType(t *Tree) string {
 	return typ
 }
 
+// OuterType: the envelope's type alone (response_item, event_msg, …).
+func (codex) OuterType(t *Tree) string { return t.Str(t.Get(0, "type")) }
+
 // WorkDir: the cwd of session_meta's and turn_context's payload.
 func (codex) WorkDir(t *Tree) string { return t.Str(t.Path(0, "payload", "cwd")) }
 

@@ -21,6 +21,9 @@ func (generic) SessionDirs() []string { return nil }
 // LineType: the line's type, where a chat line carries one.
 func (generic) LineType(t *Tree) string { return t.Str(t.Get(0, "type")) }
 
+// OuterType: the line's type, as LineType.
+func (g generic) OuterType(t *Tree) string { return g.LineType(t) }
+
 // WorkDir: none; chat lines name no directory.
 func (generic) WorkDir(*Tree) string { return "" }
 

@@ -22,6 +22,9 @@ func (openClaw) SessionDirs() []string { return []string{".openclaw/agents", ".p
 // LineType: the entry's type (message, compaction, session, …).
 func (openClaw) LineType(t *Tree) string { return t.Str(t.Get(0, "type")) }
 
+// OuterType: the entry's type, as LineType (pi's entries wrap nothing).
+func (o openClaw) OuterType(t *Tree) string { return o.LineType(t) }
+
 // WorkDir: the cwd of the session header.
 func (openClaw) WorkDir(t *Tree) string { return t.Str(t.Get(0, "cwd")) }
 
