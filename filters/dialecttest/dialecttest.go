@@ -106,6 +106,8 @@ var listed = []struct {
 	{"marks", MarkMisses},
 	{"line-type", TypeMixes},
 	{"outer-type", OuterTypeMisses},
+	{"speaker", SpeakerMisses},
+	{"tool-values", ToolValueMisses},
 	{"inserted", InsertedUserTexts},
 }
 
@@ -238,6 +240,74 @@ func typeSplits(d transcript.Dialect, data []byte, answer func(*transcript.Tree)
 			split(typ, f.line, num, f.answer, a)
 		}
 	}
+}
+
+// SpeakerMisses lists the object lines of data, in dialect d, that are a
+// prompt or an answer (Dialect.Turn) holding a text Speaker does not give
+// to the user or the assistant: bs stats would count a prompt's text as
+// the assistant's, or as neither's.
+func SpeakerMisses(d transcript.Dialect, data []byte) []string {
+	var misses []string
+	for num, t := range objects(data) {
+		e := transcript.View(t, d)
+		turn := d.Turn(t, &e)
+		want := ""
+		switch {
+		case turn.Prompt:
+			want = "user"
+		case turn.Assistant:
+			want = "assistant"
+		default:
+			continue
+		}
+		for _, v := range e.Values {
+			if v.Kind != transcript.Text {
+				continue
+			}
+			if got := d.Speaker(t, &e, v.Node); got != want {
+				misses = append(misses, fmt.Sprintf("line %d: Speaker gives the text at %s to %q, on a line Turn reads as the %s's", num, v.Pointer, got, want))
+				break
+			}
+		}
+	}
+	return misses
+}
+
+// ToolValueMisses lists the values of tool calls and results of the
+// object lines of data, in dialect d, whose tool CallName and
+// AnsweredCall do not find as the entry view pairs them: a call's value
+// outside every call the entry makes (Entry.Tools), a result's inside one
+// the view does not say the line answers, and a line that answers a call
+// (Entry.Answers) and holds results none of which AnsweredCall finds in
+// it. bs stats files their tokens under the tool they find.
+func ToolValueMisses(d transcript.Dialect, data []byte) []string {
+	var misses []string
+	for num, t := range objects(data) {
+		e := transcript.View(t, d)
+		found := map[string]bool{}
+		results := false
+		for _, v := range e.Values {
+			switch v.Kind {
+			case transcript.ToolCall:
+				if name := d.CallName(t, v.Node); !slices.Contains(e.Tools, name) {
+					misses = append(misses, fmt.Sprintf("line %d: CallName finds %q for the call's value at %s, not one of the tools %q the line calls", num, name, v.Pointer, e.Tools))
+				}
+			case transcript.ToolResult:
+				results = true
+				id := d.AnsweredCall(t, v.Node)
+				if id != "" && id != v.Call && !slices.Contains(e.Answers, id) {
+					misses = append(misses, fmt.Sprintf("line %d: AnsweredCall finds call %q for the result's value at %s, which the line does not answer (%q)", num, id, v.Pointer, e.Answers))
+				}
+				found[id] = true
+			}
+		}
+		for _, id := range e.Answers {
+			if results && !found[id] {
+				misses = append(misses, fmt.Sprintf("line %d answers call %q, but AnsweredCall finds it for none of its results", num, id))
+			}
+		}
+	}
+	return misses
 }
 
 // InsertedUserTexts lists the texts that Converse tells, of the object

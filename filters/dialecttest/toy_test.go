@@ -71,6 +71,28 @@ func (parley) ViewEntry(t *transcript.Tree, e *transcript.Entry) {
 	}
 }
 
+// Speaker: a line is one message, said by the entry's role.
+func (parley) Speaker(_ *transcript.Tree, e *transcript.Entry, _ int) string { return e.Role }
+
+// CallName: the fn of the entry of a bot's calls that holds node.
+func (parley) CallName(t *transcript.Tree, node int) string {
+	calls := t.Get(0, "calls")
+	for a := node; a >= 0 && calls >= 0; a = t.Nodes[a].Parent {
+		if t.Nodes[a].Parent == calls {
+			return t.Str(t.Get(a, "fn"))
+		}
+	}
+	return ""
+}
+
+// AnsweredCall: a tool line's ref.
+func (parley) AnsweredCall(t *transcript.Tree, _ int) string {
+	if t.Str(t.Get(0, "who")) != "tool" {
+		return ""
+	}
+	return t.Str(t.Get(0, "ref"))
+}
+
 // IsCompaction: parley has no compaction of its own.
 func (parley) IsCompaction(*transcript.Tree) bool { return false }
 
@@ -292,6 +314,18 @@ type flat struct{ parley }
 
 func (flat) OuterType(*transcript.Tree) string { return "" }
 
+// mute is parley giving no text a speaker.
+type mute struct{ parley }
+
+func (mute) Speaker(*transcript.Tree, *transcript.Entry, int) string { return "" }
+
+// callless is parley finding no call for the values of its calls and
+// results.
+type callless struct{ parley }
+
+func (callless) CallName(*transcript.Tree, int) string     { return "" }
+func (callless) AnsweredCall(*transcript.Tree, int) string { return "" }
+
 // presumptuous is parley taking every user text for one its host put in.
 type presumptuous struct{ parley }
 
@@ -299,8 +333,9 @@ func (presumptuous) Inserted(string) bool { return true }
 
 // TestChecksNameWrongAnswers: each of the suite's checks that list what
 // a dialect answers wrong names the lines of a parley that gets one answer
-// wrong (forgets its marks, its types or its outer types, takes the
-// user's texts for its host's), and none of parley's.
+// wrong (forgets its marks, its types or its outer types, gives its texts
+// no speaker, finds no call for its tool values, takes the user's texts
+// for its host's), and none of parley's.
 func TestChecksNameWrongAnswers(t *testing.T) {
 	data := samples(t, filepath.Join("testdata", "parley.jsonl"))[0].Data
 	for _, c := range []struct {
@@ -313,6 +348,8 @@ func TestChecksNameWrongAnswers(t *testing.T) {
 		{"MarkMisses", dialecttest.MarkMisses, forgetful{}, 5, "two meters, spend and usage, and the header's dir"},
 		{"TypeMixes", dialecttest.TypeMixes, untyped{}, 1, `the type "": the header is no message, the human's line after it is`},
 		{"OuterTypeMisses", dialecttest.OuterTypeMisses, flat{}, 3, "the types human, bot and tool"},
+		{"SpeakerMisses", dialecttest.SpeakerMisses, mute{}, 5, "the human's two lines and the bot's three"},
+		{"ToolValueMisses", dialecttest.ToolValueMisses, callless{}, 2, "the bot's call and the tool's result"},
 		{"InsertedUserTexts", dialecttest.InsertedUserTexts, presumptuous{}, 2, "the human's two lines"},
 	} {
 		if got := c.check(parley{}, data); len(got) > 0 {

@@ -498,17 +498,15 @@ func (c *counter) line(line transcript.Line, t *transcript.Tree, d transcript.Di
 	c.spans = c.spans[:0]
 	for _, v := range e.Values {
 		n := t.Nodes[v.Node]
-		sp := span{node: v.Node, start: n.Start, end: n.End, kind: c.kindOf(t, &e, v)}
-		sp.tool = c.toolOf(t, &e, v.Node, sp.kind)
+		sp := span{node: v.Node, start: n.Start, end: n.End, kind: c.kindOf(t, d, &e, v)}
+		sp.tool = c.toolOf(t, d, &e, v.Node, sp.kind)
 		c.spans = append(c.spans, sp)
 	}
 	sort.Slice(c.spans, func(i, j int) bool { return c.spans[i].start < c.spans[j].start })
 	for _, name := range e.Tools {
 		c.tool(name).Calls++
 	}
-	if len(e.Tools) > 0 {
-		c.register(t)
-	}
+	c.register(&e)
 	clear(c.ext)
 	if e.Extracted >= 0 && t.Nodes[e.Extracted].Kind == '{' {
 		c.extracted(line.Num, t, &e)
@@ -646,9 +644,8 @@ func (c *counter) inside(start, end int) *span {
 	return nil
 }
 
-// kindOf maps a candidate value to its bucket: text by the role of the
-// message it is in.
-func (c *counter) kindOf(t *transcript.Tree, e *transcript.Entry, v transcript.Value) Kind {
+// kindOf maps a candidate value to its bucket: text by who says it.
+func (c *counter) kindOf(t *transcript.Tree, d transcript.Dialect, e *transcript.Entry, v transcript.Value) Kind {
 	switch v.Kind {
 	case transcript.ToolCall:
 		return ToolCall
@@ -661,14 +658,7 @@ func (c *counter) kindOf(t *transcript.Tree, e *transcript.Entry, v transcript.V
 	case transcript.Bookkeeping:
 		return Other // never in the context, whatever role its subagent message has
 	}
-	role := e.Role
-	for a := t.Nodes[v.Node].Parent; a >= 0; a = t.Nodes[a].Parent {
-		if r := t.Get(a, "role"); r >= 0 && t.Nodes[r].Kind == '"' {
-			role = t.Str(r)
-			break
-		}
-	}
-	switch role {
+	switch d.Speaker(t, e, v.Node) {
 	case "user":
 		return User
 	case "assistant":
@@ -677,14 +667,14 @@ func (c *counter) kindOf(t *transcript.Tree, e *transcript.Entry, v transcript.V
 	return Other
 }
 
-// toolOf names the tool a tool call or result belongs to.
-func (c *counter) toolOf(t *transcript.Tree, e *transcript.Entry, node int, k Kind) string {
+// toolOf names the tool a tool call or result belongs to: the call's, or
+// the one the result's line names, else that of the call it answers, made
+// on an earlier line.
+func (c *counter) toolOf(t *transcript.Tree, d transcript.Dialect, e *transcript.Entry, node int, k Kind) string {
 	switch k {
 	case ToolCall:
-		for a := t.Nodes[node].Parent; a >= 0; a = t.Nodes[a].Parent {
-			if name := callName(t, a); name != "" {
-				return name
-			}
+		if name := d.CallName(t, node); name != "" {
+			return name
 		}
 		if len(e.Tools) > 0 && e.Tools[0] != "" {
 			return e.Tools[0]
@@ -693,14 +683,8 @@ func (c *counter) toolOf(t *transcript.Tree, e *transcript.Entry, node int, k Ki
 		if e.ToolName != "" {
 			return e.ToolName
 		}
-		for a := node; a >= 0; a = t.Nodes[a].Parent {
-			for _, f := range resultIDFields {
-				if id := t.Str(t.Get(a, f)); id != "" {
-					if name, ok := c.pending[id]; ok {
-						return name
-					}
-				}
-			}
+		if name, ok := c.pending[d.AnsweredCall(t, node)]; ok {
+			return name
 		}
 	default:
 		return ""
@@ -708,46 +692,20 @@ func (c *counter) toolOf(t *transcript.Tree, e *transcript.Entry, node int, k Ki
 	return noTool
 }
 
-// resultIDFields name the call a result answers, across dialects.
-var resultIDFields = []string{"tool_use_id", "toolCallId", "call_id", "tool_call_id"}
-
-// callName is the tool name on object a: name, function.name (chat
-// completions) or toolName (BrainSurgeon).
-func callName(t *transcript.Tree, a int) string {
-	if t.Nodes[a].Kind != '{' {
-		return ""
-	}
-	for _, p := range [][]string{{"name"}, {"function", "name"}, {"toolName"}} {
-		if i := t.Path(a, p...); i >= 0 && t.Nodes[i].Kind == '"' {
-			return t.Str(i)
-		}
-	}
-	return ""
-}
-
 // register remembers the ids of the tool calls a line makes, so that
 // results that name only the id find the tool.
-func (c *counter) register(t *transcript.Tree) {
-	for i := range t.Nodes {
-		if t.Nodes[i].Kind != '{' {
+func (c *counter) register(e *transcript.Entry) {
+	for i, id := range e.CallIDs {
+		if id == "" || e.Tools[i] == "" {
 			continue
 		}
-		id := t.Str(t.Get(i, "id"))
-		if id == "" {
-			id = t.Str(t.Get(i, "call_id"))
-		}
-		if id == "" {
-			continue
-		}
-		if name := callName(t, i); name != "" {
-			if len(c.pending) >= maxPending {
-				for k := range c.pending {
-					delete(c.pending, k)
-					break
-				}
+		if len(c.pending) >= maxPending {
+			for k := range c.pending {
+				delete(c.pending, k)
+				break
 			}
-			c.pending[id] = name
 		}
+		c.pending[id] = e.Tools[i]
 	}
 }
 
@@ -841,9 +799,8 @@ func (c *counter) largest(line transcript.Line, e *transcript.Entry, tokens int,
 			best = k
 		}
 	}
-	// The tool of its largest call or result (a Claude Code result names
-	// only the call's id, which the tool is found by), else the one the
-	// entry names.
+	// The tool of its largest call or result (a result whose line names
+	// only the call's id is found by it), else the one the entry names.
 	tool := bigTool
 	if tool == "" {
 		tool = e.ToolName

@@ -33,6 +33,21 @@ type Dialect interface {
 	// dialect decides: role, time, message, tool calls, the candidate
 	// values and the session id of a header (see View).
 	ViewEntry(t *Tree, e *Entry)
+	// Speaker is the role, in the words of the entry view's Role (user,
+	// assistant, …), of whoever says the text at node of line t, viewed
+	// as e: the role of the message that holds it (a line may hold
+	// several), else e's. bs stats counts a text as the user's or the
+	// assistant's by it.
+	Speaker(t *Tree, e *Entry, node int) string
+	// CallName is the tool named by the call of line t whose arguments
+	// hold node, "" when no call of the line does. AnsweredCall is the id
+	// of the call whose result, in the runtime's shape of a result, holds
+	// node: "" when none does, as for a copy of a result the runtime
+	// keeps beside it. bs stats files the tokens of a value of a call or
+	// a result under its tool by them (a result's under the tool of the
+	// call of that id an earlier entry made: Entry.CallIDs).
+	CallName(t *Tree, node int) string
+	AnsweredCall(t *Tree, node int) string
 	// Spends reports whether object line t carries what cost reports
 	// read; SpendRecord is the spend record that stands for it (see
 	// SpendRecord), or nil when the dialect has none.

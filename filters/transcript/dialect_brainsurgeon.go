@@ -38,6 +38,23 @@ func (brainSurgeon) ViewEntry(t *Tree, e *Entry) {
 	v.brainsurgeon()
 }
 
+// Speaker: the entry's role, from its type, unless a message member
+// names its own.
+func (brainSurgeon) Speaker(t *Tree, e *Entry, node int) string { return roleAbove(t, node, e.Role) }
+
+// CallName: a tool_call entry's tool (toolName, else name), for all it
+// holds.
+func (brainSurgeon) CallName(t *Tree, node int) string {
+	if t.Str(t.Get(0, "type")) != "tool_call" {
+		return ""
+	}
+	return firstNonEmpty(t.Str(t.Get(0, "toolName")), t.Str(t.Get(0, "name")))
+}
+
+// AnsweredCall: none; calls carry no ids, and a tool_result names its
+// tool (Entry.ToolName).
+func (brainSurgeon) AnsweredCall(*Tree, int) string { return "" }
+
 // Spends: the flat format records no usage.
 func (brainSurgeon) Spends(*Tree) bool                                { return false }
 func (brainSurgeon) SpendRecord(*Tree, string, string, string) []byte { return nil }

@@ -51,6 +51,22 @@ func (claudeCode) ViewEntry(t *Tree, e *Entry) {
 	v.claude()
 }
 
+// Speaker: the role of the message (message.role).
+func (claudeCode) Speaker(t *Tree, e *Entry, node int) string { return roleAbove(t, node, e.Role) }
+
+// CallName: the name of the tool_use block of the message's content
+// whose input holds node.
+func (claudeCode) CallName(t *Tree, node int) string {
+	return anthropicCall(t, t.Path(0, "message", "content"), node)
+}
+
+// AnsweredCall: the tool_use_id of the tool_result block of the
+// message's content that holds node. The line's toolUseResult, the
+// runtime's own record of that result, is beside the block, not in it.
+func (claudeCode) AnsweredCall(t *Tree, node int) string {
+	return anthropicAnswer(t, t.Path(0, "message", "content"), node)
+}
+
 // Spends: an answer, or a subagent's answer inside a progress line.
 func (claudeCode) Spends(t *Tree) bool {
 	str := func(names ...string) string { return t.Str(t.Path(0, names...)) }

@@ -48,6 +48,35 @@ func (codex) ViewEntry(t *Tree, e *Entry) {
 	v.codex()
 }
 
+// Speaker: the role of the payload (a message item's), else the entry's.
+func (codex) Speaker(t *Tree, e *Entry, node int) string { return roleAbove(t, node, e.Role) }
+
+// CallName: the name of a function_call or custom_tool_call item, for
+// its arguments or input.
+func (codex) CallName(t *Tree, node int) string {
+	p := t.Get(0, "payload")
+	switch t.Str(t.Get(p, "type")) {
+	case "function_call", "custom_tool_call":
+		if inside(t, p, node) {
+			return t.Str(t.Get(p, "name"))
+		}
+	}
+	return ""
+}
+
+// AnsweredCall: the call_id of a call's output item, or of the event
+// that reports a command's or a patch's end, for what it holds.
+func (codex) AnsweredCall(t *Tree, node int) string {
+	p := t.Get(0, "payload")
+	switch t.Str(t.Get(p, "type")) {
+	case "function_call_output", "custom_tool_call_output", "exec_command_end", "patch_apply_end":
+		if inside(t, p, node) {
+			return t.Str(t.Get(p, "call_id"))
+		}
+	}
+	return ""
+}
+
 // Spends: the token_count events, and the turn_context lines (cost
 // reports price each count by the model of the turn before it).
 func (codex) Spends(t *Tree) bool {

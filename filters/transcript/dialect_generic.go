@@ -34,6 +34,56 @@ func (generic) ViewEntry(t *Tree, e *Entry) {
 	v.generic()
 }
 
+// Speaker: the role of the chat message holding the text (a line of
+// messages holds several).
+func (generic) Speaker(t *Tree, e *Entry, node int) string { return roleAbove(t, node, e.Role) }
+
+// chatMessageOf is the chat message of line t that holds node: one of
+// its messages, or the line itself; -1 for none.
+func chatMessageOf(t *Tree, node int) int {
+	if msgs := t.Get(0, "messages"); msgs >= 0 {
+		return blockOf(t, msgs, node)
+	}
+	if t.Get(0, "role") >= 0 {
+		return 0
+	}
+	return -1
+}
+
+// CallName: the function name of the entry of a message's tool_calls
+// whose arguments hold node, or the name of a tool_use block of its
+// content.
+func (generic) CallName(t *Tree, node int) string {
+	m := chatMessageOf(t, node)
+	if m < 0 {
+		return ""
+	}
+	if c := blockOf(t, t.Get(m, "tool_calls"), node); c >= 0 {
+		return t.Str(t.Path(c, "function", "name"))
+	}
+	return anthropicCall(t, t.Get(m, "content"), node)
+}
+
+// AnsweredCall: the tool_use_id of a tool_result block holding node, else
+// the tool_call_id of a tool message.
+func (generic) AnsweredCall(t *Tree, node int) string {
+	m := chatMessageOf(t, node)
+	if m < 0 {
+		return ""
+	}
+	content := t.Get(m, "content")
+	if id := anthropicAnswer(t, content, node); id != "" {
+		return id
+	}
+	switch t.Str(t.Get(m, "role")) {
+	case "tool", "function":
+		if inside(t, content, node) {
+			return t.Str(t.Get(m, "tool_call_id"))
+		}
+	}
+	return ""
+}
+
 // Spends: chat lines record no usage.
 func (generic) Spends(*Tree) bool                                { return false }
 func (generic) SpendRecord(*Tree, string, string, string) []byte { return nil }

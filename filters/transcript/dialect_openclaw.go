@@ -43,6 +43,26 @@ func (openClaw) ViewEntry(t *Tree, e *Entry) {
 	v.openclaw()
 }
 
+// Speaker: the role of the message (message.role); a custom_message's is
+// the entry's.
+func (openClaw) Speaker(t *Tree, e *Entry, node int) string { return roleAbove(t, node, e.Role) }
+
+// CallName: the name of the toolCall block of the message's content
+// whose arguments hold node.
+func (openClaw) CallName(t *Tree, node int) string {
+	return t.Str(t.Get(blockAbove(t, t.Path(0, "message", "content"), node, "toolCall"), "name"))
+}
+
+// AnsweredCall: a toolResult message's toolCallId, for what the message
+// holds.
+func (openClaw) AnsweredCall(t *Tree, node int) string {
+	msg := t.Get(0, "message")
+	if t.Str(t.Get(msg, "role")) != "toolResult" || !inside(t, msg, node) {
+		return ""
+	}
+	return t.Str(t.Get(msg, "toolCallId"))
+}
+
 func (openClaw) Spends(t *Tree) bool {
 	str := func(names ...string) string { return t.Str(t.Path(0, names...)) }
 	return str("type") == "message" && str("message", "role") == "assistant" && t.Path(0, "message", "usage") >= 0

@@ -298,6 +298,65 @@ func (v *viewer) blocks(content int, textKind Kind, each func(b int, typ string)
 	v.t.Children(content, func(b, _ int) { each(b, v.str(b, "type")) })
 }
 
+// roleAbove is the role member of the nearest object above node that
+// has one, else role: who says a text, where the message holding it
+// names its role (Dialect.Speaker).
+func roleAbove(t *Tree, node int, role string) string {
+	for a := t.Nodes[node].Parent; a >= 0; a = t.Nodes[a].Parent {
+		if r := t.Get(a, "role"); r >= 0 && t.Nodes[r].Kind == '"' {
+			return t.Str(r)
+		}
+	}
+	return role
+}
+
+// blockOf is the element of array list that holds node (or is it), or
+// -1 when node is not inside list: the message of a line of several, the
+// entry of a list of calls.
+func blockOf(t *Tree, list, node int) int {
+	if list < 0 || t.Nodes[list].Kind != '[' {
+		return -1
+	}
+	for a := node; a >= 0; a = t.Nodes[a].Parent {
+		if t.Nodes[a].Parent == list {
+			return a
+		}
+	}
+	return -1
+}
+
+// inside reports whether node is obj or below it.
+func inside(t *Tree, obj, node int) bool {
+	if obj < 0 {
+		return false
+	}
+	for a := node; a >= 0; a = t.Nodes[a].Parent {
+		if a == obj {
+			return true
+		}
+	}
+	return false
+}
+
+// blockAbove is the nearest object of type typ at or above node inside
+// content: the block of a message's content (a tool call, a result) that
+// a value is in; -1 when there is none or node is not in content.
+func blockAbove(t *Tree, content, node int, typ string) int {
+	if content < 0 {
+		return -1
+	}
+	found := -1
+	for a := node; a >= 0; a = t.Nodes[a].Parent {
+		if a == content {
+			return found
+		}
+		if found < 0 && t.Nodes[a].Kind == '{' && t.Str(t.Get(a, "type")) == typ {
+			found = a
+		}
+	}
+	return -1
+}
+
 // --- Anthropic-style blocks (Claude Code, generic chat) ---------------
 
 // anthropicContent handles Messages API content: a string or an array of
@@ -325,6 +384,18 @@ func (v *viewer) anthropicContent(content int, textKind Kind) {
 			v.addImage(b, t.Path(b, "source", "data"), textKind, "text")
 		}
 	})
+}
+
+// anthropicCall is the tool named by the tool_use block of Messages API
+// content whose input holds node, "" when none does.
+func anthropicCall(t *Tree, content, node int) string {
+	return t.Str(t.Get(blockAbove(t, content, node, "tool_use"), "name"))
+}
+
+// anthropicAnswer is the call a tool_result block of Messages API
+// content that holds node answers, "" when none does.
+func anthropicAnswer(t *Tree, content, node int) string {
+	return t.Str(t.Get(blockAbove(t, content, node, "tool_result"), "tool_use_id"))
 }
 
 // ToolNamer follows a transcript's tool calls in order, so that the values
