@@ -219,15 +219,16 @@ func countChars(raw []byte, limit int) int {
 			}
 			w := binary.LittleEndian.Uint64(s[i:])
 			bs := bytesEqual(w, '\\')
-			if bs == 0 {
-				n += 8 - continuations(w)
-				continue
-			}
 			// A word whose every backslash starts a two-byte escape
 			// (\n, \t, \"): each backslash and the byte it escapes are
 			// one character, the escaped byte counted as any other,
 			// also when it begins the next word. Anything else (\\, \u)
-			// goes byte by byte.
+			// goes byte by byte. A word without a backslash is the same
+			// sum, with none to subtract, and is not singled out: in
+			// agent text about every other word holds one, at random,
+			// and a branch on it, mispredicted half the time, cost more
+			// than the sum (BenchmarkStringCharsEscaped: 0.9 GB/s with
+			// it, 1.3 without).
 			if bs&(bs<<8) != 0 || (bs<<8)&bytesEqual(w, 'u') != 0 {
 				break
 			}
