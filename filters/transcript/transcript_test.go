@@ -12,6 +12,8 @@ import (
 	"testing"
 	"testing/iotest"
 	"unicode/utf16"
+
+	"github.com/bstools/bs/internal/corpustest"
 )
 
 func TestReaderKeepsEveryByte(t *testing.T) {
@@ -486,18 +488,11 @@ func BenchmarkStringChars(b *testing.B) {
 }
 
 // BenchmarkStringCharsEscaped counts text whose escapes fall at random, as
-// in agent text (about one in 16 bytes here), so that whether a word holds
-// one cannot be predicted: 16 MiB of it, since a branch predictor learns
-// the pattern of a short text counted over and over.
+// in agent text, so that whether a word holds one cannot be predicted: 16
+// MiB of it, since a branch predictor learns the pattern of a short text
+// counted over and over.
 func BenchmarkStringCharsEscaped(b *testing.B) {
-	r := rand.New(rand.NewPCG(1, 2))
-	words := []string{"result", "line", "with", "and", "func", "error", "\\n", "\\t", "\\\"quoted\\\"", "path/to/file.go"}
-	raw := []byte{'"'}
-	for len(raw) < 16<<20 {
-		raw = append(raw, words[r.IntN(len(words))]...)
-		raw = append(raw, ' ')
-	}
-	raw = append(raw, '"')
+	raw := corpustest.EscapedText(16<<20, 1)
 	b.SetBytes(int64(len(raw)))
 	for b.Loop() {
 		StringChars(raw)

@@ -10,6 +10,7 @@ import (
 	"unicode/utf16"
 
 	"github.com/bstools/bs/filters/transcript"
+	"github.com/bstools/bs/internal/corpustest"
 )
 
 // quote writes s as JSON the way a runtime might: some characters
@@ -197,14 +198,7 @@ func TestRawUnitsWords(t *testing.T) {
 // BenchmarkRawUnits counts a tool result shaped like scripts/benchgen's:
 // ASCII with an escaped line feed, tab or quote every dozen bytes or so.
 func BenchmarkRawUnits(b *testing.B) {
-	words := []string{"result", `\n`, `\t`, `\"quoted\"`, "json", "error", "range", "select"}
-	rng := rand.New(rand.NewPCG(5, 6))
-	raw := []byte{'"'}
-	for len(raw) < 64<<10 {
-		raw = append(raw, words[rng.IntN(len(words))]...)
-		raw = append(raw, ' ')
-	}
-	raw = append(raw, '"')
+	raw := corpustest.EscapedText(64<<10, 5)
 	b.SetBytes(int64(len(raw)))
 	for b.Loop() {
 		rawUnits(raw)

@@ -5,6 +5,7 @@ package corpustest
 import (
 	"bufio"
 	"bytes"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -67,3 +68,18 @@ func OnlyAdjusted(in, out string) bool {
 }
 
 var adjustedMember = regexp.MustCompile(`^,"_adjusted":\{[^{}]*\}$`)
+
+// EscapedText is a JSON string (quotes included) of about size bytes of
+// words as a tool's output has them: ASCII with an escaped line feed, tab
+// or quote every dozen bytes or so, at places seed decides. Benchmarks of
+// the counters that go through a string word by word measure on it.
+func EscapedText(size int, seed uint64) []byte {
+	words := []string{"result", `\n`, `\t`, `\"quoted\"`, "json", "error", "range", "select", "path/to/file.go"}
+	rng := rand.New(rand.NewPCG(seed, seed+1))
+	raw := []byte{'"'}
+	for len(raw) < size {
+		raw = append(raw, words[rng.IntN(len(words))]...)
+		raw = append(raw, ' ')
+	}
+	return append(raw, '"')
+}
