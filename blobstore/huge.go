@@ -193,23 +193,44 @@ func (p *packs) readHuge(ctx context.Context, e entry, fn func(io.Reader) error)
 // getHuge reads copy e of a huge blob (isHuge) into memory of exactly its
 // size, checked against its digest; read as for readHuge.
 func (p *packs) getHuge(ctx context.Context, e entry) (data []byte, read bool, err error) {
-	read, err = p.readHuge(ctx, e, func(r io.Reader) error {
-		data = hugemem.Make(int(e.dataSize()), int(e.dataSize()))
-		if _, err := io.ReadFull(r, data); err != nil {
-			if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
-				return corrupt(e.d, "digest mismatch", nil) // shorter than it should be
-			}
-			return decodeError(e.d, err)
-		}
-		return atEnd(e.d, r)
+	read, err = p.readHuge(ctx, e, func(r io.Reader) (err error) {
+		data, err = readExactly(e.d, r, int(e.dataSize()))
+		return err
 	})
 	if err != nil {
 		return nil, read, err
 	}
-	if Sum(data) != e.d {
-		return nil, true, corrupt(e.d, "digest mismatch", nil)
-	}
 	return data, true, nil
+}
+
+// readExactly reads blob d's n bytes of data from r, its decoder, into
+// memory of exactly that size (hugemem.Make), and checks them against d.
+func readExactly(d Digest, r io.Reader, n int) ([]byte, error) {
+	data := hugemem.Make(n, n)
+	if _, err := io.ReadFull(r, data); err != nil {
+		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+			return nil, corrupt(d, "digest mismatch", nil) // shorter than it should be
+		}
+		return nil, decodeError(d, err)
+	}
+	if err := atEnd(d, r); err != nil {
+		return nil, err
+	}
+	if Sum(data) != d {
+		return nil, corrupt(d, "digest mismatch", nil)
+	}
+	return data, nil
+}
+
+// decodeHuge decodes the n bytes of huge blob d from its compressed form,
+// read from compressed, with a decoder of its own (see decodeStored).
+func decodeHuge(d Digest, compressed io.Reader, n int) ([]byte, error) {
+	dec, err := zstd.NewReader(compressed, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(maxBlobSize))
+	if err != nil {
+		return nil, err
+	}
+	defer dec.Close()
+	return readExactly(d, dec, n)
 }
 
 // holdsHuge is holds for copy e of a huge blob, read as a stream: nil when

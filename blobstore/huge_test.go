@@ -147,6 +147,9 @@ func testHugeBlobs(t *testing.T, kind string) {
 					t.Fatal(err)
 				}
 				s = open(opt)
+				if _, err := s.Get(ctx, blobstore.Sum(text[1])); !errors.Is(err, blobstore.ErrCorrupt) {
+					t.Fatalf("Get of a damaged loose huge blob: %v, want ErrCorrupt", err)
+				}
 				pending(s, text[1])
 				check(open(opt))
 			}

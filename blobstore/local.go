@@ -197,8 +197,21 @@ func encoderOptions() []zstd.EOption {
 // decodeStored turns a blob's stored form back into its data: decrypted
 // if it is encrypted, decompressed, and checked against d, so that wrong
 // bytes are never returned.
+//
+// A huge blob's data (a loose one: a packed one is read as a stream,
+// packs.getHuge) is decoded by a decoder of its own into memory of its
+// exact size, made as a huge line's is (hugemem.Make): the shared decoder
+// keeps what it last decoded into reachable, and restore, waiting for one
+// 100 MiB result to go before it decodes the next, would hold both.
 func decodeStored(dec *zstd.Decoder, crypt *crypter, d Digest, stored []byte) ([]byte, error) {
-	data, err := decode(dec, crypt, d, stored, nil)
+	compressed, err := crypt.open(d, stored)
+	if err != nil {
+		return nil, err
+	}
+	if n, ok := hugeFrame(compressed); ok {
+		return decodeHuge(d, bytes.NewReader(compressed), n)
+	}
+	data, err := decompress(dec, d, compressed, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -206,6 +219,17 @@ func decodeStored(dec *zstd.Decoder, crypt *crypter, d Digest, stored []byte) ([
 		return nil, corrupt(d, "digest mismatch", nil)
 	}
 	return data, nil
+}
+
+// hugeFrame reports the size of the data of compressed form compressed
+// when its frame header says it is huge (more than hugeBlob bytes, within
+// maxBlobSize).
+func hugeFrame(compressed []byte) (int, bool) {
+	var h zstd.Header
+	if h.Decode(compressed) != nil || !h.HasFCS || h.FrameContentSize <= uint64(hugeBlob) || h.FrameContentSize > maxBlobSize {
+		return 0, false
+	}
+	return int(h.FrameContentSize), true
 }
 
 // decode decrypts and decompresses blob d's stored form, appending the
@@ -216,6 +240,11 @@ func decode(dec *zstd.Decoder, crypt *crypter, d Digest, stored, dst []byte) ([]
 	if err != nil {
 		return nil, err
 	}
+	return decompress(dec, d, compressed, dst)
+}
+
+// decompress appends the data of blob d's compressed form to dst.
+func decompress(dec *zstd.Decoder, d Digest, compressed, dst []byte) ([]byte, error) {
 	data, err := dec.DecodeAll(compressed, dst)
 	if err != nil {
 		return nil, corrupt(d, "cannot decode: "+err.Error(), err)
