@@ -124,8 +124,8 @@ type Dialect interface {
 	// turns: prompt, answer, tool call or result, and how calls pair.
 	Turn(t *Tree, e *Entry) Turn
 	// FollowTurn keeps in s what the entry that stands for a turn
-	// repeats of the turn's line t (answer: t is an answer of the
-	// model's own); StandInEntry is that entry, ending in a line feed,
+	// repeats of the turn's line t, its time among it (answer: t is an
+	// answer of the model's own); StandInEntry is that entry, ending in a line feed,
 	// in the runtime's shape for an assistant answer.
 	FollowTurn(t *Tree, answer bool, s *StandIn)
 	StandInEntry(s *StandIn, n StandInNote) []byte

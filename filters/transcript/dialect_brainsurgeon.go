@@ -163,8 +163,10 @@ func (brainSurgeon) Turn(t *Tree, e *Entry) Turn {
 	return k
 }
 
-// FollowTurn keeps the session a stand-in entry names.
+// FollowTurn keeps the line's time and the session a stand-in entry
+// names.
 func (brainSurgeon) FollowTurn(t *Tree, _ bool, s *StandIn) {
+	s.Time = rawCopy(t, t.Get(0, "timestamp"))
 	s.Envelope = s.Envelope[:0]
 	if i := t.Get(0, "sessionId"); i >= 0 {
 		s.Envelope = append(s.Envelope, Member{"sessionId", rawCopy(t, i)})

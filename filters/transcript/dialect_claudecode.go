@@ -343,8 +343,9 @@ func claudeCalls(t *Tree, each func(block int)) (issued, answered []string) {
 // stand-in line repeats too.
 var claudeEnvelope = []string{"isSidechain", "userType", "cwd", "sessionId", "version", "gitBranch"}
 
-// FollowTurn keeps the envelope of the turn's last line.
+// FollowTurn keeps the time and the envelope of the turn's last line.
 func (claudeCode) FollowTurn(t *Tree, _ bool, s *StandIn) {
+	s.Time = rawCopy(t, t.Get(0, "timestamp"))
 	s.Envelope = s.Envelope[:0]
 	for _, f := range claudeEnvelope {
 		if i := t.Get(0, f); i >= 0 {

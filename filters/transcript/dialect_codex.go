@@ -235,8 +235,9 @@ func (codex) Turn(t *Tree, e *Entry) Turn {
 	return k
 }
 
-// FollowTurn: a stand-in item repeats nothing of the lines before.
-func (codex) FollowTurn(*Tree, bool, *StandIn) {}
+// FollowTurn keeps the line's time: a stand-in item repeats nothing
+// else of the lines before.
+func (codex) FollowTurn(t *Tree, _ bool, s *StandIn) { s.Time = rawCopy(t, t.Get(0, "timestamp")) }
 
 // StandInEntry is an assistant message item.
 func (codex) StandInEntry(s *StandIn, n StandInNote) []byte {

@@ -172,7 +172,8 @@ func (generic) Turn(t *Tree, e *Entry) Turn {
 	return k
 }
 
-// FollowTurn: a stand-in message repeats nothing of the lines before.
+// FollowTurn: a stand-in message repeats nothing of the lines before,
+// not even their time.
 func (generic) FollowTurn(*Tree, bool, *StandIn) {}
 
 // StandInEntry is an assistant message.

@@ -310,9 +310,10 @@ func (openClaw) Turn(t *Tree, e *Entry) Turn {
 	return k
 }
 
-// FollowTurn keeps the message's own timestamp, and of an answer the
-// api, provider and model a stand-in answer repeats.
+// FollowTurn keeps the line's time, the message's own timestamp, and of
+// an answer the api, provider and model a stand-in answer repeats.
 func (openClaw) FollowTurn(t *Tree, answer bool, s *StandIn) {
+	s.Time = rawCopy(t, t.Get(0, "timestamp"))
 	msg := t.Get(0, "message")
 	s.MsgTime = rawCopy(t, t.Get(msg, "timestamp"))
 	if answer {
