@@ -141,13 +141,13 @@ func (v *conversing) isTrue(i int, name string) bool { return v.raw(v.t.Get(i, n
 func (v *conversing) text(content int) (string, int) { return ConversationText(v.t, content) }
 func (v *conversing) head(content int) string        { return ConversationHead(v.t, content) }
 
-// user tells the Conversation of a user message's text, unless the
-// runtime inserted it.
-func (v *conversing) user(text string, chars int) {
+// user tells the Conversation of a user message's text, said at when,
+// unless the runtime inserted it.
+func (v *conversing) user(text string, chars int, when string) {
 	if v.inserted != nil && v.inserted(text) {
 		return
 	}
-	v.c.User(text, chars, v.str(0, "timestamp"))
+	v.c.User(text, chars, when)
 }
 
 // beginsAsOneOf reports whether text, white space aside, begins with one
@@ -172,7 +172,7 @@ func (v *conversing) anthropic(content int, when string, user bool) {
 	}
 	say := func(text string, chars int) {
 		if user {
-			v.user(text, chars)
+			v.user(text, chars, when)
 		} else {
 			o.Said(text, chars)
 		}

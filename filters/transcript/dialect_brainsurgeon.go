@@ -213,7 +213,8 @@ func (v *conversing) brainsurgeon() {
 	}
 	switch v.str(0, "type") {
 	case "user_message":
-		v.user(body())
+		text, chars := body()
+		v.user(text, chars, when)
 	case "assistant_message":
 		o.Said(body())
 	case "tool_call":

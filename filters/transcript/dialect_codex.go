@@ -267,7 +267,8 @@ func (v *conversing) codex() {
 		case "message":
 			switch v.str(p, "role") {
 			case "user":
-				v.user(v.text(t.Get(p, "content")))
+				text, chars := v.text(t.Get(p, "content"))
+				v.user(text, chars, when)
 			case "assistant":
 				o.Said(v.text(t.Get(p, "content")))
 			}

@@ -370,7 +370,8 @@ func (v *conversing) openclaw() {
 		content := t.Get(msg, "content")
 		switch v.str(msg, "role") {
 		case "user":
-			v.user(v.text(content))
+			text, chars := v.text(content)
+			v.user(text, chars, when)
 		case "assistant":
 			v.piAssistant(content, when)
 		case "toolResult":
