@@ -109,6 +109,7 @@ var listed = []struct {
 	{"speaker", SpeakerMisses},
 	{"tool-values", ToolValueMisses},
 	{"inserted", InsertedUserTexts},
+	{"blocks", BlockMisses},
 }
 
 // checkRegistry: --format finds the dialect by its names, help lists it,
@@ -308,6 +309,54 @@ func ToolValueMisses(d transcript.Dialect, data []byte) []string {
 		}
 	}
 	return misses
+}
+
+// BlockMisses lists the content blocks of the object lines of data, in
+// dialect d, whose type Blocks does not give them, each type once: an
+// image the entry view finds in a block of a type Blocks does not name an
+// image's (the gauge would count its data as text), and a block whose
+// text the view reads as a message's or a result's of a type it does not
+// name a text's (trim and a checkpoint would not read it).
+func BlockMisses(d transcript.Dialect, data []byte) []string {
+	var misses []string
+	b := d.Blocks()
+	told := map[string]bool{}
+	miss := func(num int, typ, what string, v transcript.Value, named []string) {
+		if !told[what+typ] {
+			told[what+typ] = true
+			misses = append(misses, fmt.Sprintf("line %d: the view finds %s in a block of type %q at %s, but Blocks names %q", num, what, typ, v.Pointer, named))
+		}
+	}
+	for num, t := range objects(data) {
+		e := transcript.View(t, d)
+		for _, v := range e.Values {
+			switch {
+			case v.Kind == transcript.Image:
+				if typ := t.Str(t.Get(v.Node, "type")); !slices.Contains(b.Image, typ) {
+					miss(num, typ, "an image", v, b.Image)
+				}
+			case v.Kind == transcript.Text || v.Kind == transcript.ToolResult:
+				if typ, ok := textBlock(t, v.Node); ok && !slices.Contains(b.Text, typ) {
+					miss(num, typ, "a text", v, b.Text)
+				}
+			}
+		}
+	}
+	return misses
+}
+
+// textBlock is the type of the block whose text is node: an element of
+// an array, with a type, whose member text node is.
+func textBlock(t *transcript.Tree, node int) (string, bool) {
+	block := t.Nodes[node].Parent
+	if block < 0 || t.Nodes[block].Kind != '{' || t.Get(block, "text") != node {
+		return "", false
+	}
+	if list := t.Nodes[block].Parent; list < 0 || t.Nodes[list].Kind != '[' {
+		return "", false
+	}
+	typ := t.Get(block, "type")
+	return t.Str(typ), typ >= 0
 }
 
 // InsertedUserTexts lists the texts that Converse tells, of the object

@@ -263,6 +263,9 @@ func (parley) SpendRecord(t *transcript.Tree, by, _, _ string) []byte {
 // NotText: a line's id and the ref that pairs a call with its result.
 func (parley) NotText() []string { return []string{"id", "ref"} }
 
+// Blocks: none; what a parley line says is a string.
+func (parley) Blocks() transcript.Blocks { return transcript.Blocks{} }
+
 // Marks: a bot line's meter is its usage and its spend, the header's dir
 // its working directory; parley has no compaction and names no model.
 func (parley) Marks() transcript.Marks {

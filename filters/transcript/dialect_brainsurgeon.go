@@ -289,5 +289,9 @@ func (brainSurgeon) NotText() []string {
 	return []string{"type", "timestamp"}
 }
 
+// Blocks: none; the flat format's values are strings (content it holds
+// in blocks is another runtime's).
+func (brainSurgeon) Blocks() Blocks { return Blocks{} }
+
 // Marks: the lines record no usage, compaction or model.
 func (brainSurgeon) Marks() Marks { return Marks{} }

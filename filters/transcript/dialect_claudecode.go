@@ -555,6 +555,9 @@ func (claudeCode) NotText() []string {
 	return []string{"role", "type", "model", "stop_reason", "timestamp", "id", "tool_use_id", "signature", "data", "media_type"}
 }
 
+// Blocks: the Messages API's text and image blocks.
+func (claudeCode) Blocks() Blocks { return Blocks{Text: []string{"text"}, Image: []string{"image"}} }
+
 // Marks: an answer's usage (an answer's or a subagent's in a progress
 // line), a compact_boundary (compact, as the start of a value), the
 // model of an answer.

@@ -417,6 +417,12 @@ func (codex) NotText() []string {
 	return []string{"role", "type", "timestamp", "status", "id", "call_id", "encrypted_content", "image_url"}
 }
 
+// Blocks: the Responses API's input and output text, a plain text block,
+// and an input image.
+func (codex) Blocks() Blocks {
+	return Blocks{Text: []string{"input_text", "output_text", "text"}, Image: []string{"input_image"}}
+}
+
 // Marks: a token_count event (the usage and the window), a turn_context
 // line (its payload names the model; cost reports price by it), a
 // compacted line (compact, as the start of a value).

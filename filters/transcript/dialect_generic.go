@@ -279,5 +279,9 @@ func (generic) NotText() []string {
 	return []string{"role", "type", "id"}
 }
 
+// Blocks: the Messages API's text and image blocks, which chat content
+// is read as.
+func (generic) Blocks() Blocks { return Blocks{Text: []string{"text"}, Image: []string{"image"}} }
+
 // Marks: the lines record no usage, compaction or model.
 func (generic) Marks() Marks { return Marks{} }

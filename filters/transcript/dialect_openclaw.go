@@ -541,6 +541,9 @@ func (openClaw) NotText() []string {
 	return []string{"role", "type", "model", "api", "provider", "stopReason", "timestamp", "id", "toolCallId", "thinkingSignature", "textSignature", "thoughtSignature", "partialJson", "data", "mimeType"}
 }
 
+// Blocks: pi's text and image blocks.
+func (openClaw) Blocks() Blocks { return Blocks{Text: []string{"text"}, Image: []string{"image"}} }
+
 // Marks: an assistant message's usage, a compaction (compact, as the
 // start of a value), and the model an assistant message, a model_change
 // or the session header names.
