@@ -64,9 +64,9 @@ const (
 	headBytes = 2 << 10
 )
 
-// ConversationText reads content, a string or an array of text blocks
-// (text, input_text, output_text): the start of its text, and its length
-// in characters.
+// ConversationText reads content, a string or an array of blocks whose
+// text blocks are of any registered dialect's types (RegisteredBlocks):
+// the start of its text, and its length in characters.
 func ConversationText(t *Tree, content int) (string, int) { return readText(t, content, true) }
 
 // ConversationHead is the start of content's text, for tool output, whose
@@ -92,24 +92,25 @@ func readText(t *Tree, content int, count bool) (string, int) {
 	}
 	var head strings.Builder
 	chars := 0
+	types := RegisteredBlocks()
 	t.Children(content, func(b, _ int) {
-		switch t.Str(t.Get(b, "type")) {
-		case "text", "input_text", "output_text":
-			s := t.Get(b, "text")
-			if s < 0 || t.Nodes[s].Kind != '"' {
-				return
+		if !types.Text(t.Str(t.Get(b, "type"))) {
+			return
+		}
+		s := t.Get(b, "text")
+		if s < 0 || t.Nodes[s].Kind != '"' {
+			return
+		}
+		if head.Len() < limit {
+			if head.Len() > 0 {
+				head.WriteByte('\n')
 			}
-			if head.Len() < limit {
-				if head.Len() > 0 {
-					head.WriteByte('\n')
-				}
-				head.WriteString(t.StrPrefix(s, limit-head.Len()))
-			}
-			if count {
-				chars += StringChars(t.Raw(s))
-			} else {
-				chars++
-			}
+			head.WriteString(t.StrPrefix(s, limit-head.Len()))
+		}
+		if count {
+			chars += StringChars(t.Raw(s))
+		} else {
+			chars++
 		}
 	})
 	return head.String(), chars
