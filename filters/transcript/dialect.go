@@ -167,8 +167,9 @@ type Dialect interface {
 	// Blocks are the types the runtime gives the blocks of a message's
 	// content that hold a text (in their member text) and those that
 	// hold an image. The filters that read content blocks (the gauge's
-	// images, trim's count of a message, the texts of a conversation)
-	// take any registered dialect's (RegisteredBlocks).
+	// images, trim's count of a message, the texts of a conversation and
+	// those the search index keeps of a removed value) take any
+	// registered dialect's (RegisteredBlocks).
 	Blocks() Blocks
 	// Marks are the names and values that mark the lines Spends says yes
 	// to, those whose Account records a usage, a window, a compaction or
