@@ -110,6 +110,7 @@ var listed = []struct {
 	{"tool-values", ToolValueMisses},
 	{"inserted", InsertedUserTexts},
 	{"blocks", BlockMisses},
+	{"envelope", EnvelopeMisses},
 }
 
 // checkRegistry: --format finds the dialect by its names, help lists it,
@@ -309,6 +310,56 @@ func ToolValueMisses(d transcript.Dialect, data []byte) []string {
 		}
 	}
 	return misses
+}
+
+// EnvelopeMisses lists the values of the object lines of data, in dialect
+// d, whose pointer Envelope does not part where the message holding them
+// is, each line once: an envelope of all the pointer's tokens, one that
+// does not end at an object, or one that ends outside a message (an
+// object with a role) that holds the value. Restore names a value by the
+// member after the envelope (transcript.KeyName), the message's own:
+// content, not message. A runtime's bookkeeping is no message's.
+func EnvelopeMisses(d transcript.Dialect, data []byte) []string {
+	var misses []string
+	for num, t := range objects(data) {
+		for _, v := range transcript.View(t, d).Values {
+			if v.Kind == transcript.Bookkeeping {
+				continue
+			}
+			if wrong := envelopeMiss(t, d, v); wrong != "" {
+				misses = append(misses, fmt.Sprintf("line %d: the value at %s: %s", num, v.Pointer, wrong))
+				break
+			}
+		}
+	}
+	return misses
+}
+
+// envelopeMiss says what is wrong with the envelope d finds of value v
+// of line t, "" when nothing is.
+func envelopeMiss(t *transcript.Tree, d transcript.Dialect, v transcript.Value) string {
+	toks, err := transcript.SplitPointer(v.Pointer)
+	if err != nil || len(toks) == 0 {
+		return ""
+	}
+	n := d.Envelope(toks)
+	if n < 0 || n >= len(toks) {
+		return fmt.Sprintf("Envelope says %d of its %d tokens", n, len(toks))
+	}
+	// The nodes from the value up to the line, as deep as each token.
+	path := make([]int, len(toks)+1)
+	for i, a := len(toks), v.Node; i >= 0 && a >= 0; i, a = i-1, t.Nodes[a].Parent {
+		path[i] = a
+	}
+	if t.Nodes[path[n]].Kind != '{' {
+		return fmt.Sprintf("Envelope says %d tokens, which lead to no object", n)
+	}
+	for _, a := range path[n+1 : len(toks)] {
+		if t.Nodes[a].Kind == '{' && t.Get(a, "role") >= 0 {
+			return fmt.Sprintf("Envelope says %d tokens, which end outside the message (%s) that holds it", n, t.Pointer(a))
+		}
+	}
+	return ""
 }
 
 // BlockMisses lists the content blocks of the object lines of data, in

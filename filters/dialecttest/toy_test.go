@@ -36,6 +36,9 @@ func (parley) LineType(t *transcript.Tree) string { return t.Str(t.Get(0, "who")
 // OuterType: who speaks, as LineType (a parley line wraps nothing).
 func (p parley) OuterType(t *transcript.Tree) string { return p.LineType(t) }
 
+// Envelope: none; a parley line wraps nothing.
+func (parley) Envelope([]string) int { return 0 }
+
 // WorkDir: the header's dir.
 func (parley) WorkDir(t *transcript.Tree) string { return t.Str(t.Get(0, "dir")) }
 

@@ -78,6 +78,13 @@ type Dialect interface {
 	// own words (its type; for an envelope, with the type of what it
 	// wraps): what the web UI labels an entry with. "" when t says none.
 	LineType(t *Tree) string
+	// Envelope is how many of tokens, the tokens of the JSON Pointer of
+	// a value of a line (SplitPointer), name the envelope the runtime
+	// wraps its message in (pi's message, Codex's payload, a chat line's
+	// messages and an index): fewer than all; 0 for a value of a member
+	// of the line itself. The token after them is the key restore names
+	// the value by (KeyName).
+	Envelope(tokens []string) int
 	// OuterType is the type object line t states of itself: LineType
 	// without the type of what an envelope wraps. bs stats breaks the
 	// bytes of other down by it. "" when t states none.

@@ -24,6 +24,9 @@ func (brainSurgeon) LineType(t *Tree) string { return t.Str(t.Get(0, "type")) }
 // OuterType: the line's type, as LineType.
 func (b brainSurgeon) OuterType(t *Tree) string { return b.LineType(t) }
 
+// Envelope: a message member that holds the message's content.
+func (brainSurgeon) Envelope(tokens []string) int { return wrappedIn("message", tokens) }
+
 // WorkDir: none; the flat format names no directory.
 func (brainSurgeon) WorkDir(*Tree) string { return "" }
 

@@ -29,6 +29,9 @@ func (claudeCode) LineType(t *Tree) string { return t.Str(t.Get(0, "type")) }
 // OuterType: the line's type, as LineType.
 func (c claudeCode) OuterType(t *Tree) string { return c.LineType(t) }
 
+// Envelope: the message of a user or assistant line.
+func (claudeCode) Envelope(tokens []string) int { return wrappedIn("message", tokens) }
+
 // WorkDir: the cwd every line of the conversation carries.
 func (claudeCode) WorkDir(t *Tree) string { return t.Str(t.Get(0, "cwd")) }
 

@@ -36,6 +36,9 @@ func (codex) LineType(t *Tree) string {
 // OuterType: the envelope's type alone (response_item, event_msg, …).
 func (codex) OuterType(t *Tree) string { return t.Str(t.Get(0, "type")) }
 
+// Envelope: the payload of an envelope line.
+func (codex) Envelope(tokens []string) int { return wrappedIn("payload", tokens) }
+
 // WorkDir: the cwd of session_meta's and turn_context's payload.
 func (codex) WorkDir(t *Tree) string { return t.Str(t.Path(0, "payload", "cwd")) }
 

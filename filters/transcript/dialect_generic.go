@@ -24,6 +24,15 @@ func (generic) LineType(t *Tree) string { return t.Str(t.Get(0, "type")) }
 // OuterType: the line's type, as LineType.
 func (g generic) OuterType(t *Tree) string { return g.LineType(t) }
 
+// Envelope: a message of a line of messages, by its index; a line that
+// is one message wraps it in nothing.
+func (generic) Envelope(tokens []string) int {
+	if len(tokens) > 2 && tokens[0] == "messages" && isIndex(tokens[1]) {
+		return 2
+	}
+	return 0
+}
+
 // WorkDir: none; chat lines name no directory.
 func (generic) WorkDir(*Tree) string { return "" }
 

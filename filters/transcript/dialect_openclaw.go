@@ -25,6 +25,9 @@ func (openClaw) LineType(t *Tree) string { return t.Str(t.Get(0, "type")) }
 // OuterType: the entry's type, as LineType (pi's entries wrap nothing).
 func (o openClaw) OuterType(t *Tree) string { return o.LineType(t) }
 
+// Envelope: the message of a message entry.
+func (openClaw) Envelope(tokens []string) int { return wrappedIn("message", tokens) }
+
 // WorkDir: the cwd of the session header.
 func (openClaw) WorkDir(t *Tree) string { return t.Str(t.Get(0, "cwd")) }
 
