@@ -129,7 +129,6 @@ type turn struct {
 	openCall            bool
 	blocked             string
 	promptID, lastID    string
-	lastTS              []byte
 	standIn             transcript.StandIn // what the synthetic entry repeats of the turn's lines
 	notes               notes
 	codexEventPrompt    bool // the prompt is a Codex event_msg
@@ -366,16 +365,8 @@ func (s *scanner) line(ctx context.Context, l transcript.Line, t *transcript.Tre
 			tu.lastID = ""
 		}
 	}
-	tu.lastTS = rawOf(t, t.Get(0, "timestamp"))
 	d.FollowTurn(t, k.assistant && k.depth == 0, &tu.standIn)
 	return nil
-}
-
-func rawOf(t *transcript.Tree, i int) []byte {
-	if i < 0 {
-		return nil
-	}
-	return append([]byte(nil), t.Raw(i)...)
 }
 
 func isBlank(b []byte) bool {
@@ -672,7 +663,7 @@ func (wk *worker) do(ctx context.Context, j *job) {
 	}
 	m := j.marker()
 	si := tu.standIn
-	si.ID, si.Parent, si.Time, si.Key = tu.lastID, tu.promptID, tu.lastTS, tu.id
+	si.ID, si.Parent, si.Key = tu.lastID, tu.promptID, tu.id
 	j.line = tu.d.StandInEntry(&si, transcript.StandInNote{Text: markerText(tu.id, j.summary), Field: transcript.ArchivedField, Meta: metaJSON(m, opt.Now), Now: opt.Now})
 	if t, err := wk.tp.Parse(bytes.TrimSuffix(j.line, []byte{'\n'})); err == nil {
 		j.added = gauge.Contents(t, tu.d, opt.Estimator, nil)

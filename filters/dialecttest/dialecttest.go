@@ -109,6 +109,8 @@ var listed = []struct {
 	{"speaker", SpeakerMisses},
 	{"tool-values", ToolValueMisses},
 	{"inserted", InsertedUserTexts},
+	{"blocks", BlockMisses},
+	{"envelope", EnvelopeMisses},
 }
 
 // checkRegistry: --format finds the dialect by its names, help lists it,
@@ -308,6 +310,104 @@ func ToolValueMisses(d transcript.Dialect, data []byte) []string {
 		}
 	}
 	return misses
+}
+
+// EnvelopeMisses lists the values of the object lines of data, in dialect
+// d, whose pointer Envelope does not part where the message holding them
+// is, each line once: an envelope of all the pointer's tokens, one that
+// does not end at an object, or one that ends outside a message (an
+// object with a role) that holds the value. Restore names a value by the
+// member after the envelope (transcript.KeyName), the message's own:
+// content, not message. A runtime's bookkeeping is no message's.
+func EnvelopeMisses(d transcript.Dialect, data []byte) []string {
+	var misses []string
+	for num, t := range objects(data) {
+		for _, v := range transcript.View(t, d).Values {
+			if v.Kind == transcript.Bookkeeping {
+				continue
+			}
+			if wrong := envelopeMiss(t, d, v); wrong != "" {
+				misses = append(misses, fmt.Sprintf("line %d: the value at %s: %s", num, v.Pointer, wrong))
+				break
+			}
+		}
+	}
+	return misses
+}
+
+// envelopeMiss says what is wrong with the envelope d finds of value v
+// of line t, "" when nothing is.
+func envelopeMiss(t *transcript.Tree, d transcript.Dialect, v transcript.Value) string {
+	toks, err := transcript.SplitPointer(v.Pointer)
+	if err != nil || len(toks) == 0 {
+		return ""
+	}
+	n := d.Envelope(toks)
+	if n < 0 || n >= len(toks) {
+		return fmt.Sprintf("Envelope says %d of its %d tokens", n, len(toks))
+	}
+	// The nodes from the value up to the line, as deep as each token.
+	path := make([]int, len(toks)+1)
+	for i, a := len(toks), v.Node; i >= 0 && a >= 0; i, a = i-1, t.Nodes[a].Parent {
+		path[i] = a
+	}
+	if t.Nodes[path[n]].Kind != '{' {
+		return fmt.Sprintf("Envelope says %d tokens, which lead to no object", n)
+	}
+	for _, a := range path[n+1 : len(toks)] {
+		if t.Nodes[a].Kind == '{' && t.Get(a, "role") >= 0 {
+			return fmt.Sprintf("Envelope says %d tokens, which end outside the message (%s) that holds it", n, t.Pointer(a))
+		}
+	}
+	return ""
+}
+
+// BlockMisses lists the content blocks of the object lines of data, in
+// dialect d, whose type Blocks does not give them, each type once: an
+// image the entry view finds in a block of a type Blocks does not name an
+// image's (the gauge would count its data as text), and a block whose
+// text the view reads as a message's or a result's of a type it does not
+// name a text's (trim and a checkpoint would not read it).
+func BlockMisses(d transcript.Dialect, data []byte) []string {
+	var misses []string
+	b := d.Blocks()
+	told := map[string]bool{}
+	miss := func(num int, typ, what string, v transcript.Value, named []string) {
+		if !told[what+typ] {
+			told[what+typ] = true
+			misses = append(misses, fmt.Sprintf("line %d: the view finds %s in a block of type %q at %s, but Blocks names %q", num, what, typ, v.Pointer, named))
+		}
+	}
+	for num, t := range objects(data) {
+		e := transcript.View(t, d)
+		for _, v := range e.Values {
+			switch {
+			case v.Kind == transcript.Image:
+				if typ := t.Str(t.Get(v.Node, "type")); !slices.Contains(b.Image, typ) {
+					miss(num, typ, "an image", v, b.Image)
+				}
+			case v.Kind == transcript.Text || v.Kind == transcript.ToolResult:
+				if typ, ok := textBlock(t, v.Node); ok && !slices.Contains(b.Text, typ) {
+					miss(num, typ, "a text", v, b.Text)
+				}
+			}
+		}
+	}
+	return misses
+}
+
+// textBlock is the type of the block whose text is node: an element of
+// an array, with a type, whose member text node is.
+func textBlock(t *transcript.Tree, node int) (string, bool) {
+	block := t.Nodes[node].Parent
+	if block < 0 || t.Nodes[block].Kind != '{' || t.Get(block, "text") != node {
+		return "", false
+	}
+	if list := t.Nodes[block].Parent; list < 0 || t.Nodes[list].Kind != '[' {
+		return "", false
+	}
+	typ := t.Get(block, "type")
+	return t.Str(typ), typ >= 0
 }
 
 // InsertedUserTexts lists the texts that Converse tells, of the object

@@ -36,6 +36,9 @@ func (parley) LineType(t *transcript.Tree) string { return t.Str(t.Get(0, "who")
 // OuterType: who speaks, as LineType (a parley line wraps nothing).
 func (p parley) OuterType(t *transcript.Tree) string { return p.LineType(t) }
 
+// Envelope: none; a parley line wraps nothing.
+func (parley) Envelope([]string) int { return 0 }
+
 // WorkDir: the header's dir.
 func (parley) WorkDir(t *transcript.Tree) string { return t.Str(t.Get(0, "dir")) }
 
@@ -262,6 +265,9 @@ func (parley) SpendRecord(t *transcript.Tree, by, _, _ string) []byte {
 
 // NotText: a line's id and the ref that pairs a call with its result.
 func (parley) NotText() []string { return []string{"id", "ref"} }
+
+// Blocks: none; what a parley line says is a string.
+func (parley) Blocks() transcript.Blocks { return transcript.Blocks{} }
 
 // Marks: a bot line's meter is its usage and its spend, the header's dir
 // its working directory; parley has no compaction and names no model.

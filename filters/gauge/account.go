@@ -242,7 +242,8 @@ func intAt(t *transcript.Tree, i int) int { return int(floatAt(t, i)) }
 type charCount struct{ tokens, images int }
 
 // countChars estimates the tokens of the strings below node i that the
-// model reads, and counts the images. With chars/4 the characters are
+// model reads, and counts the images (the blocks of a type a dialect
+// says holds one: transcript.RegisteredBlocks). With chars/4 the characters are
 // counted without decoding; a tokenizer gets each string decoded. visit,
 // if not nil, is told each string and image counted. The strings of the
 // members a dialect says the model does not read as text
@@ -250,6 +251,7 @@ type charCount struct{ tokens, images int }
 func countChars(t *transcript.Tree, i int, est Estimator, visit func(Part)) charCount {
 	var c charCount
 	notText := transcript.RegisteredNotText()
+	blocks := transcript.RegisteredBlocks()
 	te, text := est.(TextEstimator)
 	_, walking := est.(partsOnly)
 	chars := 0
@@ -273,8 +275,7 @@ func countChars(t *transcript.Tree, i int, est Estimator, visit func(Part)) char
 				visit(p)
 			}
 		case '{':
-			typ := t.Str(t.Get(i, "type"))
-			if typ == "image" || typ == "input_image" {
+			if blocks.Image(t.Str(t.Get(i, "type"))) {
 				c.images++
 				if visit != nil {
 					visit(Part{Node: i, Image: true})

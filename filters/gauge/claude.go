@@ -216,7 +216,9 @@ func responseBefore(f *os.File, end int64, msgID string, d transcript.Dialect) m
 		}
 		n := NodeOf(t, d)
 		if n.MsgID != msgID {
-			return n.MsgID == "" && t.Str(t.Get(0, "type")) == "progress" // progress lines fall between them
+			// The runtime's bookkeeping (its progress lines) falls
+			// between them.
+			return n.MsgID == "" && d.Unit(t, "").Noise
 		}
 		group[n.ID] = true
 		return true

@@ -55,12 +55,12 @@ type Result struct {
 	Error              string   `json:"error,omitempty"`
 }
 
-// KeyNames are the keys seed 000 names for the values at ptrs
-// (transcript.KeyName), each once, in order.
-func KeyNames(ptrs []string) []string {
+// KeyNames are the keys seed 000 names for the values at ptrs of a line
+// of dialect d (transcript.KeyName), each once, in order.
+func KeyNames(d transcript.Dialect, ptrs []string) []string {
 	names := []string{}
 	for _, p := range ptrs {
-		if k := transcript.KeyName(p); !slices.Contains(names, k) {
+		if k := transcript.KeyName(d, p); !slices.Contains(names, k) {
 			names = append(names, k)
 		}
 	}
@@ -196,7 +196,7 @@ func Run(ctx context.Context, name string, r io.Reader, w io.Writer, opt Options
 	}
 	if x.res != nil && len(x.res.PointersRestored) > 0 {
 		x.res.Restored = true
-		x.res.KeysRestored = KeyNames(x.res.PointersRestored)
+		x.res.KeysRestored = KeyNames(src.Dialect(), x.res.PointersRestored)
 	}
 	if x.res != nil && !x.res.Restored && len(x.errs) == 0 {
 		msg := fmt.Sprintf("entry %s not found", opt.ID)

@@ -64,9 +64,9 @@ const (
 	headBytes = 2 << 10
 )
 
-// ConversationText reads content, a string or an array of text blocks
-// (text, input_text, output_text): the start of its text, and its length
-// in characters.
+// ConversationText reads content, a string or an array of blocks whose
+// text blocks are of any registered dialect's types (RegisteredBlocks):
+// the start of its text, and its length in characters.
 func ConversationText(t *Tree, content int) (string, int) { return readText(t, content, true) }
 
 // ConversationHead is the start of content's text, for tool output, whose
@@ -92,24 +92,25 @@ func readText(t *Tree, content int, count bool) (string, int) {
 	}
 	var head strings.Builder
 	chars := 0
+	types := RegisteredBlocks()
 	t.Children(content, func(b, _ int) {
-		switch t.Str(t.Get(b, "type")) {
-		case "text", "input_text", "output_text":
-			s := t.Get(b, "text")
-			if s < 0 || t.Nodes[s].Kind != '"' {
-				return
+		if !types.Text(t.Str(t.Get(b, "type"))) {
+			return
+		}
+		s := t.Get(b, "text")
+		if s < 0 || t.Nodes[s].Kind != '"' {
+			return
+		}
+		if head.Len() < limit {
+			if head.Len() > 0 {
+				head.WriteByte('\n')
 			}
-			if head.Len() < limit {
-				if head.Len() > 0 {
-					head.WriteByte('\n')
-				}
-				head.WriteString(t.StrPrefix(s, limit-head.Len()))
-			}
-			if count {
-				chars += StringChars(t.Raw(s))
-			} else {
-				chars++
-			}
+			head.WriteString(t.StrPrefix(s, limit-head.Len()))
+		}
+		if count {
+			chars += StringChars(t.Raw(s))
+		} else {
+			chars++
 		}
 	})
 	return head.String(), chars
@@ -141,13 +142,13 @@ func (v *conversing) isTrue(i int, name string) bool { return v.raw(v.t.Get(i, n
 func (v *conversing) text(content int) (string, int) { return ConversationText(v.t, content) }
 func (v *conversing) head(content int) string        { return ConversationHead(v.t, content) }
 
-// user tells the Conversation of a user message's text, unless the
-// runtime inserted it.
-func (v *conversing) user(text string, chars int) {
+// user tells the Conversation of a user message's text, said at when,
+// unless the runtime inserted it.
+func (v *conversing) user(text string, chars int, when string) {
 	if v.inserted != nil && v.inserted(text) {
 		return
 	}
-	v.c.User(text, chars, v.str(0, "timestamp"))
+	v.c.User(text, chars, when)
 }
 
 // beginsAsOneOf reports whether text, white space aside, begins with one
@@ -172,7 +173,7 @@ func (v *conversing) anthropic(content int, when string, user bool) {
 	}
 	say := func(text string, chars int) {
 		if user {
-			v.user(text, chars)
+			v.user(text, chars, when)
 		} else {
 			o.Said(text, chars)
 		}

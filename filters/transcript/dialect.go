@@ -78,6 +78,13 @@ type Dialect interface {
 	// own words (its type; for an envelope, with the type of what it
 	// wraps): what the web UI labels an entry with. "" when t says none.
 	LineType(t *Tree) string
+	// Envelope is how many of tokens, the tokens of the JSON Pointer of
+	// a value of a line (SplitPointer), name the envelope the runtime
+	// wraps its message in (pi's message, Codex's payload, a chat line's
+	// messages and an index): fewer than all; 0 for a value of a member
+	// of the line itself. The token after them is the key restore names
+	// the value by (KeyName).
+	Envelope(tokens []string) int
 	// OuterType is the type object line t states of itself: LineType
 	// without the type of what an envelope wraps. bs stats breaks the
 	// bytes of other down by it. "" when t states none.
@@ -124,8 +131,8 @@ type Dialect interface {
 	// turns: prompt, answer, tool call or result, and how calls pair.
 	Turn(t *Tree, e *Entry) Turn
 	// FollowTurn keeps in s what the entry that stands for a turn
-	// repeats of the turn's line t (answer: t is an answer of the
-	// model's own); StandInEntry is that entry, ending in a line feed,
+	// repeats of the turn's line t, its time among it (answer: t is an
+	// answer of the model's own); StandInEntry is that entry, ending in a line feed,
 	// in the runtime's shape for an assistant answer.
 	FollowTurn(t *Tree, answer bool, s *StandIn)
 	StandInEntry(s *StandIn, n StandInNote) []byte
@@ -164,6 +171,13 @@ type Dialect interface {
 	// around a message. The gauge counts no token of them, on any line
 	// (RegisteredNotText).
 	NotText() []string
+	// Blocks are the types the runtime gives the blocks of a message's
+	// content that hold a text (in their member text) and those that
+	// hold an image. The filters that read content blocks (the gauge's
+	// images, trim's count of a message, the texts of a conversation and
+	// those the search index keeps of a removed value) take any
+	// registered dialect's (RegisteredBlocks).
+	Blocks() Blocks
 	// Marks are the names and values that mark the lines Spends says yes
 	// to, those whose Account records a usage, a window, a compaction or
 	// a model, and those that name a WorkDir: filters parse no other line

@@ -24,6 +24,9 @@ func (brainSurgeon) LineType(t *Tree) string { return t.Str(t.Get(0, "type")) }
 // OuterType: the line's type, as LineType.
 func (b brainSurgeon) OuterType(t *Tree) string { return b.LineType(t) }
 
+// Envelope: a message member that holds the message's content.
+func (brainSurgeon) Envelope(tokens []string) int { return wrappedIn("message", tokens) }
+
 // WorkDir: none; the flat format names no directory.
 func (brainSurgeon) WorkDir(*Tree) string { return "" }
 
@@ -163,8 +166,10 @@ func (brainSurgeon) Turn(t *Tree, e *Entry) Turn {
 	return k
 }
 
-// FollowTurn keeps the session a stand-in entry names.
+// FollowTurn keeps the line's time and the session a stand-in entry
+// names.
 func (brainSurgeon) FollowTurn(t *Tree, _ bool, s *StandIn) {
+	s.Time = rawCopy(t, t.Get(0, "timestamp"))
 	s.Envelope = s.Envelope[:0]
 	if i := t.Get(0, "sessionId"); i >= 0 {
 		s.Envelope = append(s.Envelope, Member{"sessionId", rawCopy(t, i)})
@@ -211,7 +216,8 @@ func (v *conversing) brainsurgeon() {
 	}
 	switch v.str(0, "type") {
 	case "user_message":
-		v.user(body())
+		text, chars := body()
+		v.user(text, chars, when)
 	case "assistant_message":
 		o.Said(body())
 	case "tool_call":
@@ -285,6 +291,10 @@ func (brainSurgeon) StatesWindow() bool { return false }
 func (brainSurgeon) NotText() []string {
 	return []string{"type", "timestamp"}
 }
+
+// Blocks: none; the flat format's values are strings (content it holds
+// in blocks is another runtime's).
+func (brainSurgeon) Blocks() Blocks { return Blocks{} }
 
 // Marks: the lines record no usage, compaction or model.
 func (brainSurgeon) Marks() Marks { return Marks{} }

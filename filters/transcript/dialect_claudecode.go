@@ -29,6 +29,9 @@ func (claudeCode) LineType(t *Tree) string { return t.Str(t.Get(0, "type")) }
 // OuterType: the line's type, as LineType.
 func (c claudeCode) OuterType(t *Tree) string { return c.LineType(t) }
 
+// Envelope: the message of a user or assistant line.
+func (claudeCode) Envelope(tokens []string) int { return wrappedIn("message", tokens) }
+
 // WorkDir: the cwd every line of the conversation carries.
 func (claudeCode) WorkDir(t *Tree) string { return t.Str(t.Get(0, "cwd")) }
 
@@ -343,8 +346,9 @@ func claudeCalls(t *Tree, each func(block int)) (issued, answered []string) {
 // stand-in line repeats too.
 var claudeEnvelope = []string{"isSidechain", "userType", "cwd", "sessionId", "version", "gitBranch"}
 
-// FollowTurn keeps the envelope of the turn's last line.
+// FollowTurn keeps the time and the envelope of the turn's last line.
 func (claudeCode) FollowTurn(t *Tree, _ bool, s *StandIn) {
+	s.Time = rawCopy(t, t.Get(0, "timestamp"))
 	s.Envelope = s.Envelope[:0]
 	for _, f := range claudeEnvelope {
 		if i := t.Get(0, f); i >= 0 {
@@ -553,6 +557,9 @@ func (claudeCode) StatesWindow() bool { return false }
 func (claudeCode) NotText() []string {
 	return []string{"role", "type", "model", "stop_reason", "timestamp", "id", "tool_use_id", "signature", "data", "media_type"}
 }
+
+// Blocks: the Messages API's text and image blocks.
+func (claudeCode) Blocks() Blocks { return Blocks{Text: []string{"text"}, Image: []string{"image"}} }
 
 // Marks: an answer's usage (an answer's or a subagent's in a progress
 // line), a compact_boundary (compact, as the start of a value), the

@@ -36,6 +36,9 @@ func (codex) LineType(t *Tree) string {
 // OuterType: the envelope's type alone (response_item, event_msg, …).
 func (codex) OuterType(t *Tree) string { return t.Str(t.Get(0, "type")) }
 
+// Envelope: the payload of an envelope line.
+func (codex) Envelope(tokens []string) int { return wrappedIn("payload", tokens) }
+
 // WorkDir: the cwd of session_meta's and turn_context's payload.
 func (codex) WorkDir(t *Tree) string { return t.Str(t.Path(0, "payload", "cwd")) }
 
@@ -235,8 +238,9 @@ func (codex) Turn(t *Tree, e *Entry) Turn {
 	return k
 }
 
-// FollowTurn: a stand-in item repeats nothing of the lines before.
-func (codex) FollowTurn(*Tree, bool, *StandIn) {}
+// FollowTurn keeps the line's time: a stand-in item repeats nothing
+// else of the lines before.
+func (codex) FollowTurn(t *Tree, _ bool, s *StandIn) { s.Time = rawCopy(t, t.Get(0, "timestamp")) }
 
 // StandInEntry is an assistant message item.
 func (codex) StandInEntry(s *StandIn, n StandInNote) []byte {
@@ -266,7 +270,8 @@ func (v *conversing) codex() {
 		case "message":
 			switch v.str(p, "role") {
 			case "user":
-				v.user(v.text(t.Get(p, "content")))
+				text, chars := v.text(t.Get(p, "content"))
+				v.user(text, chars, when)
 			case "assistant":
 				o.Said(v.text(t.Get(p, "content")))
 			}
@@ -413,6 +418,12 @@ func (codex) StatesWindow() bool { return true }
 // an output answers, encrypted reasoning, an image's URL (its data).
 func (codex) NotText() []string {
 	return []string{"role", "type", "timestamp", "status", "id", "call_id", "encrypted_content", "image_url"}
+}
+
+// Blocks: the Responses API's input and output text, a plain text block,
+// and an input image.
+func (codex) Blocks() Blocks {
+	return Blocks{Text: []string{"input_text", "output_text", "text"}, Image: []string{"input_image"}}
 }
 
 // Marks: a token_count event (the usage and the window), a turn_context

@@ -24,6 +24,15 @@ func (generic) LineType(t *Tree) string { return t.Str(t.Get(0, "type")) }
 // OuterType: the line's type, as LineType.
 func (g generic) OuterType(t *Tree) string { return g.LineType(t) }
 
+// Envelope: a message of a line of messages, by its index; a line that
+// is one message wraps it in nothing.
+func (generic) Envelope(tokens []string) int {
+	if len(tokens) > 2 && tokens[0] == "messages" && isIndex(tokens[1]) {
+		return 2
+	}
+	return 0
+}
+
 // WorkDir: none; chat lines name no directory.
 func (generic) WorkDir(*Tree) string { return "" }
 
@@ -172,7 +181,8 @@ func (generic) Turn(t *Tree, e *Entry) Turn {
 	return k
 }
 
-// FollowTurn: a stand-in message repeats nothing of the lines before.
+// FollowTurn: a stand-in message repeats nothing of the lines before,
+// not even their time.
 func (generic) FollowTurn(*Tree, bool, *StandIn) {}
 
 // StandInEntry is an assistant message.
@@ -277,6 +287,10 @@ func (generic) StatesWindow() bool { return false }
 func (generic) NotText() []string {
 	return []string{"role", "type", "id"}
 }
+
+// Blocks: the Messages API's text and image blocks, which chat content
+// is read as.
+func (generic) Blocks() Blocks { return Blocks{Text: []string{"text"}, Image: []string{"image"}} }
 
 // Marks: the lines record no usage, compaction or model.
 func (generic) Marks() Marks { return Marks{} }

@@ -25,6 +25,9 @@ func (openClaw) LineType(t *Tree) string { return t.Str(t.Get(0, "type")) }
 // OuterType: the entry's type, as LineType (pi's entries wrap nothing).
 func (o openClaw) OuterType(t *Tree) string { return o.LineType(t) }
 
+// Envelope: the message of a message entry.
+func (openClaw) Envelope(tokens []string) int { return wrappedIn("message", tokens) }
+
 // WorkDir: the cwd of the session header.
 func (openClaw) WorkDir(t *Tree) string { return t.Str(t.Get(0, "cwd")) }
 
@@ -310,9 +313,10 @@ func (openClaw) Turn(t *Tree, e *Entry) Turn {
 	return k
 }
 
-// FollowTurn keeps the message's own timestamp, and of an answer the
-// api, provider and model a stand-in answer repeats.
+// FollowTurn keeps the line's time, the message's own timestamp, and of
+// an answer the api, provider and model a stand-in answer repeats.
 func (openClaw) FollowTurn(t *Tree, answer bool, s *StandIn) {
+	s.Time = rawCopy(t, t.Get(0, "timestamp"))
 	msg := t.Get(0, "message")
 	s.MsgTime = rawCopy(t, t.Get(msg, "timestamp"))
 	if answer {
@@ -369,7 +373,8 @@ func (v *conversing) openclaw() {
 		content := t.Get(msg, "content")
 		switch v.str(msg, "role") {
 		case "user":
-			v.user(v.text(content))
+			text, chars := v.text(content)
+			v.user(text, chars, when)
 		case "assistant":
 			v.piAssistant(content, when)
 		case "toolResult":
@@ -538,6 +543,9 @@ func (openClaw) StatesWindow() bool { return false }
 func (openClaw) NotText() []string {
 	return []string{"role", "type", "model", "api", "provider", "stopReason", "timestamp", "id", "toolCallId", "thinkingSignature", "textSignature", "thoughtSignature", "partialJson", "data", "mimeType"}
 }
+
+// Blocks: pi's text and image blocks.
+func (openClaw) Blocks() Blocks { return Blocks{Text: []string{"text"}, Image: []string{"image"}} }
 
 // Marks: an assistant message's usage, a compaction (compact, as the
 // start of a value), and the model an assistant message, a model_change

@@ -47,25 +47,29 @@ func LastToken(ptr string) string {
 	return toks[len(toks)-1]
 }
 
-// KeyName is the name seed 000 gives the key a value was extracted from
-// (its restore result lists "keys_restored": ["content"]): the entry's
-// member that holds the value, below the envelope a dialect wraps its
-// message in (message, payload, a chat line's messages and their index),
-// so content for /message/content/0/text and
-// /message/content/1/arguments/command, output for /output and
+// KeyName is the name seed 000 gives the key a value of a line of dialect
+// d was extracted from (its restore result lists "keys_restored":
+// ["content"]): the entry's member that holds the value, below the
+// envelope the dialect wraps its message in (Dialect.Envelope), so
+// content for pi's /message/content/0/text and
+// /message/content/1/arguments/command, output for /output and Codex's
 // /payload/output, toolUseResult for /toolUseResult/stdout. The pointer
 // itself says which value of the key it was.
-func KeyName(ptr string) string {
+func KeyName(d Dialect, ptr string) string {
 	toks, err := SplitPointer(ptr)
 	if err != nil || len(toks) == 0 {
 		return ""
 	}
-	if len(toks) > 1 && (toks[0] == "message" || toks[0] == "payload") {
-		toks = toks[1:]
-	} else if len(toks) > 2 && toks[0] == "messages" && isIndex(toks[1]) {
-		toks = toks[2:]
+	return toks[min(d.Envelope(toks), len(toks)-1)]
+}
+
+// wrappedIn is Envelope for a runtime that wraps its message in member
+// name: 1 for a value inside it, else 0.
+func wrappedIn(name string, tokens []string) int {
+	if len(tokens) > 1 && tokens[0] == name {
+		return 1
 	}
-	return toks[0]
+	return 0
 }
 
 func isIndex(tok string) bool {

@@ -20,6 +20,9 @@ var registry struct {
 	// without the lock: the gauge asks for it on every line, from
 	// several workers.
 	notText atomic.Pointer[map[string]bool]
+	// blocks is the union of the registered dialects' Blocks, read
+	// without the lock for the same reason.
+	blocks atomic.Pointer[BlockTypes]
 }
 
 func init() {
@@ -46,10 +49,12 @@ func Register(d Dialect) {
 		}
 	}
 	checkMarks(d)
+	checkBlocks(d, registry.list)
 	registry.list = insert(registry.list, d)
 	registry.detect = insert(registry.detect, d)
 	registry.marks = union(registry.list)
 	registry.notText.Store(notTextOf(registry.list))
+	registry.blocks.Store(blockTypesOf(registry.list))
 }
 
 // insert is list with d added before the fallback, in a new slice:
@@ -80,6 +85,7 @@ func Unregister(d Dialect) {
 	registry.detect = without(registry.detect, d)
 	registry.marks = union(registry.list)
 	registry.notText.Store(notTextOf(registry.list))
+	registry.blocks.Store(blockTypesOf(registry.list))
 }
 
 func without(list []Dialect, d Dialect) []Dialect {
@@ -105,6 +111,18 @@ func checkMarks(d Dialect) {
 	for _, mk := range m.Spend {
 		if !strings.HasSuffix(mk.Text, `"`) {
 			panic(fmt.Sprintf("transcript: dialect %v: spend mark %q is not a whole string (a closing quote)", d, mk.Text))
+		}
+	}
+}
+
+// checkBlocks panics on a block type d gives both to a text and to an
+// image, its own or with a dialect of list: a filter could not tell what
+// a block of it holds.
+func checkBlocks(d Dialect, list []Dialect) {
+	all := blockTypesOf(append([]Dialect{d}, list...))
+	for typ := range all.text {
+		if all.image[typ] {
+			panic(fmt.Sprintf("transcript: dialect %v: block type %q holds both a text and an image", d, typ))
 		}
 	}
 }
@@ -157,6 +175,12 @@ func notTextOf(list []Dialect) *map[string]bool {
 // hold another's content (a subagent's, a copied message). The map is
 // shared: not to be changed.
 func RegisteredNotText() map[string]bool { return *registry.notText.Load() }
+
+// RegisteredBlocks are the types of the content blocks of every
+// registered dialect: the filters that read a message's content take any
+// of them, as a runtime's lines may hold another's content (a subagent's,
+// a copied message). It is shared: not to be changed.
+func RegisteredBlocks() *BlockTypes { return registry.blocks.Load() }
 
 // Dialects lists the registered dialects as help lists them.
 func Dialects() []Dialect {

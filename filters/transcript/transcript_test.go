@@ -502,21 +502,25 @@ func BenchmarkStringCharsEscaped(b *testing.B) {
 // TestKeyName: the key seed 000 names for a value is the entry's member
 // that holds it, below the dialect's envelope.
 func TestKeyName(t *testing.T) {
-	for ptr, want := range map[string]string{
-		"/message/content/0/text":              "content", // pi, Claude Code
-		"/message/content/1/arguments/command": "content",
-		"/message/content/0/content":           "content",
-		"/toolUseResult/stdout":                "toolUseResult",
-		"/output":                              "output", // BrainSurgeon flat
-		"/message":                             "message",
-		"/payload/output":                      "output", // Codex
-		"/payload/arguments":                   "arguments",
-		"/messages/2/content":                  "content", // a chat line of messages
-		"/content/0/text":                      "content", // a chat message
-		"/a~1b/c":                              "a/b",
+	for _, c := range []struct {
+		d         Dialect
+		ptr, want string
+	}{
+		{OpenClaw, "/message/content/0/text", "content"},
+		{OpenClaw, "/message/content/1/arguments/command", "content"},
+		{ClaudeCode, "/message/content/0/content", "content"},
+		{ClaudeCode, "/toolUseResult/stdout", "toolUseResult"},
+		{BrainSurgeon, "/output", "output"},
+		{BrainSurgeon, "/message", "message"},
+		{BrainSurgeon, "/message/content/0/text", "content"},
+		{Codex, "/payload/output", "output"},
+		{Codex, "/payload/arguments", "arguments"},
+		{Generic, "/messages/2/content", "content"}, // a chat line of messages
+		{Generic, "/content/0/text", "content"},     // a chat message
+		{Generic, "/a~1b/c", "a/b"},
 	} {
-		if got := KeyName(ptr); got != want {
-			t.Errorf("KeyName(%q) = %q, want %q", ptr, got, want)
+		if got := KeyName(c.d, c.ptr); got != c.want {
+			t.Errorf("KeyName(%v, %q) = %q, want %q", c.d, c.ptr, got, c.want)
 		}
 	}
 }

@@ -81,7 +81,8 @@ type Member struct {
 type StandIn struct {
 	ID     string // the id the entry takes: the turn's last entry's, "" if none
 	Parent string // the prompt's id, which it hangs from
-	// Time is the raw timestamp of the turn's last line (nil: none).
+	// Time is the raw timestamp of the turn's last line, where the
+	// runtime's stand-in carries one (nil: none).
 	Time []byte
 	// What the runtime records of the last answer and repeats on every
 	// line, raw: pi's message timestamp, api, provider and model; the

@@ -145,7 +145,8 @@ func (c *classifier) units(i int) int {
 }
 
 // blocks counts content as OpenClaw counts a user or tool-result message:
-// a string, or text blocks plus imageChars per image.
+// a string, or text blocks plus imageChars per image (of any registered
+// dialect's types: transcript.RegisteredBlocks).
 func (c *classifier) blocks(content int) int {
 	t := c.t
 	if content < 0 {
@@ -155,11 +156,12 @@ func (c *classifier) blocks(content int) int {
 		return c.units(content)
 	}
 	n := 0
+	types := transcript.RegisteredBlocks()
 	t.Children(content, func(b, _ int) {
-		switch c.str(b, "type") {
-		case "text", "input_text", "output_text":
+		switch typ := c.str(b, "type"); {
+		case types.Text(typ):
 			n += c.units(t.Get(b, "text"))
-		case "image", "input_image":
+		case types.Image(typ):
 			n += imageChars
 		}
 	})
@@ -201,15 +203,16 @@ func (c *classifier) result(v int, callID, tool, block string) {
 		s.start, s.end = t.Nodes[v].Start, t.Nodes[v].End
 	case '[':
 		count, single := 0, -1
+		types := transcript.RegisteredBlocks()
 		t.Children(v, func(b, _ int) {
 			count++
-			switch c.str(b, "type") {
-			case "text", "input_text", "output_text":
+			switch typ := c.str(b, "type"); {
+			case types.Text(typ):
 				if x := t.Get(b, "text"); x >= 0 && t.Nodes[x].Kind == '"' {
 					s.texts = append(s.texts, span{t.Nodes[x].Start, t.Nodes[x].End})
 					single = x
 				}
-			case "image", "input_image":
+			case types.Image(typ):
 				s.image = true
 			}
 		})
@@ -240,8 +243,9 @@ func (c *classifier) result(v int, callID, tool, block string) {
 
 func (c *classifier) countImages(v int) int {
 	n := 0
+	types := transcript.RegisteredBlocks()
 	c.t.Children(v, func(b, _ int) {
-		if typ := c.str(b, "type"); typ == "image" || typ == "input_image" {
+		if types.Image(c.str(b, "type")) {
 			n++
 		}
 	})

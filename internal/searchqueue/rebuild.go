@@ -171,7 +171,8 @@ func valueAt(e *transcript.Entry, ptr string) transcript.Value {
 
 // removedText decodes a removed value for the index: a string's text; a
 // block's text or thinking; the texts of an array of blocks (what bs trim
-// moves), one a line; nothing for an image.
+// moves; text blocks of any registered dialect's types), one a line;
+// nothing for an image.
 func removedText(p *transcript.Parser, raw []byte) string {
 	t, err := p.Parse(raw)
 	if err != nil {
@@ -182,12 +183,13 @@ func removedText(p *transcript.Parser, raw []byte) string {
 		return t.Str(0)
 	case '[':
 		var texts []string
+		types := transcript.RegisteredBlocks()
 		t.Children(0, func(b, _ int) {
-			switch t.Str(t.Get(b, "type")) {
-			case "text", "input_text", "output_text":
-				if x := t.Get(b, "text"); x >= 0 && t.Nodes[x].Kind == '"' {
-					texts = append(texts, t.Str(x))
-				}
+			if !types.Text(t.Str(t.Get(b, "type"))) {
+				return
+			}
+			if x := t.Get(b, "text"); x >= 0 && t.Nodes[x].Kind == '"' {
+				texts = append(texts, t.Str(x))
 			}
 		})
 		return strings.Join(texts, "\n")
