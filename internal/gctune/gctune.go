@@ -1,0 +1,77 @@
+// Package gctune sets how much garbage the collector lets pile up from
+// the live heap, rather than GOGC's fixed share of it.
+//
+// A filter's live heap is small (a few MiB of lines waiting for their
+// fate, batches being parsed) while it allocates as much as it reads: at
+// GOGC's 100 the collector runs every few MiB, about 80 times over a
+// 256 MiB session, and a fifth of bs extract's time into a store that
+// holds its values went to it. A fixed share of a small heap is too
+// little; of a large one (a 100 MiB line held) it is plenty. So the
+// heap may grow past what is live by the larger of the live heap itself
+// (GOGC's 100) and a fixed headroom: a run whose live heap is small
+// collects a few times as seldom for at most that many MiB more, and one
+// holding a huge line grows no further than it did.
+package gctune
+
+import (
+	"os"
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
+	"sync/atomic"
+)
+
+// Start keeps the collector's target at the live heap plus the larger of
+// it and headroom bytes, adjusted after every collection, until stop is
+// called. It does nothing when GOGC or GOMEMLIMIT is set: the user's word
+// stands.
+func Start(headroom uint64) (stop func()) {
+	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
+		return func() {}
+	}
+	t := &tuner{headroom: headroom, sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}}, percent: 100}
+	t.tune()
+	t.arm()
+	return func() { t.stopped.Store(true) }
+}
+
+type tuner struct {
+	headroom uint64
+	sample   []metrics.Sample
+	percent  int
+	stopped  atomic.Bool
+}
+
+// sentinel is an object that becomes garbage at once: its cleanup runs
+// after the collection that finds it, and arms the next.
+type sentinel struct{ _ *int }
+
+func (t *tuner) arm() {
+	runtime.AddCleanup(&sentinel{}, func(t *tuner) {
+		if !t.stopped.Load() {
+			t.tune()
+			t.arm()
+		}
+	}, t)
+}
+
+// tune sets the percentage that makes the target the live heap plus the
+// larger of it and the headroom.
+func (t *tuner) tune() {
+	metrics.Read(t.sample)
+	live := t.sample[0].Value.Uint64()
+	p := 100
+	if live > 0 && live < t.headroom {
+		p = int(t.headroom * 100 / live)
+	}
+	p = min(p, maxPercent)
+	// Setting it takes the heap's lock: only when it moves by a tenth.
+	if p*10 < t.percent*9 || p*10 > t.percent*11 {
+		debug.SetGCPercent(p)
+		t.percent = p
+	}
+}
+
+// maxPercent bounds the percentage while the live heap is tiny (the
+// first collections of a run).
+const maxPercent = 1000
