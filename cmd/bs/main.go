@@ -11,9 +11,9 @@ import (
 
 // gcHeadroom is the garbage the collector lets pile up beyond a small
 // live heap (internal/gctune): on a 256 MiB session bs restore --all took
-// 0.60-0.69 s with it against 0.83-0.97 s without, bs extract into a
-// store holding its values 1.18-1.28 against 1.12-1.55, for 4-10 MiB
-// more at their peaks; 24 MiB gained little more for twice that.
+// 0.74-0.82 s with it against 0.92-1.13 s without (44 to 53 MiB at the
+// peak), bs extract into a store holding its values 1.06-1.11 s against
+// 1.07-1.34 (56-58 to 59 MiB); 24 MiB gained little more for twice that.
 const gcHeadroom = 16 << 20
 
 func main() {

@@ -29,7 +29,9 @@ func Start(headroom uint64) (stop func()) {
 	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
 		return func() {}
 	}
-	t := &tuner{headroom: headroom, sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}}, percent: 100}
+	t := &tuner{headroom: headroom, percent: 100, sample: []metrics.Sample{
+		{Name: "/gc/heap/live:bytes"}, {Name: "/gc/scan/stack:bytes"}, {Name: "/gc/scan/globals:bytes"},
+	}}
 	t.tune()
 	t.arm()
 	return func() { t.stopped.Store(true) }
@@ -56,15 +58,25 @@ func (t *tuner) arm() {
 }
 
 // tune sets the percentage that makes the target the live heap plus the
-// larger of it and the headroom.
+// larger of it and the headroom. The collector takes its percentage of
+// the stacks and globals it scans too, not only of the live heap: a run
+// whose heap is 1 MiB beside 2 MiB of globals would otherwise get three
+// times the headroom.
 func (t *tuner) tune() {
 	metrics.Read(t.sample)
-	live := t.sample[0].Value.Uint64()
-	p := 100
-	if live > 0 && live < t.headroom {
-		p = int(t.headroom * 100 / live)
+	var roots uint64
+	for _, s := range t.sample {
+		if s.Value.Kind() == metrics.KindUint64 {
+			roots += s.Value.Uint64()
+		}
 	}
-	p = min(p, maxPercent)
+	p := 100
+	if roots < t.headroom {
+		// The runtime's least target, 4 MiB at 100, grows with the
+		// percentage too: no more than the headroom allows.
+		p = int(min(t.headroom*100/max(roots, 1), (roots+t.headroom)*100/heapMinimum))
+	}
+	p = max(p, 100)
 	// Setting it takes the heap's lock: only when it moves by a tenth.
 	if p*10 < t.percent*9 || p*10 > t.percent*11 {
 		debug.SetGCPercent(p)
@@ -72,6 +84,6 @@ func (t *tuner) tune() {
 	}
 }
 
-// maxPercent bounds the percentage while the live heap is tiny (the
-// first collections of a run).
-const maxPercent = 1000
+// heapMinimum is the runtime's least heap target at a percentage of
+// 100 (its defaultHeapMinimum), which it scales by the percentage.
+const heapMinimum = 4 << 20
