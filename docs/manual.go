@@ -26,7 +26,7 @@ var Environment = []clidoc.Item{
 	{Name: "BS_CONFIG", What: "the configuration file, as --config"},
 	{Name: "XDG_DATA_HOME, XDG_STATE_HOME, XDG_CONFIG_HOME", What: "where the store, the index, checkpoints, locks and the configuration file are (see FILES)"},
 	{Name: "NO_COLOR, TERM", What: "no colour when NO_COLOR is set or TERM is dumb; progress is drawn only when standard error is a terminal"},
-	{Name: "GOGC, GOMEMLIMIT", What: "the Go garbage collector's settings: set, they replace bs's own (the heap may grow 16 MiB past a small live heap, and a huge line sets a soft limit of 64 MiB beside it)"},
+	{Name: "GOGC, GOMEMLIMIT", What: "the Go garbage collector's settings: either replaces the headroom bs gives a small live heap (16 MiB), and GOMEMLIMIT also the soft limit a huge line sets (64 MiB beside it)"},
 }
 
 // Pages are the files of this folder each command's man page carries
