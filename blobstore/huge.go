@@ -144,10 +144,11 @@ func (c *countingWriter) Write(b []byte) (int, error) {
 
 // isHuge reports whether copy e is read as a stream (readHuge): its data
 // is huge and its size known.
-func (e entry) isHuge() bool {
-	n := e.dataSize()
-	return n > int64(hugeBlob) && n <= maxBlobSize
-}
+func (e entry) isHuge() bool { return hugeSize(e.dataSize()) }
+
+// hugeSize reports whether data of n bytes is a huge blob's, one read as
+// a stream or into memory of its own (hugeBlob), within maxBlobSize.
+func hugeSize(n int64) bool { return n > int64(hugeBlob) && n <= maxBlobSize }
 
 // packStreamer is a packBackend that can read a range of a pack as a
 // stream; readHuge reads the stored form whole from one that cannot.
@@ -182,12 +183,19 @@ func (p *packs) readHuge(ctx context.Context, e entry, fn func(io.Reader) error)
 	if err != nil {
 		return true, err
 	}
+	return true, decodeStream(compressed, fn)
+}
+
+// decodeStream hands fn a decoder of its own reading the data of the
+// compressed form compressed, and closes it once fn returns: a decoder
+// shared with other reads would keep what it last decoded reachable.
+func decodeStream(compressed io.Reader, fn func(io.Reader) error) error {
 	dec, err := zstd.NewReader(compressed, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(maxBlobSize))
 	if err != nil {
-		return true, err
+		return err
 	}
 	defer dec.Close()
-	return true, fn(dec)
+	return fn(dec)
 }
 
 // getHuge reads copy e of a huge blob (isHuge) into memory of exactly its
@@ -220,17 +228,6 @@ func readExactly(d Digest, r io.Reader, n int) ([]byte, error) {
 		return nil, corrupt(d, "digest mismatch", nil)
 	}
 	return data, nil
-}
-
-// decodeHuge decodes the n bytes of huge blob d from its compressed form,
-// read from compressed, with a decoder of its own (see decodeStored).
-func decodeHuge(d Digest, compressed io.Reader, n int) ([]byte, error) {
-	dec, err := zstd.NewReader(compressed, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(maxBlobSize))
-	if err != nil {
-		return nil, err
-	}
-	defer dec.Close()
-	return readExactly(d, dec, n)
 }
 
 // holdsHuge is holds for copy e of a huge blob, read as a stream: nil when

@@ -209,7 +209,12 @@ func decodeStored(dec *zstd.Decoder, crypt *crypter, d Digest, stored []byte) ([
 		return nil, err
 	}
 	if n, ok := hugeFrame(compressed); ok {
-		return decodeHuge(d, bytes.NewReader(compressed), n)
+		var data []byte
+		err := decodeStream(bytes.NewReader(compressed), func(r io.Reader) (err error) {
+			data, err = readExactly(d, r, n)
+			return err
+		})
+		return data, err
 	}
 	data, err := decompress(dec, d, compressed, nil)
 	if err != nil {
@@ -222,11 +227,10 @@ func decodeStored(dec *zstd.Decoder, crypt *crypter, d Digest, stored []byte) ([
 }
 
 // hugeFrame reports the size of the data of compressed form compressed
-// when its frame header says it is huge (more than hugeBlob bytes, within
-// maxBlobSize).
+// when its frame header says it is huge (hugeSize).
 func hugeFrame(compressed []byte) (int, bool) {
 	var h zstd.Header
-	if h.Decode(compressed) != nil || !h.HasFCS || h.FrameContentSize <= uint64(hugeBlob) || h.FrameContentSize > maxBlobSize {
+	if h.Decode(compressed) != nil || !h.HasFCS || !hugeSize(int64(h.FrameContentSize)) {
 		return 0, false
 	}
 	return int(h.FrameContentSize), true
@@ -615,12 +619,7 @@ func (l *Local) streamsBackAs(d Digest, data []byte) error {
 	if err != nil {
 		return err
 	}
-	dec, err := zstd.NewReader(compressed, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(maxBlobSize))
-	if err != nil {
-		return err
-	}
-	defer dec.Close()
-	return readsAs(d, dec, data)
+	return decodeStream(compressed, func(r io.Reader) error { return readsAs(d, r, data) })
 }
 
 // holds returns nil when stored is a stored form of data, which the
