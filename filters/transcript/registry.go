@@ -120,8 +120,8 @@ func checkMarks(d Dialect) {
 // a block of it holds.
 func checkBlocks(d Dialect, list []Dialect) {
 	all := blockTypesOf(append([]Dialect{d}, list...))
-	for typ := range all.text {
-		if all.image[typ] {
+	for _, typ := range all.text {
+		if all.Image(typ) {
 			panic(fmt.Sprintf("transcript: dialect %v: block type %q holds both a text and an image", d, typ))
 		}
 	}
