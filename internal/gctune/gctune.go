@@ -70,18 +70,23 @@ func (t *tuner) tune() {
 			roots += s.Value.Uint64()
 		}
 	}
-	p := 100
-	if roots < t.headroom {
-		// The runtime's least target, 4 MiB at 100, grows with the
-		// percentage too: no more than the headroom allows.
-		p = int(min(t.headroom*100/max(roots, 1), (roots+t.headroom)*100/heapMinimum))
-	}
-	p = max(p, 100)
+	p := percentFor(roots, t.headroom)
 	// Setting it takes the heap's lock: only when it moves by a tenth.
 	if p*10 < t.percent*9 || p*10 > t.percent*11 {
 		debug.SetGCPercent(p)
 		t.percent = p
 	}
+}
+
+// percentFor is the percentage that makes the collector's target the
+// roots (live heap, stacks and globals) plus the larger of them and the
+// headroom. The runtime's least target, 4 MiB at 100, grows with the
+// percentage too: no more than the headroom allows.
+func percentFor(roots, headroom uint64) int {
+	if roots >= headroom {
+		return 100
+	}
+	return max(100, int(min(headroom*100/max(roots, 1), (roots+headroom)*100/heapMinimum)))
 }
 
 // heapMinimum is the runtime's least heap target at a percentage of

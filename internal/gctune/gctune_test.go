@@ -62,3 +62,30 @@ func TestUserSetting(t *testing.T) {
 		})
 	}
 }
+
+// TestPercentFor: the target a percentage gives, and the runtime's least
+// target it scales, stay within the roots plus the larger of them and the
+// headroom, and reach it where the least target does not bind.
+func TestPercentFor(t *testing.T) {
+	const MiB = 1 << 20
+	for _, c := range []struct {
+		roots, headroom uint64
+		want            int
+	}{
+		{1 * MiB, 16 * MiB, 425},  // bs checkpoint: the least target binds
+		{8 * MiB, 16 * MiB, 200},  // extract's heap: roots plus the headroom
+		{4 * MiB, 16 * MiB, 400},  // both bind alike
+		{16 * MiB, 16 * MiB, 100}, // the heap is the headroom: GOGC's 100
+		{100 * MiB, 16 * MiB, 100},
+		{0, 16 * MiB, 400},
+	} {
+		p := percentFor(c.roots, c.headroom)
+		if p != c.want {
+			t.Errorf("percentFor(%d MiB, %d MiB) = %d, want %d", c.roots/MiB, c.headroom/MiB, p, c.want)
+		}
+		bound := c.roots + max(c.roots, c.headroom)
+		if target, least := c.roots*uint64(100+p)/100, uint64(heapMinimum*p/100); target > bound || least > bound {
+			t.Errorf("percentFor(%d MiB, %d MiB) = %d: target %d, least %d, beyond %d", c.roots/MiB, c.headroom/MiB, p, target, least, bound)
+		}
+	}
+}
