@@ -35,12 +35,36 @@ func hugeLineSize() int {
 // after it, goes through every filter and back byte for byte; extract
 // moves the huge values (the ones most worth moving) rather than keeping
 // them. Each command's peak memory is logged beside the longest line
-// (go test -v), for the performance table.
+// (go test -v), for the performance table. The text is random letters,
+// which compress to about 60% and so go into packs, and a repeated
+// passage, which compresses to a few KiB and so is stored as a loose blob
+// (restore reads that as a stream too).
 func TestHugeLines(t *testing.T) {
+	for _, text := range []struct {
+		name  string
+		loose bool // the huge values are stored as loose blobs
+		fill  func(rng *rand.Rand, p []byte)
+	}{
+		{"random", false, func(rng *rand.Rand, p []byte) {
+			for j := range p {
+				p[j] = "abcdefghijklmnopqrstuvwxyz .,"[rng.IntN(29)]
+			}
+		}},
+		{"repeated", true, func(_ *rand.Rand, p []byte) {
+			for j := range p {
+				p[j] = "the same passage, read again and again "[j%39]
+			}
+		}},
+	} {
+		t.Run(text.name, func(t *testing.T) { testHugeLines(t, text.loose, text.fill) })
+	}
+}
+
+func testHugeLines(t *testing.T, loose bool, fill func(rng *rand.Rand, p []byte)) {
 	size := hugeLineSize()
 	dir := t.TempDir()
 	in := filepath.Join(dir, "huge.jsonl")
-	writeHugeSession(t, in, size)
+	writeHugeSession(t, in, size, fill)
 	bin := bsBinary(t)
 	store := filepath.Join(dir, "store")
 	// run runs bs with its output to the file out. Peak memory is read
@@ -92,6 +116,9 @@ func TestHugeLines(t *testing.T) {
 	if info, err := os.Stat(filepath.Join(dir, "extract.jsonl")); err != nil || info.Size() > int64(size) {
 		t.Errorf("extract left the huge values in place (%v)", err)
 	}
+	if blobs, _ := filepath.Glob(filepath.Join(store, "blobs", "*", "*")); (len(blobs) > 0) != loose {
+		t.Errorf("extract stored %d loose blobs; want them loose: %v", len(blobs), loose)
+	}
 	back("trim", "trim", "--no-index", "--store", store)
 	back("archive", "archive", "--no-index", "--store", store, "--token-threshold", "1000")
 	back("roll", "roll", "--no-index", "--store", store, "--trigger", "0.01", "--target", "0.005", "--min-keep", "2")
@@ -115,9 +142,10 @@ func fileSum(t *testing.T, path string) [sha256.Size]byte {
 }
 
 // writeHugeSession writes a pi session with two tool results of size
-// bytes of text, each followed by the messages that let it move. The text
-// is written in pieces: the test process stays small (see run).
-func writeHugeSession(t *testing.T, path string, size int) {
+// bytes of text made by fill, each followed by the messages that let it
+// move. The text is written in pieces: the test process stays small (see
+// run).
+func writeHugeSession(t *testing.T, path string, size int, fill func(rng *rand.Rand, p []byte)) {
 	file, err := os.Create(path)
 	if err != nil {
 		t.Fatal(err)
@@ -130,9 +158,7 @@ func writeHugeSession(t *testing.T, path string, size int) {
 	text := func() {
 		for left := size; left > 0; left -= len(piece) {
 			p := piece[:min(left, len(piece))]
-			for j := range p {
-				p[j] = "abcdefghijklmnopqrstuvwxyz .,"[rng.IntN(29)]
-			}
+			fill(rng, p)
 			f.Write(p)
 		}
 	}
