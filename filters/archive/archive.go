@@ -131,7 +131,7 @@ type turn struct {
 	promptID, lastID    string
 	standIn             transcript.StandIn // what the synthetic entry repeats of the turn's lines
 	notes               notes
-	codexEventPrompt    bool // the prompt is a Codex event_msg
+	echoPrompt          bool // the prompt is an echo (transcript.Turn.Echo)
 	msgsSincePrompt     int
 	issued              map[string]bool
 	id                  string
@@ -283,20 +283,20 @@ func (s *scanner) line(ctx context.Context, l transcript.Line, t *transcript.Tre
 	k := classify(t, d, &e, acct)
 	prompt := k.prompt
 	if s.cur != nil && s.cur.msgsSincePrompt == 0 {
-		// Codex writes a user message twice: as a response item and as an
-		// event (Echo). The second of the pair belongs to the first's turn.
-		if k.prompt && s.cur.codexEventPrompt || k.codexUser && !s.cur.codexEventPrompt {
-			prompt, k.codexUser = false, false
+		// A runtime may write a user message twice (Codex: a response item and an
+		// event, the Echo). The second of the pair belongs to the first's turn.
+		if k.prompt && s.cur.echoPrompt || k.echo && !s.cur.echoPrompt {
+			prompt, k.echo = false, false
 		}
 	}
-	if k.codexUser {
+	if k.echo {
 		prompt = true
 	}
 	if prompt {
 		s.finish(ctx)
 		s.turns++
 		tu := &turn{index: s.turns - 1, d: d, line: l.Num, start: off, promptEnd: off + n, end: off + n, endNewline: l.Newline,
-			entries: 1, tokens: acct.Estimate, promptTokens: acct.Estimate, promptID: e.ID, codexEventPrompt: k.codexUser, issued: map[string]bool{},
+			entries: 1, tokens: acct.Estimate, promptTokens: acct.Estimate, promptID: e.ID, echoPrompt: k.echo, issued: map[string]bool{},
 			entryFrom: s.entries, entryEnd: s.entries}
 		if strings.HasPrefix(e.ID, transcript.GeneratedIDPrefix) {
 			tu.promptID = ""

@@ -13,7 +13,7 @@ import (
 type lineKind struct {
 	msg       bool   // a conversation message
 	prompt    bool   // a user message that starts a turn
-	codexUser bool   // a prompt recorded beside its message item (transcript.Turn.Echo)
+	echo      bool   // a prompt recorded beside its message item (transcript.Turn.Echo)
 	assistant bool   // an assistant message (a candidate final reply)
 	blocked   string // why a turn holding this line is never archived
 	depth     int    // the depth of the holder this line stands for (an archive marker)
@@ -47,7 +47,7 @@ func classify(t *transcript.Tree, d transcript.Dialect, e *transcript.Entry, acc
 	k.msg = e.Message
 	tl := d.Turn(t, e)
 	k.issued, k.answered = tl.Issued, tl.Answered
-	k.prompt, k.assistant, k.codexUser, k.interrupt, k.maxTurns = tl.Prompt, tl.Assistant, tl.Echo, tl.Interrupt, tl.MaxTurns
+	k.prompt, k.assistant, k.echo, k.interrupt, k.maxTurns = tl.Prompt, tl.Assistant, tl.Echo, tl.Interrupt, tl.MaxTurns
 	k.isResult, k.isCall, k.byOrder, k.failed = tl.Result, tl.Call, tl.ByOrder, tl.Failed
 	return k
 }

@@ -327,7 +327,7 @@ func scan(ctx context.Context, name string, sp *spool.Spool, opt Options) ([]lin
 // system prompt, Codex's developer messages) are not: they stay, like a
 // header. A note of an earlier roll is, whatever its role.
 func Evictable(t *transcript.Tree, e transcript.Entry) bool {
-	return e.Message && (isNote(t) || e.Role != "system" && e.Role != "developer")
+	return e.Message && (isNote(t) || !e.Instructions)
 }
 
 // isNote reports whether a line is one bs roll wrote.

@@ -108,6 +108,7 @@ func (v *viewer) codex() {
 	case "response_item":
 		e.Message = true
 		v.codexItem(p)
+		e.Instructions = instructionsRole(e.Role) // developer messages
 	case "event_msg":
 		switch v.str(p, "type") {
 		case "exec_command_end", "patch_apply_end":
@@ -385,7 +386,11 @@ func (codex) Prune(t *Tree, pv *PruneView) {
 			pv.Calls = append(pv.Calls, PruneCall{str(p, "call_id"), str(p, "name")})
 		case "function_call_output", "custom_tool_call_output":
 			pv.Kind = PruneResults
-			pv.Results = append(pv.Results, PruneResult{t.Get(p, "output"), str(p, "call_id"), "", "input_text"})
+			out := t.Get(p, "output")
+			if out >= 0 && t.Nodes[out].Kind == '{' {
+				out = t.Get(out, "content") // a fork's result: {content, success}
+			}
+			pv.Results = append(pv.Results, PruneResult{out, str(p, "call_id"), "", "input_text"})
 		}
 	}
 }

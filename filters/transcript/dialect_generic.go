@@ -107,6 +107,7 @@ func (v *viewer) generic() {
 	if t.Get(0, "role") >= 0 {
 		e.Message = true
 		e.Role = v.str(0, "role")
+		e.Instructions = instructionsRole(e.Role)
 		e.Time = v.str(0, "timestamp") // when the line carries one
 		v.chatMessage(0)
 	}

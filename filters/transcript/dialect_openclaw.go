@@ -112,6 +112,7 @@ func (v *viewer) openclaw() {
 		msg := t.Get(0, "message")
 		e.Message = true
 		e.Role = v.str(msg, "role")
+		e.Instructions = instructionsRole(e.Role) // as pi passes a chat's on
 		v.piMessage(msg, e.Role)
 	case "custom_message":
 		e.Message = true

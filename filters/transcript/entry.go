@@ -107,15 +107,19 @@ func (v Value) Moves(types Kind) bool {
 
 // Entry is the view of one transcript line that filters work with.
 type Entry struct {
-	Tree     *Tree
-	ID       string // the entry id, "" when the entry has none
-	IDField  string // the member that holds it: id, uuid or __id
-	Role     string
-	Time     string
-	Message  bool     // a conversation message, counted by --keep-recent
-	Tools    []string // names of the tool calls this entry makes
-	CallIDs  []string // their ids, where the dialect gives them ("" otherwise)
-	ToolName string   // the tool a result belongs to, where the line says it
+	Tree    *Tree
+	ID      string // the entry id, "" when the entry has none
+	IDField string // the member that holds it: id, uuid or __id
+	Role    string
+	Time    string
+	Message bool // a conversation message, counted by --keep-recent
+	// Instructions marks a message that is the runtime's instructions to
+	// the model (a chat's system prompt, an OpenAI developer message):
+	// context that stays, like a header, when older messages go.
+	Instructions bool
+	Tools        []string // names of the tool calls this entry makes
+	CallIDs      []string // their ids, where the dialect gives them ("" otherwise)
+	ToolName     string   // the tool a result belongs to, where the line says it
 	// Answers are the ids of the tool calls whose results the entry
 	// carries, where the dialect gives them: with CallIDs, how a call
 	// and its result pair (filters must not part them).
@@ -204,6 +208,10 @@ func View(t *Tree, d Dialect) Entry {
 	e.ID, e.IDField = entryID(t, d)
 	return e
 }
+
+// instructionsRole reports whether a message of role is instructions
+// (Entry.Instructions), in the chat formats that carry them as messages.
+func instructionsRole(role string) bool { return role == "system" || role == "developer" }
 
 // entryID is the entry's own id and the member holding it, or "" and
 // the member a generated id goes in (DESIGN §3: __id).

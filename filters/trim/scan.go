@@ -189,12 +189,6 @@ func (c *classifier) result(v int, callID, tool, block string) {
 	if v < 0 {
 		return
 	}
-	if t.Nodes[v].Kind == '{' { // Codex forks: {content, success}
-		v = t.Get(v, "content")
-		if v < 0 {
-			return
-		}
-	}
 	s := slot{callID: callID, tool: tool, block: block}
 	switch t.Nodes[v].Kind {
 	case '"':

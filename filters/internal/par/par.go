@@ -1,5 +1,7 @@
-// Package par runs jobs over an index range on several goroutines, for
-// the filters that work on independent pieces (chunks, blobs).
+// Package par runs work on several goroutines for the filters: InOrder
+// runs jobs over an index range (chunks, blobs), Stream does the work of
+// items (batches of lines, edits) on workers and hands them back in input
+// order, and Budget bounds the bytes a pipeline holds meanwhile.
 package par
 
 import (
