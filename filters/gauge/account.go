@@ -268,7 +268,7 @@ func countChars(t *transcript.Tree, i int, est Estimator, visit func(Part)) char
 				p.Tokens = te.TextTokens(t.Str(i))
 				c.tokens += p.Tokens
 			default:
-				p.Chars = transcript.StringChars(t.Raw(i))
+				p.Chars = t.StringChars(i)
 				chars += p.Chars
 			}
 			if visit != nil {

@@ -804,7 +804,7 @@ func shares(t *transcript.Tree, d transcript.Dialect, est Estimator, nodes []int
 				case text:
 					s.tokens += te.TextTokens(t.Str(p.Node))
 				default:
-					s.chars += transcript.StringChars(t.Raw(p.Node))
+					s.chars += t.StringChars(p.Node)
 				}
 				break
 			}

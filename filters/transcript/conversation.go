@@ -88,7 +88,7 @@ func readText(t *Tree, content int, count bool) (string, int) {
 		if !count {
 			return t.StrPrefix(content, limit), 0
 		}
-		return t.StrPrefix(content, limit), StringChars(t.Raw(content))
+		return t.StrPrefix(content, limit), t.StringChars(content)
 	}
 	var head strings.Builder
 	chars := 0
@@ -108,7 +108,7 @@ func readText(t *Tree, content int, count bool) (string, int) {
 			head.WriteString(t.StrPrefix(s, limit-head.Len()))
 		}
 		if count {
-			chars += StringChars(t.Raw(s))
+			chars += t.StringChars(s)
 		} else {
 			chars++
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"math/bits"
 	"unicode/utf8"
 
@@ -141,11 +142,14 @@ func (p *Parser) parse(b []byte) error {
 			}
 			continue
 		case '"':
-			end, err := StringEnd(b, i)
+			end, chars, err := stringEnd(b, i)
 			if err != nil {
 				return err
 			}
 			n.Kind, n.End, i = '"', end, end
+			if 0 <= chars && chars < math.MaxInt32 {
+				n.chars = int32(chars) + 1
+			}
 		case 't', 'f', 'n':
 			lit := literal(c)
 			if !bytes.HasPrefix(b[i:], lit) {
@@ -281,44 +285,73 @@ func (p *Parser) newName(name []byte, nodes []Node, at int) error {
 // quote, backslash or control character: agent text has an escape every
 // few words.
 func StringEnd(b []byte, i int) (int, error) {
+	end, _, err := stringEnd(b, i)
+	return end, err
+}
+
+// stringEnd is StringEnd that also counts the characters an ASCII string
+// decodes to, as StringChars does (an escape is one character, and a
+// surrogate pair of \u escapes one), or -1 for a string with a byte
+// above ASCII, which StringChars counts when asked. The words are in hand
+// already, so the count costs an OR a word and a sum an escape, rather
+// than a second pass over the string.
+func stringEnd(b []byte, i int) (end, chars int, err error) {
 	start := i
 	i++
+	var high uint64 // the OR of the words read: its top bits say whether one was above ASCII
+	saved := 0      // the bytes escapes take beyond the character each gives
+	paired := false // the \u escape to come is the second of a pair
 	for {
 		for ; i+8 <= len(b); i += 8 {
-			if m := stringSpecial(binary.LittleEndian.Uint64(b[i:])); m != 0 {
-				i += bits.TrailingZeros64(m) / 8
+			w := binary.LittleEndian.Uint64(b[i:])
+			if m := stringSpecial(w); m != 0 {
+				plain := bits.TrailingZeros64(m) / 8
+				high |= w & (1<<(8*plain) - 1)
+				i += plain
 				break
 			}
+			high |= w
 		}
 		if i >= len(b) {
-			return 0, unexpectedEnd(b)
+			return 0, 0, unexpectedEnd(b)
 		}
 		switch c := b[i]; {
 		case c == '"':
-			return i + 1, nil
+			if high&0x8080808080808080 != 0 {
+				return i + 1, -1, nil
+			}
+			return i + 1, i - start - 1 - saved, nil
 		case c == '\\':
 			if i+1 >= len(b) {
-				return 0, unexpectedEnd(b)
+				return 0, 0, unexpectedEnd(b)
 			}
 			switch b[i+1] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 				i += 2
+				saved++
 			case 'u':
 				for k := i + 2; k < i+6; k++ {
 					if k >= len(b) {
-						return 0, unexpectedEnd(b)
+						return 0, 0, unexpectedEnd(b)
 					}
 					if !isHex(b[k]) {
-						return 0, invalid(b, k, "in \\u escape of string starting at byte "+fmt.Sprint(start))
+						return 0, 0, invalid(b, k, "in \\u escape of string starting at byte "+fmt.Sprint(start))
 					}
+				}
+				if paired {
+					paired, saved = false, saved+6
+				} else {
+					saved += 5
+					paired = i+8 <= len(b) && b[i+6] == '\\' && b[i+7] == 'u' && isHighSurrogate(b[i+2:i+6])
 				}
 				i += 6
 			default:
-				return 0, invalid(b, i+1, "in escape of string starting at byte "+fmt.Sprint(start))
+				return 0, 0, invalid(b, i+1, "in escape of string starting at byte "+fmt.Sprint(start))
 			}
 		case c < 0x20:
-			return 0, invalid(b, i, "in string starting at byte "+fmt.Sprint(start))
+			return 0, 0, invalid(b, i, "in string starting at byte "+fmt.Sprint(start))
 		default:
+			high |= uint64(c)
 			i++ // a plain byte of the last few
 		}
 	}

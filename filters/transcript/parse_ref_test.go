@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -116,6 +117,13 @@ func (p *refParser) value(parent int, name []byte, keyStart int) (int, error) {
 		end := int(d.InputOffset())
 		p.tree.Nodes[idx].Start = end - len(v)
 		p.tree.Nodes[idx].End = end
+		if kind == '"' {
+			// What Parse counts on its way (Tree.StringChars) of an
+			// ASCII string, counted as StringChars does.
+			if utf8.Valid(v) && !slices.ContainsFunc(v, func(c byte) bool { return c >= utf8.RuneSelf }) {
+				p.tree.Nodes[idx].chars = int32(StringChars(v)) + 1
+			}
+		}
 	}
 	return idx, nil
 }
@@ -152,6 +160,11 @@ func TestParseAsJSONText(t *testing.T) {
 		`"\ud83d"`, `"\ud83d\ude00"`, "\"a\tb\"", "\"a\x01b\"", `{"a":1}{"b":2}`, `{"a":1} {"b":2}`, `{"a":1}x`, `{"a":1}}`,
 		`{"a":1,"a":2}`, `{"a":1,"\u0061":2}`, `{"a":{"a":1},"b":{"a":2}}`, `{"\ud800":1,"\udbff":2}`,
 		"{\"a\":\"\xff\"}", "\xef\xbb\xbf{}", "{\"a\":1}\r\n", "\t[ 1 ,\n2 ]\r",
+		// Characters counted on the way (Tree.StringChars): a high
+		// surrogate pairs with the escape after it, whatever that is;
+		// escapes and multi-byte characters straddle words.
+		`"\ud800\ud800\udc00"`, `"\ud83d\ude00\ud83d"`, `"ab\ud83dcd"`, `"1234567\\\\89\n\"\u00e9"`,
+		`{"a":"d\u00e9j\u00e0 vu, \"quoted\"\n\ttab"}`, "\"r\u00e9sum\u00e9 \u00e9t\u00e9 \u65e5\u672c\u8a9e\u306e\u30c6\u30ad\u30b9\u30c8 \U0001F600\"",
 	}
 	many := []string{}
 	for i := range 40 {

@@ -13,15 +13,20 @@ import (
 
 // Node is one JSON value inside a line, located by its byte span.
 type Node struct {
-	Kind       jsontext.Kind // '{', '[', '"', '0', 't', 'f' or 'n'
-	Start, End int           // the value's bytes are line[Start:End]
-	KeyStart   int           // for object members: where the quoted name starts
-	Name       []byte        // for object members: the raw quoted name
-	Parent     int           // index of the parent node, -1 for the root
-	Index      int           // its place among its parent's children, from 0
-	First      int           // first child, -1 if none
-	Next       int           // next sibling, -1 if none
-	Last       int           // last child, -1 if none
+	Kind jsontext.Kind // '{', '[', '"', '0', 't', 'f' or 'n'
+	// chars is one more than the characters an ASCII string decodes to,
+	// as the parser counted them on its way through (Tree.StringChars),
+	// or 0 when it did not (not a string, not ASCII, or above what an
+	// int32 holds). It sits in Kind's padding: a Node is no larger for it.
+	chars      int32
+	Start, End int    // the value's bytes are line[Start:End]
+	KeyStart   int    // for object members: where the quoted name starts
+	Name       []byte // for object members: the raw quoted name
+	Parent     int    // index of the parent node, -1 for the root
+	Index      int    // its place among its parent's children, from 0
+	First      int    // first child, -1 if none
+	Next       int    // next sibling, -1 if none
+	Last       int    // last child, -1 if none
 }
 
 // Tree is a parsed line: every value with its byte span. Strings are not
@@ -195,6 +200,18 @@ func unquote(raw []byte) string {
 // StringChars reports the number of characters the JSON string raw decodes
 // to, counting a \uXXXX escape (or a surrogate pair of them) as one.
 func StringChars(raw []byte) int { return countChars(raw, -1) }
+
+// StringChars is StringChars of string node i, which the parser counted
+// as it went through the string's words to find its end: counting them
+// again, from memory, cost the gauge and extract's ledger more than the
+// parser's sum beside its search (the values they count are most of a
+// session's bytes).
+func (t *Tree) StringChars(i int) int {
+	if c := t.Nodes[i].chars; c > 0 {
+		return int(c) - 1
+	}
+	return StringChars(t.Raw(i))
+}
 
 // countChars counts like StringChars but stops once it has seen limit
 // characters (limit < 0: no limit). It goes eight bytes at a time: a word

@@ -114,9 +114,9 @@ func view(p *transcript.Parser, body []byte, num int, d transcript.Dialect) entr
 		b := block{Kind: v.Kind.String(), Pointer: v.Pointer, Call: v.Call}
 		if v.Kind == transcript.Image {
 			b.Text = "[image]"
-			b.Chars = transcript.StringChars(t.Raw(v.Measure))
+			b.Chars = t.StringChars(v.Measure)
 		} else {
-			b.Chars = transcript.StringChars(t.Raw(v.Measure))
+			b.Chars = t.StringChars(v.Measure)
 			b.Text = prefix(t.StrPrefix(v.Measure, 4*foldChars), foldChars)
 			b.Cut = b.Chars > utf8.RuneCountInString(b.Text)
 		}
