@@ -290,17 +290,18 @@ func StringEnd(b []byte, i int) (int, error) {
 }
 
 // stringEnd is StringEnd that also counts the characters an ASCII string
-// decodes to, as StringChars does (an escape is one character, and a
-// surrogate pair of \u escapes one), or -1 for a string with a byte
-// above ASCII, which StringChars counts when asked. The words are in hand
-// already, so the count costs an OR a word and a sum an escape, rather
-// than a second pass over the string.
+// decodes to (an escape is one), or -1 for a string with a byte above
+// ASCII or a surrogate pair of \u escapes, which StringChars counts when
+// asked. Such a string's characters are its UTF-16 units too (Node.chars).
+// The words are in hand already, so the count costs an OR a word and a
+// sum an escape, rather than a second pass over the string.
 func stringEnd(b []byte, i int) (end, chars int, err error) {
 	start := i
 	i++
 	var high uint64 // the OR of the words read: its top bits say whether one was above ASCII
 	saved := 0      // the bytes escapes take beyond the character each gives
 	paired := false // the \u escape to come is the second of a pair
+	pairs := false  // the string holds a surrogate pair
 	for {
 		for ; i+8 <= len(b); i += 8 {
 			w := binary.LittleEndian.Uint64(b[i:])
@@ -317,7 +318,7 @@ func stringEnd(b []byte, i int) (end, chars int, err error) {
 		}
 		switch c := b[i]; {
 		case c == '"':
-			if high&0x8080808080808080 != 0 {
+			if high&0x8080808080808080 != 0 || pairs {
 				return i + 1, -1, nil
 			}
 			return i + 1, i - start - 1 - saved, nil
@@ -343,6 +344,7 @@ func stringEnd(b []byte, i int) (end, chars int, err error) {
 				} else {
 					saved += 5
 					paired = i+8 <= len(b) && b[i+6] == '\\' && b[i+7] == 'u' && isHighSurrogate(b[i+2:i+6])
+					pairs = pairs || paired
 				}
 				i += 6
 			default:

@@ -2,6 +2,7 @@ package transcript
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"reflect"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/bstools/bs/internal/corpustest"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -119,8 +121,9 @@ func (p *refParser) value(parent int, name []byte, keyStart int) (int, error) {
 		p.tree.Nodes[idx].End = end
 		if kind == '"' {
 			// What Parse counts on its way (Tree.StringChars) of an
-			// ASCII string, counted as StringChars does.
-			if utf8.Valid(v) && !slices.ContainsFunc(v, func(c byte) bool { return c >= utf8.RuneSelf }) {
+			// ASCII string without a surrogate pair, counted as
+			// StringChars does.
+			if !slices.ContainsFunc(v, func(c byte) bool { return c >= utf8.RuneSelf }) && StringChars(v) == utf16Units(v) {
 				p.tree.Nodes[idx].chars = int32(StringChars(v)) + 1
 			}
 		}
@@ -189,4 +192,13 @@ func FuzzParse(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, line []byte) { checkParse(t, line) })
+}
+
+// utf16Units is the UTF-16 length of the JSON string raw, decoded.
+func utf16Units(raw []byte) int {
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return -1
+	}
+	return len(utf16.Encode([]rune(s)))
 }

@@ -25,29 +25,32 @@ func BenchmarkParse(b *testing.B) {
 	}
 }
 
-// TestTreeStringChars: a string the parser counted (ASCII, escapes
-// aside) and one it did not (one with other characters, or a node made by
-// hand) give what StringChars counts.
+// TestTreeStringChars: a string the parser counted (ASCII and escapes)
+// and one it did not (one with other characters or a surrogate pair, or a
+// node made by hand) give what StringChars counts; StringUnits gives the
+// UTF-16 length of a counted one.
 func TestTreeStringChars(t *testing.T) {
-	src := []byte(`{"a":"h\u00e9llo, \"w\u00f6rld\"\n\ud83d\ude00 ok","b":"h\u00e9llo, \"w\u00f6rld\"\n\ud83d\ude00 日本"}`)
+	src := []byte(`{"ascii":"h\u00e9llo, \"w\u00f6rld\"\n ok","utf8":"h\u00e9llo, \"w\u00f6rld\"\n 日本","pair":"h\u00e9llo, \"w\u00f6rld\"\n\ud83d\ude00"}`)
 	var p Parser
 	tree, err := p.Parse(src)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, b := tree.Get(0, "a"), tree.Get(0, "b")
-	if tree.Nodes[a].chars == 0 || tree.Nodes[b].chars != 0 {
-		t.Errorf("the parser counted the characters of %q: %v, and of %q: %v; want only the first",
-			tree.Raw(a), tree.Nodes[a].chars != 0, tree.Raw(b), tree.Nodes[b].chars != 0)
-	}
-	const want = 19
-	for _, i := range []int{a, b} {
-		if got := tree.StringChars(i); got != want {
-			t.Errorf("%s: %d characters, want %d", tree.Raw(i), got, want)
+	for _, s := range []struct {
+		name  string
+		chars int
+	}{{"ascii", 18}, {"utf8", 18}, {"pair", 16}} {
+		i := tree.Get(0, s.name)
+		units, counted := tree.StringUnits(i)
+		if counted != (s.name == "ascii") || counted && units != s.chars {
+			t.Errorf("%s: the parser counted %d UTF-16 units (%v); want %d, counted only for the ASCII string", tree.Raw(i), units, counted, s.chars)
+		}
+		if got := tree.StringChars(i); got != s.chars {
+			t.Errorf("%s: %d characters, want %d", tree.Raw(i), got, s.chars)
 		}
 		byHand := Tree{Src: src, Nodes: []Node{{Kind: '"', Start: tree.Nodes[i].Start, End: tree.Nodes[i].End}}}
-		if got := byHand.StringChars(0); got != want {
-			t.Errorf("%s, not counted by the parser: %d characters, want %d", tree.Raw(i), got, want)
+		if got := byHand.StringChars(0); got != tree.StringChars(i) {
+			t.Errorf("%s, not counted by the parser: %d characters, want %d", tree.Raw(i), got, tree.StringChars(i))
 		}
 	}
 }

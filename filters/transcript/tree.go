@@ -14,10 +14,12 @@ import (
 // Node is one JSON value inside a line, located by its byte span.
 type Node struct {
 	Kind jsontext.Kind // '{', '[', '"', '0', 't', 'f' or 'n'
-	// chars is one more than the characters an ASCII string decodes to,
-	// as the parser counted them on its way through (Tree.StringChars),
-	// or 0 when it did not (not a string, not ASCII, or above what an
-	// int32 holds). It sits in Kind's padding: a Node is no larger for it.
+	// chars is one more than the characters an ASCII string without
+	// surrogate escapes decodes to, which are its UTF-16 units too, as the
+	// parser counted them on its way through (Tree.StringChars,
+	// Tree.StringUnits), or 0 when it did not (not such a string, or
+	// above what an int32 holds). It sits in Kind's padding: a Node is no
+	// larger for it.
 	chars      int32
 	Start, End int    // the value's bytes are line[Start:End]
 	KeyStart   int    // for object members: where the quoted name starts
@@ -211,6 +213,15 @@ func (t *Tree) StringChars(i int) int {
 		return int(c) - 1
 	}
 	return StringChars(t.Raw(i))
+}
+
+// StringUnits is the UTF-16 length of string node i (what JavaScript's
+// length says of it decoded) when the parser counted it, and whether it
+// did: for a string of ASCII and escapes, without a surrogate pair, each
+// character is one unit. Other strings the caller counts itself.
+func (t *Tree) StringUnits(i int) (int, bool) {
+	c := t.Nodes[i].chars
+	return int(c) - 1, c > 0
 }
 
 // countChars counts like StringChars but stops once it has seen limit

@@ -141,6 +141,9 @@ func (c *classifier) units(i int) int {
 	if i < 0 || c.t.Nodes[i].Kind != '"' {
 		return 0
 	}
+	if n, ok := c.t.StringUnits(i); ok {
+		return n // the parser counted it
+	}
 	return rawUnits(c.t.Raw(i))
 }
 
@@ -176,7 +179,7 @@ func (c *classifier) rawLen(i int) int {
 	}
 	raw := c.t.Raw(i)
 	if c.t.Nodes[i].Kind == '"' {
-		return rawUnits(raw)
+		return c.units(i)
 	}
 	return runUnits(raw)
 }
@@ -194,6 +197,7 @@ func (c *classifier) result(v int, callID, tool, block string) {
 	case '"':
 		s.asString = true
 		s.texts = []span{{t.Nodes[v].Start, t.Nodes[v].End}}
+		s.rawLen = c.units(v)
 		s.start, s.end = t.Nodes[v].Start, t.Nodes[v].End
 	case '[':
 		count, single := 0, -1
@@ -204,6 +208,7 @@ func (c *classifier) result(v int, callID, tool, block string) {
 			case types.Text(typ):
 				if x := t.Get(b, "text"); x >= 0 && t.Nodes[x].Kind == '"' {
 					s.texts = append(s.texts, span{t.Nodes[x].Start, t.Nodes[x].End})
+					s.rawLen += c.units(x)
 					single = x
 				}
 			case types.Image(typ):
@@ -219,13 +224,8 @@ func (c *classifier) result(v int, callID, tool, block string) {
 	default:
 		return
 	}
-	for i, x := range s.texts {
-		if i > 0 {
-			s.rawLen++
-		}
-		s.rawLen += rawUnits(t.Src[x.start:x.end])
-	}
-	s.chars = s.rawLen - max(0, len(s.texts)-1) // OpenClaw counts blocks, not separators
+	s.chars = s.rawLen                 // OpenClaw counts blocks, not separators
+	s.rawLen += max(0, len(s.texts)-1) // joined with "\n"
 	if s.image {
 		s.chars += imageChars * c.countImages(v)
 	}
