@@ -15,6 +15,9 @@ import (
 // units. Every count here is in those units, taken from the raw JSON
 // string without decoding it: a character outside the Basic Multilingual
 // Plane (four bytes of UTF-8, or a surrogate pair of \u escapes) is two.
+// A string of a parsed line is measured by the parser on its way, when it
+// is ASCII without a surrogate pair (transcript.Tree.StringUnits, as the
+// classifier's units asks first); rawUnits counts the others.
 
 // rawUnits returns the UTF-16 length of the JSON string raw (with quotes).
 // Every byte counts one unit, less one for each continuation byte of a
