@@ -115,13 +115,17 @@ const commitEvery = 8 << 20
 // turn is what archive keeps of one turn: offsets and small facts, never
 // its lines.
 type turn struct {
-	index               int
-	d                   transcript.Dialect
-	line                int   // the prompt's line number
-	start, promptEnd    int64 // the prompt line
-	end                 int64 // the end of the turn's last message line
-	endNewline          bool
-	chunks              []int64 // blob boundaries inside (start, end)
+	index            int
+	d                transcript.Dialect
+	line             int   // the prompt's line number
+	start, promptEnd int64 // the prompt line
+	end              int64 // the end of the turn's last message line
+	endNewline       bool
+	chunks           []int64 // blob boundaries inside (start, end)
+	// spends are the offsets of the lines that carry what cost reports
+	// read (transcript.Spends), as the scanner saw them: the worker
+	// parses only these again, for their spend records.
+	spends              []int64
 	entries, tokens     int
 	pairs               int
 	depth               int
@@ -172,7 +176,7 @@ func Run(ctx context.Context, name string, r io.Reader, w io.Writer, opt Options
 
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	p := &pipeline{opt: opt, sp: sp, w: w, jobs: make(chan *job, opt.Workers), futures: make(chan *job, 64), ledger: newLedger(opt.Estimator), spend: newSpendMarks(transcript.RegisteredMarks())}
+	p := &pipeline{opt: opt, sp: sp, w: w, jobs: make(chan *job, opt.Workers), futures: make(chan *job, 64), ledger: newLedger(opt.Estimator)}
 	var wg sync.WaitGroup
 	for range opt.Workers {
 		wg.Add(1)
@@ -271,6 +275,11 @@ func (s *scanner) line(ctx context.Context, l transcript.Line, t *transcript.Tre
 	}
 	acct := gauge.Classify(t, d, s.opt.Estimator)
 	s.p.ledger.observe(gauge.NewLedgerLine(acct, t, d), off, int(n), v1KeptIndex(t, d), d)
+	if s.cur != nil && transcript.Spends(t, s.cur.d) {
+		// A line that starts the next turn is past this one's end: the
+		// worker takes only those inside.
+		s.cur.spends = append(s.cur.spends, off)
+	}
 	if t.Get(0, transcript.SpentField) >= 0 {
 		// A spend record is no message: it goes with the turn around it,
 		// and stands again after the synthetic entry if that is archived.
@@ -475,7 +484,6 @@ type pipeline struct {
 	stats   Stats
 	errs    []error
 	ledger  *ledger
-	spend   spendMarks
 }
 
 type job struct {
@@ -670,53 +678,24 @@ func (wk *worker) do(ctx context.Context, j *job) {
 	}
 }
 
-// spendMarks are what a line that carries what cost reports read holds
-// (transcript.Spends): the marks of the registered dialects' lines that
-// Spends says yes to, and bs's own spend records. Other lines are not
-// parsed for it. Each ends a JSON string, with its closing quote.
-type spendMarks [][]byte
-
-func newSpendMarks(m transcript.Marks) spendMarks {
-	marks := spendMarks{}
-	for _, mk := range m.Spend {
-		marks = append(marks, []byte(mk.Text))
-	}
-	return append(marks, []byte(transcript.SpentField+`"`))
-}
-
-// has reports whether line holds one of marks. It looks at each quote
-// once, for a mark that ends there, rather than searching the line for
-// each mark in turn: four passes over every archived line, whose marks
-// begin with letters that text is full of, were an eighth of bs
-// archive's time.
-func (marks spendMarks) has(line []byte) bool {
-	for i := 0; ; i++ {
-		q := bytes.IndexByte(line[i:], '"')
-		if q < 0 {
-			return false
-		}
-		i += q
-		for _, m := range marks {
-			if i+1 >= len(m) && line[i-1] == m[len(m)-2] && bytes.Equal(line[i+1-len(m):i+1], m) {
-				return true
-			}
-		}
-	}
-}
-
 // spend adds to j the spend records of the lines of an archived chunk
 // (after the user prompt) that carry what cost reports read: they go
 // before the synthetic entry. In a pi tree they hang off the prompt,
-// beside the synthetic entry, off the path.
+// beside the synthetic entry, off the path. The scanner found them
+// (turn.spends), having parsed every line already.
 func (wk *worker) spend(j *job, chunk []byte, off int64) {
 	tu := j.tu
-	afterPrompt(tu, chunk, off, func(line []byte, at int64) {
-		if !wk.p.spend.has(line) {
-			return
+	for _, at := range tu.spends {
+		if at < max(off, tu.promptEnd) || at >= min(off+int64(len(chunk)), tu.end) {
+			continue
+		}
+		line := chunk[at-off:]
+		if n := bytes.IndexByte(line, '\n'); n >= 0 {
+			line = line[:n]
 		}
 		t, err := wk.tp.Parse(line)
-		if err != nil || !transcript.Spends(t, tu.d) {
-			return
+		if err != nil {
+			continue
 		}
 		id, parent := "", ""
 		if tu.lastID != "" { // a tree's records hang from the prompt (the others ignore ids)
@@ -726,7 +705,7 @@ func (wk *worker) spend(j *job, chunk []byte, off int64) {
 		if r := transcript.SpendRecord(t, tu.d, archivedBy, id, parent); r != nil {
 			j.spent = append(j.spent, append(r, '\n'))
 		}
-	})
+	}
 }
 
 // afterPrompt calls fn with each line of a chunk of turn tu that starts
