@@ -95,59 +95,50 @@ func runPrune(c *cli.Context) error {
 	}
 	ctx := c.Context
 	stderr := c.App.ErrWriter
-
-	// Mark.
-	marks := retention.NewMarks(store)
+	dryRun := c.Bool("dry-run")
+	// A bar for the mark (transcripts), then one for each phase of the
+	// sweep: listing the store (a count), sweeping what is unreferenced
+	// (of a total).
 	bar := progress.New(stderr, prgMark, int64(len(files)), false, unitTranscrip)
-	path, err := marks.Files(ctx, files, func(i int, path string, sc retention.Scan) {
-		if sc.BadLines > 0 {
-			cm.ui.warnf(msgPruneBadLines, path, sc.BadLines)
-		}
-		cm.log.Debug("marked", "file", path, "lines", sc.Lines, "refs", sc.Refs, "nested_blobs", sc.Nested)
-		bar.Set(int64(i + 1))
-	})
-	bar.Done()
-	if err != nil {
-		return pruneMarkError(ctx, cm, path, err)
-	}
-
-	// Sweep: listing the store (a count), then sweeping what is
-	// unreferenced (of a total).
-	opt := retention.SweepOptions{Cutoff: cutoff, DryRun: c.Bool("dry-run"), RewriteAbove: rewrite}
 	phase := ""
-	opt.Progress = func(ph string, done, total int) {
-		if ph != phase {
-			bar.Done()
-			phase = ph
-			bar = progress.New(stderr, fmt.Sprintf(prgSweep, ph), int64(total), false, unitBlobs)
-		}
-		bar.Set(int64(done))
+	opt := retention.Options{
+		SweepOptions: retention.SweepOptions{Cutoff: cutoff, DryRun: dryRun, RewriteAbove: rewrite,
+			Progress: func(ph string, done, total int) {
+				if ph != phase {
+					bar.Done()
+					phase = ph
+					bar = progress.New(stderr, fmt.Sprintf(prgSweep, ph), int64(total), false, unitBlobs)
+				}
+				bar.Set(int64(done))
+			}},
+		Keep: keep, Checkpoints: checkpointDirOf(c.String("checkpoint-dir")), Holders: c.String("holders"),
+		Marked: func(i int, path string, sc retention.Scan) {
+			if sc.BadLines > 0 {
+				cm.ui.warnf(msgPruneBadLines, path, sc.BadLines)
+			}
+			cm.log.Debug("marked", "file", path, "lines", sc.Lines, "refs", sc.Refs, "nested_blobs", sc.Nested)
+			bar.Set(int64(i + 1))
+		},
 	}
-	res, sweepErr := retention.Sweep(ctx, store, marks, opt)
+	res, err := retention.Prune(ctx, store, files, opt)
 	bar.Done()
-	if sweepErr != nil && ctx.Err() != nil {
-		return sweepErr
+	var unmarked *retention.MarkError
+	switch {
+	case errors.As(err, &unmarked):
+		return pruneMarkError(ctx, cm, unmarked.Path, unmarked.Err)
+	case err != nil && ctx.Err() != nil:
+		return err
 	}
-	cpDir := checkpointDirOf(c.String("checkpoint-dir"))
-	cps, cpErr := retention.Checkpoints(cpDir, keep, opt.DryRun)
-	var holders []retention.Item
-	var hErr error
-	if dir := c.String("holders"); dir != "" {
-		holders, hErr = retention.Holders(dir, marks, files, cutoff, opt.DryRun)
-	}
-
-	rep := retention.NewReport(opt.DryRun, len(files), res, cps, holders)
-	all := append(append(append([]retention.Item{}, res.Removed...), cps...), holders...)
-	if !opt.DryRun {
-		for _, it := range all {
+	if !dryRun {
+		for _, it := range res.Items {
 			cm.log.Info("deleted", "item", it.Name, "bytes", it.Bytes)
 		}
+		if len(res.Blobs) > 0 {
+			res.Report.IndexRows = forgetIndexRows(c, cm, res.Blobs)
+		}
 	}
-	if len(res.Removed) > 0 && !opt.DryRun {
-		rep.IndexRows = forgetIndexRows(c, cm, res.Removed)
-	}
-	rep.Write(c.App.Writer, all, c.Bool("json"))
-	if err := errors.Join(sweepErr, cpErr, hErr); err != nil {
+	res.Report.Write(c.App.Writer, res.Items, c.Bool("json"))
+	if err != nil {
 		cm.ui.errorf(cm.cmd, msgPruneFailed, err)
 		return &reported{code: exitFailure}
 	}
