@@ -10,8 +10,9 @@
 // the lines inside them, however deeply nested. Sweep then deletes the
 // unmarked blobs whose last write (or re-Put) is before a cutoff taken
 // before the mark began, so a blob written or re-used while the sweep runs
-// is never deleted. Report is what a run did, as bs prune-retention
-// prints it.
+// is never deleted. Prune runs the whole of it (the mark, then the sweeps
+// of blobs, checkpoints and holder files), as bs prune-retention does;
+// Report is what a run did, as the command prints it.
 package retention
 
 import (
