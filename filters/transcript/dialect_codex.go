@@ -140,11 +140,7 @@ func (v *viewer) codexItem(p int) {
 		e.Role = "tool"
 		v.call = v.str(p, "call_id")
 		v.answers(v.call)
-		out := t.Get(p, "output")
-		if out >= 0 && t.Nodes[out].Kind == '{' {
-			out = t.Get(out, "content") // the {content, success} shape of some forks
-		}
-		v.codexContent(out, ToolResult)
+		v.codexContent(codexOutput(t, p), ToolResult)
 	case "reasoning":
 		e.Role = "assistant"
 		for _, f := range []string{"summary", "content"} {
@@ -283,14 +279,21 @@ func (v *conversing) codex() {
 		case "local_shell_call":
 			o.Call("shell", v.str(p, "call_id"), t, t.Get(p, "action"))
 		case "function_call_output", "custom_tool_call_output":
-			out := t.Get(p, "output")
-			if out >= 0 && t.Nodes[out].Kind == '{' {
-				out = t.Get(out, "content")
-			}
-			head := v.head(out)
+			head := v.head(codexOutput(t, p))
 			o.Result(o.ToolOf(v.str(p, "call_id")), codexFailed(head), head, when)
 		}
 	}
+}
+
+// codexOutput is the output node of a function call output item p: a
+// string or an array of content items, or the content of the
+// {content, success} object some forks write instead (-1 if none).
+func codexOutput(t *Tree, p int) int {
+	out := t.Get(p, "output")
+	if out >= 0 && t.Nodes[out].Kind == '{' {
+		out = t.Get(out, "content")
+	}
+	return out
 }
 
 // codexFailed reads the exit status Codex writes at the top of a command's
@@ -386,11 +389,7 @@ func (codex) Prune(t *Tree, pv *PruneView) {
 			pv.Calls = append(pv.Calls, PruneCall{str(p, "call_id"), str(p, "name")})
 		case "function_call_output", "custom_tool_call_output":
 			pv.Kind = PruneResults
-			out := t.Get(p, "output")
-			if out >= 0 && t.Nodes[out].Kind == '{' {
-				out = t.Get(out, "content") // a fork's result: {content, success}
-			}
-			pv.Results = append(pv.Results, PruneResult{out, str(p, "call_id"), "", "input_text"})
+			pv.Results = append(pv.Results, PruneResult{codexOutput(t, p), str(p, "call_id"), "", "input_text"})
 		}
 	}
 }

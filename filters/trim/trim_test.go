@@ -133,3 +133,42 @@ func BenchmarkTrim(b *testing.B) {
 		})
 	}
 }
+
+// TestCodexForkOutput: a Codex fork writes a function call's output as
+// {content, success}; trim clears the content, leaves success, and
+// restore gives the line back.
+func TestCodexForkOutput(t *testing.T) {
+	long := strings.Repeat("output line of the command\\n", 400)
+	lines := []string{
+		`{"timestamp":"2026-05-11T08:27:17.490Z","type":"session_meta","payload":{"id":"fork","timestamp":"2026-05-11T08:26:55.042Z","cwd":"/"}}`,
+		`{"timestamp":"2026-05-11T08:27:18.000Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"run it"}]}}`,
+		`{"timestamp":"2026-05-11T08:27:22.479Z","type":"response_item","payload":{"type":"function_call","name":"exec_command","arguments":"{}","call_id":"call_1"}}`,
+		`{"timestamp":"2026-05-11T08:27:23.000Z","type":"response_item","payload":{"type":"function_call_output","call_id":"call_1","output":{"content":"` + long + `","success":true}}}`,
+	}
+	for i := range 3 {
+		lines = append(lines,
+			fmt.Sprintf(`{"timestamp":"2026-05-11T08:28:0%d.000Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"and %d"}]}}`, i, i),
+			fmt.Sprintf(`{"timestamp":"2026-05-11T08:28:1%d.000Z","type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"done %d"}]}}`, i, i))
+	}
+	in := []byte(strings.Join(lines, "\n") + "\n")
+	store := new(blobstore.Mem)
+	opt := trim.Defaults()
+	opt.SoftTrimRatio, opt.HardClearRatio, opt.MinPrunableChars, opt.KeepLastAssistants = 0, 0, 0, 1
+	opt.Store = store
+	var out bytes.Buffer
+	st, err := trim.Run(context.Background(), "fork.jsonl", bytes.NewReader(in), &out, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	result := strings.Split(out.String(), "\n")[3]
+	if st.Cleared != 1 || strings.Contains(result, "output line") || !strings.Contains(result, `"success":true`) || !strings.Contains(result, `"content":"`) {
+		t.Fatalf("cleared %d; the result line is %.300s", st.Cleared, result)
+	}
+	var back bytes.Buffer
+	if _, _, err := restore.Run(context.Background(), "fork.jsonl", bytes.NewReader(out.Bytes()), &back, restore.Options{All: true, Store: store}); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(back.Bytes(), in) {
+		t.Fatal("restore --all did not give the session back")
+	}
+}
