@@ -112,7 +112,7 @@ func (v *viewer) openclaw() {
 		msg := t.Get(0, "message")
 		e.Message = true
 		e.Role = v.str(msg, "role")
-		e.Instructions = instructionsRole(e.Role) // as pi passes a chat's on
+		e.Instructions = instructionsRole(e.Role) // pi writes neither role today; roll always kept them
 		v.piMessage(msg, e.Role)
 	case "custom_message":
 		e.Message = true

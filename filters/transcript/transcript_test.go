@@ -666,3 +666,32 @@ func TestSessionIdentityHeaderFirst(t *testing.T) {
 		}
 	}
 }
+
+// TestInstructions: a message that is the runtime's instructions (a chat's
+// system prompt, Codex's developer messages) is marked, and so stays when
+// roll evicts; other messages, and lines that are no message, are not.
+func TestInstructions(t *testing.T) {
+	for _, c := range []struct {
+		d    Dialect
+		line string
+		want bool
+	}{
+		{Codex, `{"timestamp":"t","type":"response_item","payload":{"type":"message","role":"developer","content":[{"type":"input_text","text":"rules"}]}}`, true},
+		{Codex, `{"timestamp":"t","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"hi"}]}}`, false},
+		{Codex, `{"timestamp":"t","type":"response_item","payload":{"type":"function_call_output","call_id":"c","output":"ok"}}`, false},
+		{Generic, `{"role":"system","content":"You are helpful."}`, true},
+		{Generic, `{"role":"developer","content":"rules"}`, true},
+		{Generic, `{"role":"assistant","content":"ok"}`, false},
+		{OpenClaw, `{"type":"message","id":"a","parentId":null,"timestamp":"t","message":{"role":"user","content":[{"type":"text","text":"hi"}]}}`, false},
+		{ClaudeCode, `{"type":"user","uuid":"u","message":{"role":"user","content":"hi"}}`, false},
+	} {
+		var p Parser
+		tree, err := p.Parse([]byte(c.line))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e := View(tree, c.d); e.Instructions != c.want {
+			t.Errorf("%s %s: Instructions %v, want %v", c.d, c.line, e.Instructions, c.want)
+		}
+	}
+}
