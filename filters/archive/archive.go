@@ -685,8 +685,12 @@ func (wk *worker) do(ctx context.Context, j *job) {
 // (turn.spends), having parsed every line already.
 func (wk *worker) spend(j *job, chunk []byte, off int64) {
 	tu := j.tu
-	for _, at := range tu.spends {
-		if at < max(off, tu.promptEnd) || at >= min(off+int64(len(chunk)), tu.end) {
+	end := off + int64(len(chunk)) // at most tu.end: the turn's chunks end there
+	for _, at := range tu.spends { // in file order
+		if at >= end {
+			break
+		}
+		if at < max(off, tu.promptEnd) {
 			continue
 		}
 		line := chunk[at-off:]
