@@ -9,12 +9,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/bstools/bs/internal/corpustest"
 	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/bstools/bs/internal/corpustest"
 )
 
 // refParser is the parser as it was before Parse became a hand-written
