@@ -133,8 +133,8 @@ func runPrune(c *cli.Context) error {
 		for _, it := range res.Items {
 			cm.log.Info("deleted", "item", it.Name, "bytes", it.Bytes)
 		}
-		if len(res.Blobs) > 0 {
-			res.Report.IndexRows = forgetIndexRows(c, cm, res.Blobs)
+		if blobs := res.Blobs(); len(blobs) > 0 {
+			res.Report.IndexRows = forgetIndexRows(c, cm, blobs)
 		}
 	}
 	res.Report.Write(c.App.Writer, res.Items, c.Bool("json"))

@@ -117,8 +117,8 @@ func (m *Marks) Transcript(ctx context.Context, name string, r io.Reader) (Scan,
 	return sc, err
 }
 
-// Files marks the transcript files in turn, calling done after each with
-// its index and what it held. It stops at the first that cannot be read
+// Files marks the transcript files in turn, calling done (if not nil)
+// after each with its index and what it held. It stops at the first that cannot be read
 // or marked, and returns its path with the error (Transcript's).
 func (m *Marks) Files(ctx context.Context, files []string, done func(i int, path string, sc Scan)) (string, error) {
 	for i, path := range files {
@@ -126,7 +126,9 @@ func (m *Marks) Files(ctx context.Context, files []string, done func(i int, path
 		if err != nil {
 			return path, err
 		}
-		done(i, path, sc)
+		if done != nil {
+			done(i, path, sc)
+		}
 	}
 	return "", nil
 }

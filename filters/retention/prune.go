@@ -24,9 +24,11 @@ type Options struct {
 // Result is what Prune did, or under DryRun would do.
 type Result struct {
 	Report Report
-	Blobs  []Item // the blobs deleted
 	Items  []Item // everything deleted: the blobs, then checkpoints, then holder files
 }
+
+// Blobs are the blobs of r.Items.
+func (r Result) Blobs() []Item { return r.Items[:r.Report.Blobs.Deleted] }
 
 // MarkError is a transcript Prune could not mark (Path, "" when the run
 // was stopped first): it deleted nothing.
@@ -47,12 +49,8 @@ func (e *MarkError) Unwrap() error { return e.Err }
 // joined, beside the Result of what was done. A ctx done during the
 // blobs' sweep stops the run there.
 func Prune(ctx context.Context, store blobstore.Store, files []string, opt Options) (Result, error) {
-	marked := opt.Marked
-	if marked == nil {
-		marked = func(int, string, Scan) {}
-	}
 	marks := NewMarks(store)
-	if path, err := marks.Files(ctx, files, marked); err != nil {
+	if path, err := marks.Files(ctx, files, opt.Marked); err != nil {
 		return Result{}, &MarkError{Path: path, Err: err}
 	}
 	swept, sweepErr := Sweep(ctx, store, marks, opt.SweepOptions)
@@ -67,7 +65,6 @@ func Prune(ctx context.Context, store blobstore.Store, files []string, opt Optio
 	}
 	res := Result{
 		Report: NewReport(opt.DryRun, len(files), swept, cps, holders),
-		Blobs:  swept.Removed,
 		Items:  append(append(append([]Item{}, swept.Removed...), cps...), holders...),
 	}
 	return res, errors.Join(sweepErr, cpErr, hErr)

@@ -63,8 +63,8 @@ func TestPrune(t *testing.T) {
 			names = append(names, filepath.Base(it.Name))
 		}
 		want := []string{orphan.String(), "cp_001.yaml", "fedcba9876543210.jsonl"}
-		if len(res.Blobs) != 1 || res.Blobs[0].Name != orphan.String() || len(names) != 3 || names[0] != want[0] || names[1] != want[1] || names[2] != want[2] {
-			t.Fatalf("dry run %v: blobs %v, items %v; want %v", dryRun, res.Blobs, names, want)
+		if blobs := res.Blobs(); len(blobs) != 1 || blobs[0].Name != orphan.String() || len(names) != 3 || names[0] != want[0] || names[1] != want[1] || names[2] != want[2] {
+			t.Fatalf("dry run %v: blobs %v, items %v; want %v", dryRun, res.Blobs(), names, want)
 		}
 		r := res.Report
 		if r.DryRun != dryRun || r.Sessions != 1 || r.Blobs.Deleted != 1 || r.Blobs.Referenced != 1 || r.Checkpoints.Deleted != 1 || r.Holders.Deleted != 1 {
