@@ -138,6 +138,7 @@ func sortSearch(n int, f func(int) bool) int {
 type snapshot struct {
 	files []*idxFile
 	byID  map[packID]*idxFile
+	tableState
 }
 
 var emptySnapshot = &snapshot{byID: map[packID]*idxFile{}}
@@ -145,8 +146,12 @@ var emptySnapshot = &snapshot{byID: map[packID]*idxFile{}}
 // lookup returns every copy of d the indexes hold, newest first.
 func (s *snapshot) lookup(d Digest) []entry {
 	var out []entry
-	for _, f := range s.files {
-		out = f.lookup(d, out)
+	if t := s.noteLookup(); t != nil {
+		out = t.lookup(s.files, d, out)
+	} else {
+		for _, f := range s.files {
+			out = f.lookup(d, out)
+		}
 	}
 	if len(out) > 1 {
 		slices.SortStableFunc(out, func(a, b entry) int { return compareEntries(a, b) })
@@ -179,22 +184,7 @@ func merged(files []*idxFile, fn func(entry) error) error {
 		h = append(h, &cursor{f: f, e: e})
 	}
 	less := func(a, b *cursor) bool { return compareEntries(a.e, b.e) < 0 }
-	down := func(i int) {
-		for {
-			l, m := 2*i+1, i
-			if l < len(h) && less(h[l], h[m]) {
-				m = l
-			}
-			if r := l + 1; r < len(h) && less(h[r], h[m]) {
-				m = r
-			}
-			if m == i {
-				return
-			}
-			h[i], h[m] = h[m], h[i]
-			i = m
-		}
-	}
+	down := func(i int) { siftDown(h, i, less) }
 	for i := len(h)/2 - 1; i >= 0; i-- {
 		down(i)
 	}
@@ -217,4 +207,23 @@ func merged(files []*idxFile, fn func(entry) error) error {
 		down(0)
 	}
 	return nil
+}
+
+// siftDown moves h[i] down the min-heap h (ordered by less) to where it
+// belongs: the merges of sorted index files keep a heap of their cursors.
+func siftDown[T any](h []T, i int, less func(a, b T) bool) {
+	for {
+		l, m := 2*i+1, i
+		if l < len(h) && less(h[l], h[m]) {
+			m = l
+		}
+		if r := l + 1; r < len(h) && less(h[r], h[m]) {
+			m = r
+		}
+		if m == i {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
 }

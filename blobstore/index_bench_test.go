@@ -9,6 +9,22 @@ import (
 // 1,700 records each, as a store extract wrote 27,000 values into holds:
 // half of the digests are there, half are not.
 func BenchmarkLookup(b *testing.B) {
+	files, known := lookupFiles(b)
+	s := &snapshot{files: files}
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		d := known[i%len(known)]
+		if i%2 == 1 {
+			d[31] ^= 1
+		}
+		if got := s.lookup(d); len(got) != 1-i%2 {
+			b.Fatalf("%d copies", len(got))
+		}
+	}
+}
+
+// lookupFiles are 16 index files of 1,700 records each, and their digests.
+func lookupFiles(b testing.TB) ([]*idxFile, []Digest) {
 	var files []*idxFile
 	var known []Digest
 	for f := range 16 {
@@ -26,15 +42,5 @@ func BenchmarkLookup(b *testing.B) {
 		}
 		files = append(files, idx)
 	}
-	s := &snapshot{files: files}
-	b.ResetTimer()
-	for i := 0; b.Loop(); i++ {
-		d := known[i%len(known)]
-		if i%2 == 1 {
-			d[31] ^= 1
-		}
-		if got := s.lookup(d); len(got) != 1-i%2 {
-			b.Fatalf("%d copies", len(got))
-		}
-	}
+	return files, known
 }
