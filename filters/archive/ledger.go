@@ -9,6 +9,7 @@ import (
 
 	"github.com/bstools/bs/filters/gauge"
 	"github.com/bstools/bs/filters/transcript"
+	"github.com/bstools/bs/internal/spool"
 )
 
 // The usage lines after an archived turn covered the turn's messages,
@@ -50,6 +51,7 @@ type ledger struct {
 	consumed int64   // the writer is past every line before this offset
 
 	turns []collapsed // the writer's: the turns archived so far
+	line  []byte      // the writer's: the usage line it is rewriting
 }
 
 func newLedger(est gauge.Estimator) *ledger {
@@ -119,10 +121,11 @@ func (l *ledger) copyTo(w io.Writer, src io.ReaderAt, from, to int64) error {
 		if !ok && !moved || e.off < from {
 			continue
 		}
-		if err := copyRange(w, src, from, e.off); err != nil {
+		if err := spool.CopyRange(w, src, from, e.off-from); err != nil {
 			return err
 		}
-		line := make([]byte, e.n)
+		l.line = slices.Grow(l.line[:0], e.n)[:e.n] // each is written before the next is read
+		line := l.line
 		if _, err := src.ReadAt(line, e.off); err != nil {
 			return err
 		}
@@ -150,7 +153,7 @@ func (l *ledger) copyTo(w io.Writer, src io.ReaderAt, from, to int64) error {
 		}
 		from = e.off + int64(e.n)
 	}
-	return copyRange(w, src, from, to)
+	return spool.CopyRange(w, src, from, to-from)
 }
 
 // archived passes over an archived turn's lines [from, to), which the
@@ -167,14 +170,6 @@ func (l *ledger) archived(from, to int64, removed, added int, entries collapsed)
 			l.g.Carry(e.mark, 0, 0)
 		}
 	}
-}
-
-func copyRange(w io.Writer, src io.ReaderAt, from, to int64) error {
-	if to <= from {
-		return nil
-	}
-	_, err := io.Copy(w, io.NewSectionReader(src, from, to-from))
-	return err
 }
 
 // moved is where the entry numbered index (0: none) stands once the turns

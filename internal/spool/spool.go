@@ -7,6 +7,7 @@ package spool
 import (
 	"io"
 	"os"
+	"sync"
 )
 
 // Spool is random access to a filter's input.
@@ -98,6 +99,44 @@ func (s *Spool) CopyTo(w io.Writer) error {
 	_, err := io.Copy(w, s.Section(0, s.size))
 	return err
 }
+
+// CopyRange copies n bytes of r from off to w, through a buffer it keeps
+// for the next call. A filter that passes the input on between its edits
+// copies thousands of ranges, and io.Copy of a SectionReader to a file
+// (which os.File.ReadFrom cannot hand to the kernel: it takes only a file
+// or a LimitedReader of one) allocated and zeroed 32 KiB for each.
+func CopyRange(w io.Writer, r io.ReaderAt, off, n int64) error {
+	if n <= 0 {
+		return nil
+	}
+	bp := copyBufs.Get().(*[]byte)
+	defer copyBufs.Put(bp)
+	buf := *bp
+	for n > 0 {
+		chunk := buf[:min(int64(len(buf)), n)]
+		// A ReaderAt that reads less than asked says why; the input
+		// cut short under a filter that has read it is an error, not
+		// output cut short.
+		if m, err := r.ReadAt(chunk, off); m < len(chunk) {
+			if err == nil || err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return err
+		}
+		if _, err := w.Write(chunk); err != nil {
+			return err
+		}
+		off += int64(len(chunk))
+		n -= int64(len(chunk))
+	}
+	return nil
+}
+
+// copyBufs are CopyRange's buffers.
+var copyBufs = sync.Pool{New: func() any {
+	b := make([]byte, 256<<10)
+	return &b
+}}
 
 // Close closes a temp file; the caller's own file stays open.
 func (s *Spool) Close() error {
