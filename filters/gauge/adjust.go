@@ -94,11 +94,26 @@ func (a Adjustment) AppendJSON(b []byte) []byte {
 // Edit returns the edit that writes a as the _adjusted member of line t,
 // replacing the one it has.
 func (a Adjustment) Edit(t *transcript.Tree) transcript.Edit {
-	v := a.AppendJSON(nil)
+	return a.EditAt(AdjustedAt(t))
+}
+
+// AdjustedAt is where line t's _adjusted goes: the span of the value it
+// has, or the point where the member is inserted with the text that
+// comes before its value (its name, after a comma when the root has
+// members). A filter that rewrites a line's _adjusted after the line has
+// been parsed and let go keeps this instead of parsing it again
+// (EditAt).
+func AdjustedAt(t *transcript.Tree) transcript.Edit {
 	if n := t.Get(0, transcript.AdjustedField); n >= 0 {
-		return t.ReplaceValue(n, v)
+		return t.ReplaceValue(n, nil)
 	}
-	return t.InsertMember(0, transcript.AdjustedField, v)
+	return t.InsertMember(0, transcript.AdjustedField, nil)
+}
+
+// EditAt is Edit for the line whose AdjustedAt is at.
+func (a Adjustment) EditAt(at transcript.Edit) transcript.Edit {
+	at.Text = a.AppendJSON(slices.Clip(at.Text))
+	return at
 }
 
 func floatAt(t *transcript.Tree, i int) float64 {

@@ -28,6 +28,9 @@ type rec struct {
 	id     string // OpenClaw/pi entry ids, for a compaction's first kept entry
 	entry  bool   // valid JSON: an entry pi numbers (v1's firstKeptEntryIndex)
 	mark   gauge.Mark
+	// adjustAt is where the line's _adjusted goes (facts.adjustAt); its
+	// Text is empty for a line that is not an object.
+	adjustAt transcript.Edit
 }
 
 // resLine is a line holding tool results, with where its edits go.

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 
 	"github.com/bstools/bs/filters/internal/binrec"
+	"github.com/bstools/bs/filters/transcript"
 	"github.com/bstools/bs/internal/spool"
 )
 
@@ -62,6 +64,7 @@ func (rs *records) add(r *rec, l *resLine) error {
 	}
 	rs.mark = mark
 	b = binrec.AppendFrame(b, mark)
+	b = appendAdjustAt(b, r.adjustAt)
 	if l != nil {
 		b = l.appendBinary(b)
 	}
@@ -126,12 +129,59 @@ func (r *rec) unmarshal(b []byte) (*resLine, error) {
 	if err := r.mark.UnmarshalBinary(rd.Bytes()); err != nil {
 		return nil, err
 	}
+	r.adjustAt = readAdjustAt(rd)
 	var l *resLine
 	if flags&recResults != 0 {
 		l = new(resLine)
 		l.readBinary(rd)
 	}
 	return l, rd.Err()
+}
+
+// How a record's adjustAt is kept: its Text is one of three, and the
+// offsets follow unless there is none.
+const (
+	adjustNone    = iota
+	adjustReplace // the value of the _adjusted the line has
+	adjustInsert  // a member of its own, the root's first
+	adjustAppend  // a member after the root's last
+)
+
+// The texts before an inserted _adjusted's value; clipped, as EditAt
+// appends to them.
+var (
+	adjustInsertText = slices.Clip(append(transcript.AppendQuote(nil, transcript.AdjustedField), ':'))
+	adjustAppendText = slices.Clip(append([]byte{','}, adjustInsertText...))
+)
+
+func appendAdjustAt(b []byte, at transcript.Edit) []byte {
+	how := adjustReplace
+	switch {
+	case at.Start == 0 && at.End == 0 && at.Text == nil:
+		return append(b, adjustNone)
+	case len(at.Text) > 0 && at.Text[0] == ',':
+		how = adjustAppend
+	case len(at.Text) > 0:
+		how = adjustInsert
+	}
+	b = append(b, byte(how))
+	b = binrec.AppendInt(b, at.Start)
+	return binrec.AppendInt(b, at.End)
+}
+
+func readAdjustAt(rd *binrec.Reader) transcript.Edit {
+	how := rd.Byte()
+	if how == adjustNone {
+		return transcript.Edit{}
+	}
+	at := transcript.Edit{Start: rd.Int(), End: rd.Int()}
+	switch how {
+	case adjustInsert:
+		at.Text = adjustInsertText
+	case adjustAppend:
+		at.Text = adjustAppendText
+	}
+	return at
 }
 
 // resLine and slot flags.

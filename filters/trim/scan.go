@@ -66,6 +66,9 @@ type facts struct {
 	// adjusted is the span of its _adjusted member, which a derived id
 	// leaves out (transcript.DeriveIDOf).
 	adjusted transcript.Edit
+	// adjustAt is where a new _adjusted goes (gauge.AdjustedAt), for the
+	// write to give a usage line its own without parsing it again.
+	adjustAt transcript.Edit
 }
 
 type call struct{ id, name string }
@@ -101,6 +104,7 @@ func classify(t *transcript.Tree, d transcript.Dialect, estimates bool) facts {
 	if len(t.Nodes) == 0 || t.Nodes[0].Kind != '{' || t.Get(0, transcript.SpentField) >= 0 {
 		return f // a spend record is for cost reports: never in context
 	}
+	f.adjustAt = gauge.AdjustedAt(t)
 	c := classifier{t: t, f: &f}
 	// A bs roll note resets the context in any dialect.
 	if r := t.Get(0, transcript.RolledField); r >= 0 && t.Get(r, "tokens") >= 0 {

@@ -196,7 +196,7 @@ func scan(ctx context.Context, name string, sp *spool.Spool, recs *records, opt 
 		}
 		f := &li.f
 		r.entry = true
-		r.kind, r.chars, r.prompt = f.kind, f.chars, f.prompt
+		r.kind, r.chars, r.prompt, r.adjustAt = f.kind, f.chars, f.prompt, f.adjustAt
 		if f.keepable {
 			r.id = f.id
 		}
@@ -333,7 +333,7 @@ func write(ctx context.Context, name string, w io.Writer, sp *spool.Spool, p *pl
 	// Lines are edited on every core and forwarded in input order.
 	edits := par.NewStream(runtime.GOMAXPROCS(0), 256, editBudget, func() func(*editItem) int {
 		return func(it *editItem) int {
-			it.e, it.err = change(nil, it.line, it.l, it.adj, opt)
+			it.e, it.err = change(nil, it.line, it.l, it.adj, it.at, opt)
 			return 0
 		}
 	})
@@ -422,7 +422,7 @@ func write(ctx context.Context, name string, w io.Writer, sp *spool.Spool, p *pl
 			if _, err := io.ReadFull(rd, line); err != nil {
 				return eofUnexpected(err)
 			}
-			if !send(&editItem{line: line, l: l, adj: adj, num: i + 1, edit: true}) {
+			if !send(&editItem{line: line, l: l, adj: adj, at: r.adjustAt, num: i + 1, edit: true}) {
 				stopped = true
 				return errStop
 			}
@@ -450,6 +450,7 @@ type editItem struct {
 	line []byte
 	l    *resLine          // its tool results to trim, if any
 	adj  *gauge.Adjustment // its new _adjusted, if any
+	at   transcript.Edit   // where that goes (rec.adjustAt)
 	num  int               // its line number
 	edit bool              // a worker sets e and err
 	e    edited
@@ -505,7 +506,7 @@ func writeLossy(ctx context.Context, name string, w io.Writer, sp *spool.Spool, 
 					long = nil
 				}
 			}
-			e, err := change(buf[:0], line, l, adj, opt)
+			e, err := change(buf[:0], line, l, adj, r.adjustAt, opt)
 			if err != nil {
 				return fmt.Errorf("%s: line %d: %w", name, i+1, err)
 			}
@@ -540,8 +541,9 @@ func (l *resLine) changes() bool {
 }
 
 // change rewrites one line: its tool results as the plan says (edit),
-// then its _adjusted.
-func change(dst, line []byte, l *resLine, adj *gauge.Adjustment, opt *Options) (edited, error) {
+// then its _adjusted, which goes where the scan found its place (at)
+// unless the edits moved it.
+func change(dst, line []byte, l *resLine, adj *gauge.Adjustment, at transcript.Edit, opt *Options) (edited, error) {
 	var e edited
 	if l != nil {
 		var err error
@@ -557,12 +559,17 @@ func change(dst, line []byte, l *resLine, adj *gauge.Adjustment, opt *Options) (
 	if len(body) > 0 && body[len(body)-1] == '\n' {
 		body, nl = body[:len(body)-1], true
 	}
-	var p transcript.Parser
-	t, err := p.Parse(body)
-	if err != nil {
-		return e, err
+	edit := adj.EditAt(at)
+	if l != nil || at.Start == 0 && at.End == 0 {
+		var p transcript.Parser
+		t, err := p.Parse(body)
+		if err != nil {
+			return e, err
+		}
+		edit = adj.Edit(t)
 	}
-	e.out, err = transcript.SpliceLine(transcript.Line{Body: body, Newline: nl}, []transcript.Edit{adj.Edit(t)})
+	var err error
+	e.out, err = transcript.SpliceLine(transcript.Line{Body: body, Newline: nl}, []transcript.Edit{edit})
 	return e, err
 }
 
