@@ -234,6 +234,12 @@ type scanner struct {
 
 func (s *scanner) scan(ctx context.Context, name string, r io.Reader) (int64, error) {
 	src := transcript.NewSource(name, r, s.opt.Format, s.opt.OnBadLine)
+	// The scanner, which takes the lines in order, is what every other
+	// part of the run waits on: the lines are parsed and looked at on
+	// every core ahead of it.
+	src.Parallel(s.opt.Workers)
+	src.Annotate(func(t *transcript.Tree, d transcript.Dialect) any { return s.look(t, d) })
+	defer src.Close()
 	var off int64
 	for {
 		if err := ctx.Err(); err != nil {
@@ -246,7 +252,8 @@ func (s *scanner) scan(ctx context.Context, name string, r io.Reader) (int64, er
 		if err != nil {
 			return off, err
 		}
-		if err := s.line(ctx, l, t, src.Dialect(), off); err != nil {
+		look, _ := src.Annotation().(*look)
+		if err := s.line(ctx, l, t, look, src.Dialect(), off); err != nil {
 			return off, err
 		}
 		off += int64(l.Len())
@@ -258,7 +265,30 @@ func (s *scanner) scan(ctx context.Context, name string, r io.Reader) (int64, er
 	return off, nil
 }
 
-func (s *scanner) line(ctx context.Context, l transcript.Line, t *transcript.Tree, d transcript.Dialect, off int64) error {
+// look is what the scanner makes of a parsed line that needs nothing but
+// the line: what it is to the gauge, its view and its kind.
+type look struct {
+	acct   gauge.Line
+	ledger gauge.LedgerLine
+	kept   int  // v1KeptIndex
+	spent  bool // a spend record
+	e      transcript.Entry
+	k      lineKind
+}
+
+func (s *scanner) look(t *transcript.Tree, d transcript.Dialect) *look {
+	lk := &look{acct: gauge.Classify(t, d, s.opt.Estimator)}
+	lk.ledger, lk.kept = gauge.NewLedgerLine(lk.acct, t, d), v1KeptIndex(t, d)
+	if lk.spent = t.Get(0, transcript.SpentField) >= 0; !lk.spent {
+		lk.e = transcript.View(t, d)
+		lk.k = classify(t, d, &lk.e, lk.acct)
+	}
+	return lk
+}
+
+// line takes the next line, at offset off, and its tree and look (nil
+// for a line that did not parse).
+func (s *scanner) line(ctx context.Context, l transcript.Line, t *transcript.Tree, lk *look, d transcript.Dialect, off int64) error {
 	n := int64(l.Len())
 	if t != nil || len(l.Body) > 0 && !isBlank(l.Body) && transcript.JSONLossily(l.Body) {
 		s.entries++ // a line pi reads
@@ -273,14 +303,17 @@ func (s *scanner) line(ctx context.Context, l transcript.Line, t *transcript.Tre
 		}
 		return nil
 	}
-	acct := gauge.Classify(t, d, s.opt.Estimator)
-	s.p.ledger.observe(gauge.NewLedgerLine(acct, t, d), off, int(n), v1KeptIndex(t, d), d)
+	if lk == nil {
+		lk = s.look(t, d)
+	}
+	acct := lk.acct
+	s.p.ledger.observe(lk.ledger, off, int(n), lk.kept, d)
 	if s.cur != nil && transcript.Spends(t, s.cur.d) {
 		// A line that starts the next turn is past this one's end: the
 		// worker takes only those inside.
 		s.cur.spends = append(s.cur.spends, off)
 	}
-	if t.Get(0, transcript.SpentField) >= 0 {
+	if lk.spent {
 		// A spend record is no message: it goes with the turn around it,
 		// and stands again after the synthetic entry if that is archived.
 		if s.cur != nil {
@@ -288,8 +321,7 @@ func (s *scanner) line(ctx context.Context, l transcript.Line, t *transcript.Tre
 		}
 		return nil
 	}
-	e := transcript.View(t, d)
-	k := classify(t, d, &e, acct)
+	e, k := lk.e, lk.k
 	prompt := k.prompt
 	if s.cur != nil && s.cur.msgsSincePrompt == 0 {
 		// A runtime may write a user message twice (Codex: a response item and an
