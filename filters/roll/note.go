@@ -400,29 +400,27 @@ func (n *note) notes(evicted func(after int) string, tokensAfter, after int) [][
 	})
 }
 
-// spendRecords are the spend records of the evicted lines that carry what
+// spendRecords are the spend records of the evicted lines [from, to),
+// which chunk holds from input offset off: the records that carry what
 // cost reports read (transcript.SpendRecord), in order, for the place
 // right before the marker: in a pi tree they hang off the entry before
-// the range, off the path; a v1 file numbers them before its first kept
-// entry; before a Claude Code or Codex note they are before its
-// compaction.
-func (n *note) spendRecords(sp *spool.Spool) ([][]byte, error) {
+// the range (parent, spendParent), off the path; a v1 file numbers them
+// before its first kept entry; before a Claude Code or Codex note they are
+// before its compaction. The chunks' workers make them from the bytes
+// they store, on every core, rather than the writer reading each spending
+// line back and parsing it alone once the range is stored.
+func (n *note) spendRecords(chunk []byte, off int64, from, to int, parent string) [][]byte {
 	var out [][]byte
 	tree := n.tree != nil && n.v3
-	parent := ""
-	if tree {
-		parent = n.lastID(n.p.from)
-	}
-	for i := n.p.from; i < n.p.to; i++ {
+	var p transcript.Parser
+	for i := from; i < to; i++ {
 		l := n.lines[i]
 		if !l.spends {
 			continue
 		}
-		_, t, err := n.read(sp, i)
+		body := chunk[l.off-off : l.off-off+int64(l.n)]
+		t, err := p.Parse(bytes.TrimRight(body, "\r\n"))
 		if err != nil {
-			return nil, err
-		}
-		if t == nil {
 			continue
 		}
 		// A kept line stays where it is, so it needs no record, except
@@ -440,6 +438,14 @@ func (n *note) spendRecords(sp *spool.Spool) ([][]byte, error) {
 			out = append(out, append(r, '\n'))
 		}
 	}
-	n.spent = len(out)
-	return out, nil
+	return out
+}
+
+// spendParent is the parent of the spend records in a pi tree: the
+// entry before the range.
+func (n *note) spendParent() string {
+	if n.tree != nil && n.v3 {
+		return n.lastID(n.p.from)
+	}
+	return ""
 }

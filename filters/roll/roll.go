@@ -683,12 +683,17 @@ func write(ctx context.Context, w io.Writer, sp *spool.Spool, lines []line, d tr
 	type stored struct {
 		digest string
 		rows   []Evicted
+		spent  [][]byte // the chunk's spend records (note.spendRecords)
 	}
+	n := newNote(d, lines, p, opt, res)
+	parent := n.spendParent()
+	var spent [][]byte
 	err := par.InOrder(ctx, len(chunks), workers, func(c int) (stored, error) {
 		off, chunk, err := readChunk(c)
 		if err != nil {
 			return stored{}, err
 		}
+		spent := n.spendRecords(chunk, off, chunks[c][0], chunks[c][1], parent)
 		var d blobstore.Digest
 		if batch != nil {
 			d = blobstore.Sum(chunk)
@@ -697,14 +702,15 @@ func write(ctx context.Context, w io.Writer, sp *spool.Spool, lines []line, d tr
 			d, err = opt.Store.Put(ctx, chunk)
 		}
 		if err != nil || opt.Index == nil {
-			return stored{digest: d.String()}, err
+			return stored{digest: d.String(), spent: spent}, err
 		}
 		// The rows' text is made here, on every core, while the chunk is
 		// at hand.
 		withText := opt.Index.WantsText(ctx, d)
-		return stored{d.String(), evictedRows(lines[chunks[c][0]:chunks[c][1]], chunk, off, d.String(), withText)}, nil
+		return stored{d.String(), evictedRows(lines[chunks[c][0]:chunks[c][1]], chunk, off, d.String(), withText), spent}, nil
 	}, func(c int, s stored) error {
 		digests[c] = s.digest
+		spent = append(spent, s.spent...)
 		for _, r := range s.rows {
 			opt.Index.Add(r)
 		}
@@ -724,7 +730,7 @@ func write(ctx context.Context, w io.Writer, sp *spool.Spool, lines []line, d tr
 	list, _ := json.Marshal(digests)
 	// skip counts the lines after the marker that restore --all drops: the
 	// kept copies, and for Claude Code the summary line.
-	n := newNote(d, lines, p, opt, res)
+	n.spent = len(spent)
 	var linked [][]byte // for a pi tree: the kept copies, then a bridge
 	if n.tree != nil && n.v3 {
 		if linked, err = n.relink(sp); err != nil {
@@ -741,17 +747,13 @@ func write(ctx context.Context, w io.Writer, sp *spool.Spool, lines []line, d tr
 		return fmt.Sprintf(`{"blobs":%s,"bytes":%d,"skip":%d}`, list, to-from, skip+after)
 	}
 	evicted := evictedAfter(0)
-	// The spend records stand right before the marker: restore --all
-	// drops them with the marker it puts back, and keeps them with a
-	// marker it cannot.
-	spent, err := n.spendRecords(sp)
-	if err != nil {
-		return st, errors.Join(err, sp.CopyTo(w))
-	}
 	afterNote := len(p.keep) + len(lines) - p.to
 	notes := n.notes(evictedAfter, p.tokensAfter, afterNote)
 	bw := &errWriter{w: w}
 	bw.copy(sp.Section(0, from))
+	// The spend records stand right before the marker: restore --all
+	// drops them with the marker it puts back, and keeps them with a
+	// marker it cannot.
 	bw.write(spent...)
 	if notes == nil { // pi: a marker in place, a compaction appended last
 		bw.write(n.marker(evicted))
