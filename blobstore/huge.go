@@ -72,14 +72,15 @@ func (p *packs) putHuge(d Digest, data []byte) error {
 	}
 	if b.f == nil && len(b.entries) == 0 {
 		// A pack of its own: the temp file is it, as spill would write it.
-		b.f, b.w = f, bufio.NewWriterSize(f, 256<<10)
+		b.f = f
 		b.size = int64(len(packMagic))
+		b.flushed = b.size + n
 	} else {
 		defer discard()
 		if err := p.spill(b); err != nil {
 			return err
 		}
-		if _, err := io.Copy(b.w, stored); err != nil {
+		if err := b.copyFrom(stored, n); err != nil {
 			return err
 		}
 	}

@@ -118,8 +118,8 @@ type packs struct {
 // building is a pack being written: to a temp file once it holds more
 // than a small commit writes loose, in memory until then.
 type building struct {
-	f       *os.File
-	w       *bufio.Writer
+	f *os.File
+	buildingWrites
 	id      packID
 	size    int64
 	entries []entry
@@ -392,25 +392,32 @@ func (p *packs) isPending(d Digest) bool {
 // again. stored is copied: the caller may reuse it.
 func (p *packs) add(d Digest, stored []byte, size int) error {
 	e := entry{d: d, length: uint32(len(stored)), size: uint32(size), sealed: isEncrypted(stored), time: time.Now().UnixNano()}.withCRC(stored)
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if _, ok := p.pending[d]; ok {
-		return nil
+	write, err := func() (func() error, error) {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if _, ok := p.pending[d]; ok {
+			return nil, nil
+		}
+		b, inMemory := p.place(int64(len(stored)))
+		if inMemory {
+			p.holdInMemory(b, e, bytes.Clone(stored))
+			return nil, nil
+		}
+		if err := p.spill(b); err != nil {
+			return nil, err
+		}
+		e.off = uint32(b.size)
+		write := b.queue(stored)
+		b.size += int64(len(stored))
+		p.hold(b, e)
+		return write, nil
+	}()
+	if err == nil && write != nil {
+		err = write() // with the lock released (building.queue)
 	}
-	b, inMemory := p.place(int64(len(stored)))
-	if inMemory {
-		p.holdInMemory(b, e, bytes.Clone(stored))
-		return nil
-	}
-	if err := p.spill(b); err != nil {
+	if err != nil {
 		return fmt.Errorf("put blob %s: %w", d, err)
 	}
-	e.off = uint32(b.size)
-	if _, err := b.w.Write(stored); err != nil {
-		return fmt.Errorf("put blob %s: %w", d, err)
-	}
-	b.size += int64(len(stored))
-	p.hold(b, e)
 	return nil
 }
 
@@ -463,12 +470,14 @@ func (p *packs) spill(b *building) error {
 	if err != nil {
 		return err
 	}
-	b.f, b.w = f, bufio.NewWriterSize(f, 256<<10)
-	b.w.WriteString(packMagic)
+	b.f = f
+	// At most looseMem bytes: they wait in the buffer for the next
+	// writes (queue), which keep the lock no longer.
+	b.buf = append(b.buf, packMagic...)
 	b.size = int64(len(packMagic))
 	for i, stored := range b.mem {
 		b.entries[i].off = uint32(b.size)
-		b.w.Write(stored)
+		b.buf = append(b.buf, stored...)
 		b.size += int64(len(stored))
 	}
 	b.mem, b.memSize = nil, 0
@@ -485,8 +494,8 @@ func (b *building) discard() {
 
 // finish writes b's trailer and flushes it, leaving f complete.
 func (b *building) finish() error {
-	b.w.Write(packTrailer(b.entries))
-	if err := b.w.Flush(); err != nil {
+	b.buf = append(b.buf, packTrailer(b.entries)...)
+	if err := b.flush(); err != nil {
 		return err
 	}
 	for i := range b.entries {

@@ -96,7 +96,7 @@ func (s *packSink) add(ctx context.Context, e entry, stored []byte) error {
 	}
 	e.off, e.length, e.sealed = uint32(s.cur.size), uint32(len(stored)), isEncrypted(stored)
 	e = e.withCRC(stored)
-	if _, err := s.cur.w.Write(stored); err != nil {
+	if err := s.cur.write(stored); err != nil {
 		return err
 	}
 	s.cur.size += int64(len(stored))
