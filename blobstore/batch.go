@@ -28,6 +28,13 @@ type Batcher interface {
 // reads it back.
 type Sealer interface {
 	Sealed(ctx context.Context, d Digest) (bool, error)
+	// SealedAfterPut reports whether the copy of d that a reader finds
+	// first will be encrypted once a PutPending of d by this store is
+	// committed: Sealed, for a store whose PutPending relies on any copy
+	// already there; without asking after a loose copy, for one whose
+	// PutPending relies only on packed copies and otherwise writes its
+	// own (Cloud, where asking would cost a request per blob).
+	SealedAfterPut(ctx context.Context, d Digest) (bool, error)
 }
 
 // Packer is a store that keeps blobs in packs (Local, Cloud, and a Cache

@@ -201,6 +201,14 @@ func (c *Cache) Sealed(ctx context.Context, d Digest) (bool, error) {
 	return false, nil
 }
 
+// SealedAfterPut implements [Sealer] on the remote store.
+func (c *Cache) SealedAfterPut(ctx context.Context, d Digest) (bool, error) {
+	if s, ok := c.Store.(Sealer); ok {
+		return s.SealedAfterPut(ctx, d)
+	}
+	return false, nil
+}
+
 // errNoPacks is the error of Repack and Prune on a Cache whose remote
 // store keeps no packs.
 var errNoPacks = errors.New("the store keeps no packs")

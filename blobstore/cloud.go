@@ -337,6 +337,16 @@ func (c *Cloud) Sealed(ctx context.Context, d Digest) (bool, error) {
 	return c.packs.sealed(ctx, c, d)
 }
 
+// SealedAfterPut implements [Sealer]: PutPending relies on a packed copy
+// or writes one (PutPending), which readers find before a loose object.
+func (c *Cloud) SealedAfterPut(ctx context.Context, d Digest) (bool, error) {
+	es, err := c.packs.copies(ctx, d)
+	if err != nil || len(es) > 0 {
+		return len(es) > 0 && es[0].sealed, err
+	}
+	return c.crypt.encrypts(), nil
+}
+
 func (c *Cloud) sealedLoose(ctx context.Context, d Digest) (bool, error) {
 	head := make([]byte, len(ageMagic))
 	n := 0

@@ -734,3 +734,53 @@ func TestCloudAbandonedBatchLeavesNoTemp(t *testing.T) {
 		t.Errorf("left in the temp directory: %s", left[0].Name())
 	}
 }
+
+// TestCloudSealedAfterPut: what a PutPending of a blob into a Cloud store
+// that does not encrypt leaves readers: the packed copy it relies on as
+// that copy is, its own plain copy when there is none, whatever a loose
+// object of the blob holds (PutPending never relies on one, so the check
+// asks the bucket nothing).
+func TestCloudSealedAfterPut(t *testing.T) {
+	ctx := context.Background()
+	k := testKeys(t)
+	b := memblob.OpenBucket(nil)
+	sealing, err := blobstore.NewCloud(b, blobstore.CloudOptions{Recipients: []string{k.recipient}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	packed, loose := []byte("sealed in a pack"), []byte("sealed loose")
+	dp, dl := blobstore.Sum(packed), blobstore.Sum(loose)
+	if err := sealing.PutPending(ctx, dp, packed); err != nil {
+		t.Fatal(err)
+	}
+	if err := sealing.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sealing.Put(ctx, loose); err != nil { // a loose object
+		t.Fatal(err)
+	}
+	plain, err := blobstore.NewCloud(b, blobstore.CloudOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		d            blobstore.Digest
+		sealed, want bool
+	}{{dp, true, true}, {dl, true, false}, {blobstore.Sum([]byte("never stored")), false, false}} {
+		if got, err := plain.Sealed(ctx, c.d); err != nil || got != c.sealed {
+			t.Errorf("Sealed(%s) = %v, %v; want %v", c.d, got, err, c.sealed)
+		}
+		if got, err := plain.SealedAfterPut(ctx, c.d); err != nil || got != c.want {
+			t.Errorf("SealedAfterPut(%s) = %v, %v; want %v", c.d, got, err, c.want)
+		}
+	}
+	if err := plain.PutPending(ctx, dl, loose); err != nil {
+		t.Fatal(err)
+	}
+	if err := plain.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := get(t, plain, dl); !bytes.Equal(got, loose) {
+		t.Fatal("the plain packed copy of a sealed loose blob is not what a reader gets")
+	}
+}

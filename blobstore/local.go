@@ -532,6 +532,12 @@ func (l *Local) Sealed(ctx context.Context, d Digest) (bool, error) {
 	return l.packs.sealed(ctx, l, d)
 }
 
+// SealedAfterPut implements [Sealer]: it is Sealed, as PutPending relies
+// on a loose copy too.
+func (l *Local) SealedAfterPut(ctx context.Context, d Digest) (bool, error) {
+	return l.Sealed(ctx, d)
+}
+
 func (l *Local) sealedLoose(ctx context.Context, d Digest) (bool, error) {
 	if !l.mayHaveLoose() {
 		return false, nil

@@ -37,11 +37,19 @@ func SessionOf(name string, inPlace bool, outPath string, r io.Reader) (Session,
 }
 
 // InStore names the store the rows' blobs are in: dir, as the filter was
-// given it (Store is RowStore of it, with defaultDir), and Chunks is its
-// directory when it is a local store that does not encrypt.
+// given it (Store is RowStore of it, with defaultDir), and Chunks is the
+// store to read their text from when it does not encrypt: its directory
+// made absolute, or its URL. An object store is read back at ingestion
+// too: carrying the text made every value moved into one cost a second
+// write of its bytes to the queue, on the goroutine that takes the lines
+// in order.
 func (w *Writer) InStore(dir, defaultDir string, encrypts bool) {
 	w.Store = RowStore(dir, defaultDir)
-	if !blobstore.IsURL(dir) && !encrypts {
+	switch {
+	case encrypts:
+	case blobstore.IsURL(dir):
+		w.Chunks = dir
+	default:
 		if abs, err := filepath.Abs(dir); err == nil {
 			w.Chunks = abs
 		}

@@ -29,8 +29,8 @@ func TestRowStore(t *testing.T) {
 	}
 }
 
-// TestInStore: rows name their store as RowStore does; only a local
-// store that does not encrypt lends its directory for their text.
+// TestInStore: rows name their store as RowStore does; a store that does
+// not encrypt lends itself for their text, a directory made absolute.
 func TestInStore(t *testing.T) {
 	wd, err := os.Getwd()
 	if err != nil {
@@ -45,7 +45,8 @@ func TestInStore(t *testing.T) {
 		{"store", false, filepath.Join(wd, "store"), filepath.Join(wd, "store")},
 		{def, false, "", def},
 		{"store", true, filepath.Join(wd, "store"), ""},
-		{"s3://bucket/bs", false, "s3://bucket/bs", ""},
+		{"s3://bucket/bs", false, "s3://bucket/bs", "s3://bucket/bs"},
+		{"s3://bucket/bs", true, "s3://bucket/bs", ""},
 	} {
 		var w Writer
 		w.InStore(c.spec, def, c.encrypts)

@@ -45,8 +45,8 @@ type Writer struct {
 	path string // the index file
 	// Store is the store every row's blob is in (index.Row.Store).
 	Store string
-	// Chunks is the directory of the store, when it is a local one that
-	// does not encrypt: ingestion can then read a row's text from the
+	// Chunks is the store, a directory or a URL, when it does not
+	// encrypt (InStore): ingestion can then read a row's text from the
 	// blob that holds it (queued), a rolled entry's from its chunk and a
 	// moved value's from the value itself, so the filter need not write
 	// it all a second time. "" otherwise.
@@ -57,9 +57,9 @@ type Writer struct {
 	failed bool
 }
 
-// queued is a row as the queue holds it. A row whose blob is in a local
-// store that does not encrypt leaves its text out, and From names the
-// store's directory: for bs roll's, the entry's line is bytes [At,
+// queued is a row as the queue holds it. A row whose blob is in a store
+// that does not encrypt leaves its text out, and From names the store
+// (Writer.Chunks): for bs roll's, the entry's line is bytes [At,
 // At+Len) of the row's blob (roll.EntryText reads its text); for a value
 // extract or trim moved (Value), the blob is the value, whose text
 // removedText reads, as bs index does. Carrying the text would double
@@ -151,8 +151,9 @@ func (w *Writer) Add(r index.Row) {
 
 // Moved queues the row of each value extract or trim moves to store,
 // naming the blob that holds its text rather than carrying it where
-// ingestion can read it back (see queued): a local store that does not
-// encrypt, and a blob not already stored encrypted by an earlier run.
+// ingestion can read it back (see queued): a store that does not
+// encrypt, and a blob not already stored encrypted by an earlier run
+// (Sealer.SealedAfterPut).
 func (w *Writer) Moved(session Session, store blobstore.Store) func(extract.Moved, []byte) {
 	sealer, _ := store.(blobstore.Sealer)
 	return func(m extract.Moved, rawText []byte) {
@@ -181,7 +182,7 @@ func sealed(s blobstore.Sealer, blob string) bool {
 	if err != nil {
 		return true
 	}
-	ok, err := s.Sealed(context.Background(), d)
+	ok, err := s.SealedAfterPut(context.Background(), d)
 	return ok || err != nil
 }
 
@@ -223,7 +224,7 @@ func (w *Writer) ForRoll(session Session, store blobstore.Store) roll.Index {
 }
 
 // WantsText is false when ingestion can read the rows' text back from
-// the chunk: a local store that does not encrypt (Writer.Chunks),
+// the chunk: a store that does not encrypt (Writer.Chunks),
 // unless an earlier, encrypting run stored the same chunk, which only an
 // identity reads.
 func (ix *rollIndex) WantsText(ctx context.Context, d blobstore.Digest) bool {
@@ -234,7 +235,7 @@ func (ix *rollIndex) WantsText(ctx context.Context, d blobstore.Digest) bool {
 	if !ok {
 		return false
 	}
-	sealed, err := sealer.Sealed(ctx, d)
+	sealed, err := sealer.SealedAfterPut(ctx, d)
 	return sealed || err != nil
 }
 
