@@ -21,6 +21,9 @@ const packBuf = 256 << 10
 // of it), and reports an error of the file as finish does.
 func (b *building) queue(data []byte) func() error {
 	if len(b.buf)+len(data) < packBuf {
+		if b.buf == nil {
+			b.buf = (*packBufs.Get().(*[]byte))[:0]
+		}
 		b.buf = append(b.buf, data...)
 		return nil
 	}
@@ -30,6 +33,7 @@ func (b *building) queue(data []byte) func() error {
 	b.writing.Add(1)
 	return func() error {
 		defer b.writing.Done()
+		defer recycle(head)
 		_, err := b.f.WriteAt(head, at)
 		if err == nil {
 			_, err = b.f.WriteAt(data, at+int64(len(head)))
@@ -49,6 +53,22 @@ func (b *building) write(data []byte) error {
 		return w()
 	}
 	return nil
+}
+
+// packBufs are the buffers of building packs: each is written whole and
+// comes back for the next, rather than every pack growing a new one from
+// nothing, a copy per doubling.
+var packBufs = sync.Pool{New: func() any {
+	b := make([]byte, 0, packBuf)
+	return &b
+}}
+
+// recycle gives a buffer of packBufs back, unless it is nil or one that
+// grew past them (spill's, of up to looseMem bytes).
+func recycle(b []byte) {
+	if b != nil && cap(b) == packBuf {
+		packBufs.Put(&b)
+	}
 }
 
 // copyFrom appends n bytes read from r to b's pack, writing them at once.
@@ -76,6 +96,7 @@ func (b *building) flush() error {
 		if _, err := b.f.WriteAt(head, at); err != nil {
 			b.fail(err)
 		}
+		recycle(head)
 	}
 	b.errMu.Lock()
 	defer b.errMu.Unlock()
