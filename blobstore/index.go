@@ -147,7 +147,7 @@ var emptySnapshot = &snapshot{byID: map[packID]*idxFile{}}
 func (s *snapshot) lookup(d Digest) []entry {
 	var out []entry
 	if t := s.noteLookup(); t != nil {
-		out = t.lookup(s.files, d, out)
+		out = t.lookup(d, out)
 	} else {
 		for _, f := range s.files {
 			out = f.lookup(d, out)

@@ -21,6 +21,11 @@ type keyTable struct {
 	// starts[f] is the number of files[f]'s first record when the files'
 	// records are counted one after another; starts[len(files)] is them all.
 	starts []int
+	files  []*idxFile // the files the table holds
+	// rest are the files whose records are not in order: a damaged file
+	// the merge cannot take (its own search misses what its disorder
+	// hides, as it did before the table), searched on its own.
+	rest []*idxFile
 }
 
 // Thresholds of tableWorth: a snapshot builds its table once it has
@@ -65,10 +70,19 @@ func (s *snapshot) tableWorth(n int64) bool {
 }
 
 // newKeyTable merges the keys of files, each in order already, into one
-// table.
-func newKeyTable(files []*idxFile) *keyTable {
-	defer runtime.KeepAlive(files)
-	t := &keyTable{starts: make([]int, len(files)+1)}
+// table; a file whose keys are not in order stays out of it.
+func newKeyTable(all []*idxFile) *keyTable {
+	defer runtime.KeepAlive(all)
+	t := &keyTable{}
+	for _, f := range all {
+		if f.sorted() {
+			t.files = append(t.files, f)
+		} else {
+			t.rest = append(t.rest, f)
+		}
+	}
+	files := t.files
+	t.starts = make([]int, len(files)+1)
 	for i, f := range files {
 		t.starts[i+1] = t.starts[i] + f.n
 	}
@@ -109,10 +123,14 @@ func newKeyTable(files []*idxFile) *keyTable {
 	return t
 }
 
-// lookup appends the copies of d that files, the files t was built from,
-// hold to out, in no particular order.
-func (t *keyTable) lookup(files []*idxFile, d Digest, out []entry) []entry {
+// lookup appends the copies of d that the files t was built from hold to
+// out, in no particular order.
+func (t *keyTable) lookup(d Digest, out []entry) []entry {
+	files := t.files
 	defer runtime.KeepAlive(files)
+	for _, f := range t.rest {
+		out = f.lookup(d, out)
+	}
 	key := binary.BigEndian.Uint64(d[:8])
 	keys := t.keys
 	i := sortSearch(len(keys), func(i int) bool { return keys[i] >= key })
@@ -128,6 +146,21 @@ func (t *keyTable) lookup(files []*idxFile, d Digest, out []entry) []entry {
 		}
 	}
 	return out
+}
+
+// sorted reports whether f's records are in the order of their keys, as
+// its writer left them: the table's merge takes that for granted.
+func (f *idxFile) sorted() bool {
+	defer runtime.KeepAlive(f)
+	var prev uint64
+	for i := range f.n {
+		k := binary.BigEndian.Uint64(f.recs[i*f.stride:])
+		if k < prev {
+			return false
+		}
+		prev = k
+	}
+	return true
 }
 
 // tableState is what a snapshot keeps for its table: the lookups it has
