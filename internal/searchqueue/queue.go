@@ -548,7 +548,9 @@ type chunkTexts struct {
 // text is the row's text. When its chunk cannot be read (deleted, damaged,
 // encrypted) it is "": the row still goes in, findable by its session,
 // tool and kind, and a warning names the chunk. A store that cannot be
-// opened is a *storeAway.
+// opened, or whose chunk cannot be read for any other reason (a bucket out
+// of reach: opening one asks it nothing), is a *storeAway: the rows wait,
+// their text still in the store, rather than go in without it.
 func (c *chunkTexts) text(q queued) (string, error) {
 	if q.From != c.from || q.Blob != c.blob {
 		c.from, c.blob, c.data = q.From, q.Blob, nil
@@ -560,6 +562,10 @@ func (c *chunkTexts) text(q queued) (string, error) {
 		d, err := blobstore.ParseDigest(q.Blob)
 		if err == nil {
 			c.data, err = store.Get(c.ctx, d)
+			if err != nil && c.ctx.Err() == nil && !chunkGone(err) {
+				c.from = ""
+				return "", &storeAway{q.From, err}
+			}
 		}
 		if err != nil && c.ctx.Err() == nil && !c.failed[q.Blob] {
 			if c.failed == nil {
@@ -577,6 +583,12 @@ func (c *chunkTexts) text(q queued) (string, error) {
 		return "", nil
 	}
 	return roll.EntryText(c.data[q.At:end]), nil
+}
+
+// chunkGone is whether err says a chunk cannot be read whatever the
+// store's reach: deleted, damaged, or encrypted to keys not given.
+func chunkGone(err error) bool {
+	return errors.Is(err, blobstore.ErrNotFound) || errors.Is(err, blobstore.ErrCorrupt) || errors.Is(err, blobstore.ErrNoIdentity)
 }
 
 // store opens the store at dir, once. The filter wrote its chunks

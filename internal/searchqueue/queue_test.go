@@ -3,6 +3,7 @@ package searchqueue
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bstools/bs/blobstore"
 	"github.com/bstools/bs/filters/index"
 	"github.com/bstools/bs/filters/roll"
 	"github.com/bstools/bs/filters/transcript"
@@ -137,5 +139,29 @@ func TestRemovedText(t *testing.T) {
 		if got := removedText(&p, []byte(raw)); got != want {
 			t.Errorf("removedText(%s) = %q, want %q", raw, got, want)
 		}
+	}
+}
+
+// TestUnreachableStoreWaits: a row whose text is in a bucket that cannot
+// be reached at ingestion (opening it asks nothing; every read fails)
+// waits with its queue file, its text still in the store, rather than go
+// into the index without it.
+func TestUnreachableStoreWaits(t *testing.T) {
+	t.Setenv("AWS_ACCESS_KEY_ID", "test")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
+	var queue bytes.Buffer
+	d := blobstore.Sum([]byte(`"the text"`))
+	row := queued{Row: index.Row{Blob: d.String(), Kind: "tool_result"}, From: "s3://bucket/bs?endpoint=http://127.0.0.1:1&region=us-east-1", Value: true}
+	if err := json.NewEncoder(&queue).Encode(row); err != nil {
+		t.Fatal(err)
+	}
+	var added []index.Row
+	err := readQueue(context.Background(), &queue, func(err error) { t.Logf("warned: %v", err) }, nil, func(rows []index.Row) bool {
+		added = append(added, rows...)
+		return true
+	})
+	var away *storeAway
+	if !errors.As(err, &away) || len(added) > 0 {
+		t.Fatalf("readQueue = %v, %d rows added; want a *storeAway and none", err, len(added))
 	}
 }
