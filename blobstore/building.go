@@ -7,8 +7,10 @@ import (
 
 // A building pack's bytes go to its temp file through a buffer of
 // packBuf bytes that its writers fill under packs.mu, each reserving its
-// place; a full buffer is written at its offset after packs.mu is
-// released (queue returns the write to make). The compression workers of
+// place (the pack's size, which the writes below keep: the buffer holds
+// its last bytes, the file or writes in flight the rest); a full buffer
+// is written at its offset after packs.mu is released (queue returns the
+// write to make). The compression workers of
 // a run share packs.mu: with the file's write made under it, every
 // worker that finished a blob waited behind the one whose blob filled
 // the buffer (1.2 s of waiting a run of trim into a new store, its
@@ -20,6 +22,8 @@ const packBuf = 256 << 10
 // write has to be made before the caller's data may change (it is part
 // of it), and reports an error of the file as finish does.
 func (b *building) queue(data []byte) func() error {
+	at := b.size - int64(len(b.buf)) // where the buffer's bytes go
+	b.size += int64(len(data))
 	if len(b.buf)+len(data) < packBuf {
 		if b.buf == nil {
 			b.buf = (*packBufs.Get().(*[]byte))[:0]
@@ -27,8 +31,7 @@ func (b *building) queue(data []byte) func() error {
 		b.buf = append(b.buf, data...)
 		return nil
 	}
-	head, at := b.buf, b.flushed
-	b.flushed += int64(len(head) + len(data))
+	head := b.buf
 	b.buf = nil
 	b.writing.Add(1)
 	return func() error {
@@ -76,8 +79,8 @@ func (b *building) copyFrom(r io.Reader, n int64) error {
 	if err := b.flush(); err != nil {
 		return err
 	}
-	at := b.flushed
-	b.flushed += n
+	at := b.size
+	b.size += n
 	if _, err := io.CopyN(io.NewOffsetWriter(b.f, at), r, n); err != nil {
 		b.fail(err)
 		return err
@@ -90,8 +93,7 @@ func (b *building) copyFrom(r io.Reader, n int64) error {
 func (b *building) flush() error {
 	b.writing.Wait()
 	if len(b.buf) > 0 {
-		head, at := b.buf, b.flushed
-		b.flushed += int64(len(head))
+		head, at := b.buf, b.size-int64(len(b.buf))
 		b.buf = nil
 		if _, err := b.f.WriteAt(head, at); err != nil {
 			b.fail(err)
@@ -114,8 +116,7 @@ func (b *building) fail(err error) {
 
 // buildingWrites is the part of building that writes its file.
 type buildingWrites struct {
-	buf     []byte // bytes after flushed, not yet written
-	flushed int64  // bytes of the file written, or being written
+	buf     []byte // the pack's last bytes, not yet written
 	writing sync.WaitGroup
 	errMu   sync.Mutex
 	err     error

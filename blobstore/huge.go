@@ -73,19 +73,18 @@ func (p *packs) putHuge(d Digest, data []byte) error {
 	if b.f == nil && len(b.entries) == 0 {
 		// A pack of its own: the temp file is it, as spill would write it.
 		b.f = f
-		b.size = int64(len(packMagic))
-		b.flushed = b.size + n
+		e.off = uint32(len(packMagic))
+		b.size = int64(len(packMagic)) + n
 	} else {
 		defer discard()
 		if err := p.spill(b); err != nil {
 			return err
 		}
+		e.off = uint32(b.size)
 		if err := b.copyFrom(stored, n); err != nil {
 			return err
 		}
 	}
-	e.off = uint32(b.size)
-	b.size += n
 	p.hold(b, e)
 	return nil
 }

@@ -408,7 +408,6 @@ func (p *packs) add(d Digest, stored []byte, size int) error {
 		}
 		e.off = uint32(b.size)
 		write := b.queue(stored)
-		b.size += int64(len(stored))
 		p.hold(b, e)
 		return write, nil
 	}()
@@ -494,7 +493,7 @@ func (b *building) discard() {
 
 // finish writes b's trailer and flushes it, leaving f complete.
 func (b *building) finish() error {
-	b.buf = append(b.buf, packTrailer(b.entries)...)
+	b.write(packTrailer(b.entries)) // its error is flush's too, once every write is done
 	if err := b.flush(); err != nil {
 		return err
 	}

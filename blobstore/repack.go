@@ -99,7 +99,6 @@ func (s *packSink) add(ctx context.Context, e entry, stored []byte) error {
 	if err := s.cur.write(stored); err != nil {
 		return err
 	}
-	s.cur.size += int64(len(stored))
 	s.cur.entries = append(s.cur.entries, e)
 	return nil
 }
@@ -115,7 +114,7 @@ func (s *packSink) flush(ctx context.Context) error {
 		b.discard()
 		return err
 	}
-	size := b.size + int64(len(b.entries))*recordSize + footerSize
+	size := b.size // the trailer's too, which finish wrote
 	if err := s.p.be.publishPack(ctx, b.id, b.f); err != nil {
 		return err
 	}
