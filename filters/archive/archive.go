@@ -286,8 +286,8 @@ func (s *scanner) look(t *transcript.Tree, d transcript.Dialect) *look {
 	return lk
 }
 
-// line takes the next line, at offset off, and its tree and look (nil
-// for a line that did not parse).
+// line takes the next line, at offset off, and its tree and look: the
+// Source annotates every line it parses, so both are nil or neither.
 func (s *scanner) line(ctx context.Context, l transcript.Line, t *transcript.Tree, lk *look, d transcript.Dialect, off int64) error {
 	n := int64(l.Len())
 	if t != nil || len(l.Body) > 0 && !isBlank(l.Body) && transcript.JSONLossily(l.Body) {
@@ -302,9 +302,6 @@ func (s *scanner) line(ctx context.Context, l transcript.Line, t *transcript.Tre
 			}
 		}
 		return nil
-	}
-	if lk == nil {
-		lk = s.look(t, d)
 	}
 	acct := lk.acct
 	s.p.ledger.observe(lk.ledger, off, int(n), lk.kept, d)
