@@ -435,7 +435,7 @@ type streamTree struct {
 	leafNum  int // the lines after the reset that are not parsed on the way come last
 
 	// Claude Code reads a chain it cannot follow (a parent not in the
-	// file, a single line) as the whole main thread (ClaudeContext):
+	// file, a single line) as the whole main thread (transcript.ChainContext):
 	// that leaves nothing. A parent before the reset is one the stream
 	// parsed (a line that can reset the gauge, as the answers a rewind
 	// goes back to): their ids, hashed; nil for pi.
@@ -444,18 +444,18 @@ type streamTree struct {
 }
 
 // treeNode is what streamTree takes of a line of dialect d, if anything.
-func treeNode(t *transcript.Tree, d transcript.Dialect) (ChainNode, bool) {
+func treeNode(t *transcript.Tree, d transcript.Dialect) (transcript.ChainNode, bool) {
 	switch d.Threads() {
 	case transcript.ParentTree:
 		l := d.Link(t)
-		return ChainNode{ID: l.ID, Parent: l.Parent}, true
+		return transcript.ChainNode{ID: l.ID, Parent: l.Parent}, true
 	case transcript.ParentChains:
-		return NodeOf(t, d), true
+		return transcript.ChainNodeOf(t, d), true
 	}
-	return ChainNode{}, false
+	return transcript.ChainNode{}, false
 }
 
-func (s *streamTree) add(n ChainNode, d transcript.Dialect, num int, reset bool) {
+func (s *streamTree) add(n transcript.ChainNode, d transcript.Dialect, num int, reset bool) {
 	if n.ID == "" {
 		return
 	}
@@ -804,11 +804,11 @@ func MeasureFile(f *os.File, opt Options) (Result, error) {
 	var p transcript.Parser
 	stop := false
 	var walked int64 // bytes walked back from the end
-	path := piPath{d: d}
-	var chain claudeWalk
-	var reset ChainNode // the line the walk stopped at, for Claude Code
-	passedRoll := false // a roll's note off the path was walked over
-	badLine := false    // a line before the last is not valid JSON
+	path := treePath{d: d}
+	var chain chainWalk
+	var reset transcript.ChainNode // the line the walk stopped at, for Claude Code
+	passedRoll := false            // a roll's note off the path was walked over
+	badLine := false               // a line before the last is not valid JSON
 	err = backwardLines(f, info.Size(), func(line []byte) bool {
 		last := walked == 0
 		walked += int64(len(line)) + 1
@@ -839,7 +839,7 @@ func MeasureFile(f *os.File, opt Options) (Result, error) {
 		l := classify(t, d, opt.Estimator, false, nil)
 		lines = append(lines, l)
 		if d.Threads() == transcript.ParentChains {
-			n := NodeOf(t, d)
+			n := transcript.ChainNodeOf(t, d)
 			chain.add(n)
 			reset = n // the last one, when the walk stops
 		}
@@ -861,7 +861,7 @@ func MeasureFile(f *os.File, opt Options) (Result, error) {
 	// its response): a rewind left it on a branch. Read the whole file
 	// along the chain, as roll does.
 	if d.Threads() == transcript.ParentChains && stop && !chain.reaches(reset, nil) && !chain.reaches(reset, responseBefore(f, info.Size()-walked, reset.MsgID, d)) {
-		if on := claudePath(f, info.Size(), d); on != nil {
+		if on := chainPath(f, info.Size(), d); on != nil {
 			o := opt
 			o.onPath = on
 			return measureFrom(f, 0, o)
@@ -1201,11 +1201,11 @@ func EstimateAll(name string, r io.Reader, opt Options) (int, error) {
 	}
 }
 
-// piPath follows a pi tree (v2+) backwards from the last entry of the
-// file: pi's context is the path from that entry up its parentIds, and an
+// treePath follows a ParentTree (pi v2+) backwards from the last entry of the
+// file: the context is the path from that entry up its parents, and an
 // entry off it is on a branch the user went back from. Parents come before
 // their children in the file, so one walk back finds the path.
-type piPath struct {
+type treePath struct {
 	d    transcript.Dialect
 	tree bool   // an entry with an id was seen
 	want string // the id of the next entry on the path
@@ -1213,7 +1213,7 @@ type piPath struct {
 
 // back takes the next line back and reports whether it is on the path
 // (a line without an id, as the header, is on no branch).
-func (p *piPath) back(t *transcript.Tree) bool {
+func (p *treePath) back(t *transcript.Tree) bool {
 	link := p.d.Link(t)
 	id := link.ID
 	if id == "" {
@@ -1233,7 +1233,7 @@ func (p *piPath) back(t *transcript.Tree) bool {
 // bytes at off, for a Measure from off to the end.
 func pathFrom(f *os.File, off, size int64, d transcript.Dialect) map[string]bool {
 	on := map[string]bool{}
-	path := piPath{d: d}
+	path := treePath{d: d}
 	var p transcript.Parser
 	backwardLines(f, size, func(line []byte) bool {
 		size -= int64(len(line)) + 1

@@ -390,7 +390,7 @@ func (n *note) notes(evicted func(after int) string, tokensAfter, after int) [][
 			// The chain from the first kept message is the one to mend
 			// when the last message's does not enter the range (a
 			// sidechain's line).
-			leaf, main := claudeLeaf(n.lines)
+			leaf, main := chainLeaf(n.lines)
 			x := n.evictedParent(leaf, true)
 			if x == "" {
 				x = n.evictedParent(n.firstKept, true)

@@ -159,7 +159,7 @@ func Run(ctx context.Context, name string, r io.Reader, w io.Writer, opt Options
 	case transcript.ParentTree:
 		branched = markBranches(lines)
 	case transcript.ParentChains:
-		branched = markClaudeBranches(lines)
+		branched = markChainBranches(lines)
 	}
 	if branched > 0 {
 		// The context is the path, not the file: count it alone.
@@ -284,7 +284,7 @@ func scan(ctx context.Context, name string, sp *spool.Spool, opt Options) ([]lin
 			case transcript.ParentChains:
 				// What the chain needs, read as the gauge reads it, its
 				// calls included.
-				n := gauge.NodeOf(t, d)
+				n := transcript.ChainNodeOf(t, d)
 				li.parent, li.msgID, li.sidechain = n.Parent, n.MsgID, n.Sidechain
 				li.issued, li.answered = n.Issued, n.Answered
 			case transcript.ParentTree:
@@ -596,29 +596,29 @@ func markBranches(lines []line) int {
 	return markOff(lines, on)
 }
 
-// markClaudeBranches marks the lines of a Claude Code session that are
-// out of the context Claude Code loads (gauge.ClaudeContext: off the chain
-// from the last message, which a rewind leaves, or a subagent's), and
-// counts them.
-func markClaudeBranches(lines []line) int {
-	on := gauge.ClaudeContext(chainNodes(lines))
+// markChainBranches marks the lines of a session threaded by ParentChains
+// that are out of the context its runtime loads (transcript.ChainContext:
+// off the chain from the last message, which a rewind leaves, or a
+// subagent's), and counts them.
+func markChainBranches(lines []line) int {
+	on := transcript.ChainContext(chainNodes(lines))
 	if on == nil {
 		return 0
 	}
 	return markOff(lines, on)
 }
 
-// claudeLeaf is the line Claude Code's chain starts from, and whether the
-// file is a main session's (gauge.ClaudeLeaf).
-func claudeLeaf(lines []line) (leaf int, main bool) {
-	return gauge.ClaudeLeaf(chainNodes(lines))
+// chainLeaf is the line the chain starts from, and whether the file is a
+// main session's (transcript.ChainLeaf).
+func chainLeaf(lines []line) (leaf int, main bool) {
+	return transcript.ChainLeaf(chainNodes(lines))
 }
 
-// chainNodes are the lines as gauge.ClaudeContext reads them.
-func chainNodes(lines []line) []gauge.ChainNode {
-	nodes := make([]gauge.ChainNode, len(lines))
+// chainNodes are the lines as transcript.ChainContext reads them.
+func chainNodes(lines []line) []transcript.ChainNode {
+	nodes := make([]transcript.ChainNode, len(lines))
 	for i, l := range lines {
-		nodes[i] = gauge.ChainNode{ID: l.id, Parent: l.parent, MsgID: l.msgID, Sidechain: l.sidechain, Ours: l.bsNote, Issued: l.issued, Answered: l.answered}
+		nodes[i] = transcript.ChainNode{ID: l.id, Parent: l.parent, MsgID: l.msgID, Sidechain: l.sidechain, Ours: l.bsNote, Issued: l.issued, Answered: l.answered}
 	}
 	return nodes
 }

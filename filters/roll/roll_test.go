@@ -1606,14 +1606,14 @@ func TestSpendRecordsLeaveTheChain(t *testing.T) {
 		if _, err := roll.Run(context.Background(), f, bytes.NewReader(in), &out, opt); err != nil {
 			t.Fatal(err)
 		}
-		var nodesWith, nodesWithout []gauge.ChainNode
+		var nodesWith, nodesWithout []transcript.ChainNode
 		var p transcript.Parser
 		for _, line := range strings.Split(out.String(), "\n") {
 			tr, err := p.Parse([]byte(line))
 			if err != nil {
 				continue
 			}
-			n := gauge.NodeOf(tr, transcript.ClaudeCode)
+			n := transcript.ChainNodeOf(tr, transcript.ClaudeCode)
 			nodesWith = append(nodesWith, n)
 			if tr.Get(0, transcript.SpentField) >= 0 {
 				records++
@@ -1622,8 +1622,8 @@ func TestSpendRecordsLeaveTheChain(t *testing.T) {
 			nodesWithout = append(nodesWithout, n)
 		}
 		// The chain is of uuids: the lines that have one, on it.
-		chain := func(nodes []gauge.ChainNode) []string {
-			on := gauge.ClaudeContext(nodes)
+		chain := func(nodes []transcript.ChainNode) []string {
+			on := transcript.ChainContext(nodes)
 			var ids []string
 			for i, n := range nodes {
 				if transcript.GivenID(n.ID) && (on == nil || on[i]) {
