@@ -138,6 +138,9 @@ func sortSearch(n int, f func(int) bool) int {
 type snapshot struct {
 	files []*idxFile
 	byID  map[packID]*idxFile
+	// gen numbers a store's snapshots in the order they were made
+	// (packs.durable).
+	gen uint64
 	tableState
 }
 

@@ -109,6 +109,14 @@ type packs struct {
 	// relied is set when a PutPending relied on a copy another process
 	// wrote, whose name the next commit must make durable.
 	relied bool
+	// gens numbers the snapshots (snapshot.gen); durable is the newest
+	// whose index files and packs are known to be durable under their
+	// names: the directories were synced after it was listed. A copy
+	// found through it sets no relied, so a run that relies on copies
+	// from many packs syncs the directories once, not at every commit.
+	// That holds because every writer renames a pack into place before
+	// any index that names it (localPacks.publishBatch, repack).
+	gens, durable atomic.Uint64
 
 	commitMu sync.Mutex
 
@@ -162,10 +170,11 @@ func (p *packs) refresh(ctx context.Context) error {
 			return fmt.Errorf("list indexes of %s: %w", p.be.where(), err)
 		}
 		s := &snapshot{byID: make(map[packID]*idxFile, len(ids))}
-		vanished := false
+		vanished, changed := false, len(ids) != len(old.files)
 		for _, id := range ids {
 			f := old.byID[id]
 			if f == nil {
+				changed = true
 				f, err = p.be.loadIndex(ctx, id)
 				switch {
 				case errors.Is(err, fs.ErrNotExist):
@@ -183,7 +192,12 @@ func (p *packs) refresh(ctx context.Context) error {
 			s.byID[id] = f
 		}
 		if !vanished || try >= 10 {
-			p.snap.Store(s)
+			if changed || p.snap.Load() == nil {
+				// The same files keep their snapshot: its generation,
+				// and the key table it has built (keytable.go).
+				s.gen = p.gens.Add(1)
+				p.snap.Store(s)
+			}
 			return nil
 		}
 	}
@@ -198,7 +212,7 @@ func (p *packs) addIndex(f *idxFile, drop ...packID) {
 	if old == nil {
 		old = emptySnapshot
 	}
-	s := &snapshot{byID: make(map[packID]*idxFile, len(old.files)+1)}
+	s := &snapshot{byID: make(map[packID]*idxFile, len(old.files)+1), gen: p.gens.Add(1)}
 	for _, g := range old.files {
 		if !slices.Contains(drop, g.id) {
 			s.files = append(s.files, g)
@@ -208,17 +222,57 @@ func (p *packs) addIndex(f *idxFile, drop ...packID) {
 	s.files = append(s.files, f)
 	s.byID[f.id] = f
 	p.snap.Store(s)
+	if old.gen <= p.durable.Load() {
+		p.markDurable(s.gen) // f is this store's own, published durably
+	}
+}
+
+// markDurable records that the index files of snapshot gen, and the packs
+// they name, are durable under their names (packs.durable).
+func (p *packs) markDurable(gen uint64) {
+	for {
+		old := p.durable.Load()
+		if gen <= old || p.durable.CompareAndSwap(old, gen) {
+			return
+		}
+	}
+}
+
+// syncNames makes every name created so far durable (the backend's
+// syncNames), and with them those of every index and pack the snapshot of
+// now lists.
+func (p *packs) syncNames(ctx context.Context) error {
+	gen := p.snapGen()
+	if err := p.be.syncNames(ctx); err != nil {
+		return err
+	}
+	p.markDurable(gen)
+	return nil
+}
+
+// snapGen is the generation of the snapshot of now, 0 before the first.
+func (p *packs) snapGen() uint64 {
+	if s := p.snap.Load(); s != nil {
+		return s.gen
+	}
+	return 0
 }
 
 // copies returns the copies of d in packs not known to be gone, newest
 // first.
 func (p *packs) copies(ctx context.Context, d Digest) ([]entry, error) {
+	es, _, err := p.copiesOf(ctx, d)
+	return es, err
+}
+
+// copiesOf is copies, and the generation of the snapshot that found them.
+func (p *packs) copiesOf(ctx context.Context, d Digest) ([]entry, uint64, error) {
 	s, err := p.snapshot(ctx)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	es := s.lookup(d)
-	return slices.DeleteFunc(es, func(e entry) bool { return p.isGone(e.pack) }), nil
+	return slices.DeleteFunc(es, func(e entry) bool { return p.isGone(e.pack) }), s.gen, nil
 }
 
 func (p *packs) isGone(id packID) bool {
@@ -324,7 +378,7 @@ func (p *packs) packThere(ctx context.Context, id packID) (bool, error) {
 // younger than twice the grace period, never deletes a blob a writer has
 // just relied on.
 func (p *packs) reuse(ctx context.Context, d Digest, data []byte) (bool, error) {
-	es, err := p.copies(ctx, d)
+	es, gen, err := p.copiesOf(ctx, d)
 	if err != nil || len(es) == 0 {
 		return false, err
 	}
@@ -348,9 +402,11 @@ func (p *packs) reuse(ctx context.Context, d Digest, data []byte) (bool, error) 
 		default:
 			return false, err
 		}
-		p.mu.Lock()
-		p.relied = true
-		p.mu.Unlock()
+		if gen > p.durable.Load() {
+			p.mu.Lock()
+			p.relied = true
+			p.mu.Unlock()
+		}
 		return true, nil
 	}
 	return false, nil
@@ -536,7 +592,7 @@ func (p *packs) commit(ctx context.Context) (err error) {
 	}()
 	if n == 0 {
 		if relied {
-			return p.be.syncNames(ctx)
+			return p.syncNames(ctx)
 		}
 		return nil
 	}
@@ -549,7 +605,7 @@ func (p *packs) commit(ctx context.Context) (err error) {
 			return err
 		}
 		if relied {
-			return p.be.syncNames(ctx)
+			return p.syncNames(ctx)
 		}
 		return nil
 	}
@@ -577,9 +633,11 @@ func (p *packs) commit(ctx context.Context) (err error) {
 	}
 	id := newPackID()
 	batch = nil // publishBatch removes what it does not publish
+	gen := p.snapGen()
 	if err := p.be.publishBatch(ctx, temps, tempFile{id, idx}); err != nil {
 		return err
 	}
+	p.markDurable(gen) // publishBatch ends with syncNames
 	// Read from memory: another writer's compaction may already have
 	// merged the file into one of its own and deleted it.
 	f, err := parseIndex(id, content, nil)

@@ -158,13 +158,14 @@ func (lp *localPacks) publishIndex(ctx context.Context, id packID, f *os.File) e
 }
 
 // publishBatch syncs the packs and the index, all at once, then renames
-// them into place and syncs packs/ and index/, both at once: two rounds
-// of syncs. The order of the renames does not matter: a writer that
-// relies on a blob it found through the index syncs both directories
-// before it releases a line naming the blob (see packs.relied), and a
-// crash before then can only leave an index naming a pack still under its
-// temp name, whose blobs read as missing, never as wrong, and which no
-// released line names.
+// them into place, the packs first, and syncs packs/ and index/, both at
+// once: two rounds of syncs. A writer that relies on a blob it found
+// through the index syncs both directories before it releases a line
+// naming the blob (see packs.relied), and a crash before then can only
+// leave an index naming a pack not durable under its name, whose blobs
+// read as missing, never as wrong, and which no released line names.
+// Renaming the packs first lets one such sync stand for every index the
+// writer has listed (packs.durable).
 func (lp *localPacks) publishBatch(ctx context.Context, packs []tempFile, index tempFile) error {
 	all := append(slices.Clone(packs), index)
 	err := parallel(len(all), func(i int) error { return all[i].f.Sync() })

@@ -29,16 +29,7 @@ func (p *packs) refreshChanged(ctx context.Context) (bool, error) {
 	if err := p.refresh(ctx); err != nil {
 		return false, err
 	}
-	cur := p.snap.Load()
-	if old == nil || len(old.files) != len(cur.files) {
-		return true, nil
-	}
-	for _, f := range cur.files {
-		if old.byID[f.id] == nil {
-			return true, nil
-		}
-	}
-	return false, nil
+	return p.snap.Load() != old, nil // refresh keeps a snapshot of the same files
 }
 
 // getBlob is Store.Get over packs and lt.
