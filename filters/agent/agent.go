@@ -35,11 +35,11 @@ type File interface {
 }
 
 // EditFunc writes the new content of a session file whose first size bytes
-// are in src. Returning ErrUnchanged leaves the file as it is.
+// are in src. Returning errUnchanged leaves the file as it is.
 type EditFunc func(src File, size int64, w io.Writer) error
 
-// ErrUnchanged, returned by an EditFunc, says the file needs no rewrite.
-var ErrUnchanged = errors.New("unchanged")
+// errUnchanged, returned by an EditFunc, says the file needs no rewrite.
+var errUnchanged = errors.New("unchanged")
 
 // Env is what the tools act with. The command fills it.
 type Env struct {
@@ -97,35 +97,35 @@ func (a *Agent) Call(ctx context.Context, name string, args json.RawMessage) (re
 	var res any
 	var err error
 	switch name {
-	case ToolPurgeControl:
+	case toolPurgeControl:
 		var in PurgeControlArgs
 		if err = decode(args, &in); err == nil {
-			res, err = a.PurgeControl(ctx, in)
+			res, err = a.purgeControl(ctx, in)
 		}
-	case ToolRestore:
+	case toolRestore:
 		var in RestoreArgs
 		if err = decode(args, &in); err == nil {
-			res, err = a.Restore(ctx, in)
+			res, err = a.restore(ctx, in)
 		}
-	case ToolSearch:
+	case toolSearch:
 		var in SearchArgs
 		if err = decode(args, &in); err == nil {
-			res, err = a.SearchIndex(ctx, in)
+			res, err = a.searchIndex(ctx, in)
 		}
-	case ToolCheckpoint:
+	case toolCheckpoint:
 		var in CheckpointArgs
 		if err = decode(args, &in); err == nil {
-			res, err = a.Checkpoint(ctx, in)
+			res, err = a.checkpoint(ctx, in)
 		}
 	default:
-		err = errorf("unknown tool %q: want %s", name, strings.Join(ToolNames, ", "))
+		err = errorf("unknown tool %q: want %s", name, strings.Join(toolNames, ", "))
 	}
-	return Outcome(res, err)
+	return outcome(res, err)
 }
 
-// Outcome turns a tool method's return values into the result to show and
+// outcome turns a tool method's return values into the result to show and
 // whether it is an error.
-func Outcome(res any, err error) (any, bool) {
+func outcome(res any, err error) (any, bool) {
 	if err == nil {
 		return res, false
 	}
@@ -150,23 +150,23 @@ func decode(raw json.RawMessage, v any) error {
 	return nil
 }
 
-// PurgeControl is seed 000's purge_control tool.
-func (a *Agent) PurgeControl(ctx context.Context, in PurgeControlArgs) (any, error) {
+// purgeControl is seed 000's purge_control tool.
+func (a *Agent) purgeControl(ctx context.Context, in PurgeControlArgs) (any, error) {
 	id := in.EntryID
 	if id == "" {
 		id = in.Entry
 	}
 	switch in.Action {
-	case ActionGetContext:
-		return a.GetContext(ctx, in.Session)
-	case ActionRestore:
-		return a.Restore(ctx, RestoreArgs{Session: in.Session, EntryID: id, Keys: in.Keys})
-	case ActionSetExtractable:
-		return a.SetExtractable(ctx, in.Session, id, in.Value)
+	case actionGetContext:
+		return a.getContext(ctx, in.Session)
+	case actionRestore:
+		return a.restore(ctx, RestoreArgs{Session: in.Session, EntryID: id, Keys: in.Keys})
+	case actionSetExtractable:
+		return a.setExtractable(ctx, in.Session, id, in.Value)
 	case "":
-		return nil, errorf("missing argument action: want %s", strings.Join(Actions, ", "))
+		return nil, errorf("missing argument action: want %s", strings.Join(actions, ", "))
 	}
-	return nil, errorf("unknown action %q: want %s", in.Action, strings.Join(Actions, ", "))
+	return nil, errorf("unknown action %q: want %s", in.Action, strings.Join(actions, ", "))
 }
 
 // RestoreResult is seed 000's restore result, plus the restored values so
@@ -177,10 +177,10 @@ type RestoreResult struct {
 	Values map[string]json.RawMessage `json:"values,omitempty"`
 }
 
-// Restore is seed 000's restore tool: the keys asked for (all when none)
+// restore is seed 000's restore tool: the keys asked for (all when none)
 // come back into the entry, which is stamped _restored, and restore calls
 // are redacted.
-func (a *Agent) Restore(ctx context.Context, in RestoreArgs) (*RestoreResult, error) {
+func (a *Agent) restore(ctx context.Context, in RestoreArgs) (*RestoreResult, error) {
 	if in.EntryID == "" {
 		return nil, errorf("missing argument entry_id: the id in the placeholder [[extracted-<id>]]")
 	}
@@ -188,7 +188,7 @@ func (a *Agent) Restore(ctx context.Context, in RestoreArgs) (*RestoreResult, er
 		return nil, errorf("no blob store")
 	}
 	if in.Session != "" || a.env.Sessions.Dir == "" {
-		path, err := a.env.Sessions.Resolve(in.Session)
+		path, err := a.env.Sessions.resolve(in.Session)
 		if err != nil {
 			return nil, err
 		}
@@ -196,7 +196,7 @@ func (a *Agent) Restore(ctx context.Context, in RestoreArgs) (*RestoreResult, er
 	}
 	// No session named: try those holding the placeholder in turn, until
 	// one has the entry.
-	paths, err := a.env.Sessions.ByEntry(ctx, in.EntryID)
+	paths, err := a.env.Sessions.byEntry(ctx, in.EntryID)
 	if err != nil {
 		return nil, err
 	}
@@ -262,7 +262,7 @@ func (a *Agent) spliceSession(ctx context.Context, path string, opt restore.Opti
 	err := a.env.Rewrite(ctx, path, func(src File, size int64, w io.Writer) error {
 		return sp.run(ctx, src, size, w, opt)
 	})
-	if errors.Is(err, ErrUnchanged) {
+	if errors.Is(err, errUnchanged) {
 		err = nil
 	}
 	if err == nil {
@@ -291,9 +291,9 @@ type SetExtractableResult struct {
 	Extractable json.RawMessage `json:"_extractable"`
 }
 
-// SetExtractable sets _extractable on an entry: true, false or a count of
+// setExtractable sets _extractable on an entry: true, false or a count of
 // messages.
-func (a *Agent) SetExtractable(ctx context.Context, session, id string, value any) (*SetExtractableResult, error) {
+func (a *Agent) setExtractable(ctx context.Context, session, id string, value any) (*SetExtractableResult, error) {
 	if id == "" {
 		return nil, errorf("missing argument entry_id")
 	}
@@ -301,7 +301,7 @@ func (a *Agent) SetExtractable(ctx context.Context, session, id string, value an
 	if err != nil {
 		return nil, err
 	}
-	path, err := a.env.Sessions.Resolve(session)
+	path, err := a.env.Sessions.resolve(session)
 	if err != nil {
 		return nil, err
 	}
@@ -363,8 +363,8 @@ type SearchHit struct {
 	Restore string  `json:"restore"`
 }
 
-// SearchIndex searches everything bs removed.
-func (a *Agent) SearchIndex(ctx context.Context, in SearchArgs) (*SearchResult, error) {
+// searchIndex searches everything bs removed.
+func (a *Agent) searchIndex(ctx context.Context, in SearchArgs) (*SearchResult, error) {
 	if strings.TrimSpace(in.Query) == "" {
 		return nil, errorf("missing argument query")
 	}
@@ -382,7 +382,7 @@ func (a *Agent) SearchIndex(ctx context.Context, in SearchArgs) (*SearchResult, 
 	// filter's output is moved over the file or written through a pipe:
 	// the session's rows are found by either.
 	if in.Session != "" || a.env.Sessions.Dir == "" {
-		path, err := a.env.Sessions.Resolve(in.Session)
+		path, err := a.env.Sessions.resolve(in.Session)
 		if err != nil {
 			return nil, err
 		}
@@ -412,9 +412,9 @@ type CheckpointResult struct {
 	Text    string `json:"text"`
 }
 
-// Checkpoint renders the latest checkpoint of the session.
-func (a *Agent) Checkpoint(ctx context.Context, in CheckpointArgs) (*CheckpointResult, error) {
-	path, err := a.env.Sessions.Resolve(in.Session)
+// checkpoint renders the latest checkpoint of the session.
+func (a *Agent) checkpoint(ctx context.Context, in CheckpointArgs) (*CheckpointResult, error) {
+	path, err := a.env.Sessions.resolve(in.Session)
 	if err != nil {
 		return nil, err
 	}

@@ -78,7 +78,7 @@ func viaSplice(t *testing.T, data []byte, opt restore.Options) ([]byte, *restore
 	var sp splice
 	var out bytes.Buffer
 	err := sp.run(context.Background(), bytes.NewReader(data), int64(len(data)), &out, opt)
-	if errors.Is(err, ErrUnchanged) {
+	if errors.Is(err, errUnchanged) {
 		return data, sp.res, sp.err
 	}
 	if err != nil {
@@ -222,7 +222,7 @@ func TestSessionsResolve(t *testing.T) {
 		"proj/../main/sessions/abc.jsonl":      "main/sessions/abc.jsonl",
 		"./main/sessions/../../proj/def.jsonl": "proj/def.jsonl",
 	} {
-		got, err := s.Resolve(arg)
+		got, err := s.resolve(arg)
 		if err != nil || got != filepath.Join(real, want) {
 			t.Errorf("Resolve(%q) = %q, %v; want %s", arg, got, err, want)
 		}
@@ -231,27 +231,27 @@ func TestSessionsResolve(t *testing.T) {
 		"../outside.jsonl", "proj/../../outside.jsonl", "link.jsonl", "up/outside.jsonl",
 		filepath.Join(root, "outside.jsonl"), "/etc/passwd", "agent:main:evil", "agent:main:abs", "..", ".",
 	} {
-		if got, err := s.Resolve(arg); err == nil || !strings.Contains(err.Error(), "not inside the sessions directory") {
+		if got, err := s.resolve(arg); err == nil || !strings.Contains(err.Error(), "not inside the sessions directory") {
 			t.Errorf("Resolve(%q) = %q, %v; want it refused", arg, got, err)
 		}
 	}
-	if _, err := s.Resolve(""); err == nil || !strings.Contains(err.Error(), "missing argument session") {
+	if _, err := s.resolve(""); err == nil || !strings.Contains(err.Error(), "missing argument session") {
 		t.Errorf("Resolve(\"\") = %v", err)
 	}
-	if _, err := s.Resolve("nosuch"); err == nil || err.Error() != `no session "nosuch"` {
+	if _, err := s.resolve("nosuch"); err == nil || err.Error() != `no session "nosuch"` {
 		t.Errorf("Resolve(nosuch) = %v", err)
 	}
-	if _, err := s.Resolve("proj"); err == nil || !strings.Contains(err.Error(), "not a transcript file") {
+	if _, err := s.resolve("proj"); err == nil || !strings.Contains(err.Error(), "not a transcript file") {
 		t.Errorf("Resolve(proj) = %v", err)
 	}
 
 	one := Sessions{File: filepath.Join(dir, "proj", "def.jsonl")}
 	for _, arg := range []string{"", "def", one.File} {
-		if got, err := one.Resolve(arg); err != nil || got != one.File {
+		if got, err := one.resolve(arg); err != nil || got != one.File {
 			t.Errorf("one session: Resolve(%q) = %q, %v", arg, got, err)
 		}
 	}
-	if _, err := one.Resolve("abc"); err == nil {
+	if _, err := one.resolve("abc"); err == nil {
 		t.Errorf("one session: Resolve(abc) accepted another session")
 	}
 }
@@ -279,16 +279,16 @@ func TestSessionsResolveLinkedDir(t *testing.T) {
 	real, _ := filepath.EvalSymlinks(filepath.Join(dir, "proj", "def.jsonl"))
 	for _, s := range []Sessions{{Dir: link}, {Dir: dir}} {
 		for _, arg := range []string{filepath.Join(link, "proj", "def.jsonl"), filepath.Join(dir, "proj", "def.jsonl"), "proj/def.jsonl", "def"} {
-			if got, err := s.Resolve(arg); err != nil || got != real {
+			if got, err := s.resolve(arg); err != nil || got != real {
 				t.Errorf("Dir %s: Resolve(%q) = %q, %v; want %s", s.Dir, arg, got, err, real)
 			}
 		}
 		for _, arg := range []string{filepath.Join(link, "up", "outside.jsonl"), filepath.Join(link, "..", "outside.jsonl"), "up/outside.jsonl"} {
-			if got, err := s.Resolve(arg); err == nil || !strings.Contains(err.Error(), "not inside the sessions directory") {
+			if got, err := s.resolve(arg); err == nil || !strings.Contains(err.Error(), "not inside the sessions directory") {
 				t.Errorf("Dir %s: Resolve(%q) = %q, %v; want it refused", s.Dir, arg, got, err)
 			}
 		}
-		if _, err := s.Resolve(filepath.Join(link, "nosuch.jsonl")); err == nil || !strings.Contains(err.Error(), "no session") {
+		if _, err := s.resolve(filepath.Join(link, "nosuch.jsonl")); err == nil || !strings.Contains(err.Error(), "no session") {
 			t.Errorf("Dir %s: Resolve(nosuch through the link) = %v", s.Dir, err)
 		}
 	}

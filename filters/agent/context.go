@@ -41,9 +41,9 @@ type ExtractedEntry struct {
 	Extractable json.RawMessage  `json:"_extractable,omitempty"`
 }
 
-// GetContext lists the session, its gauge and its extracted entries.
-func (a *Agent) GetContext(ctx context.Context, session string) (*ContextResult, error) {
-	path, err := a.env.Sessions.Resolve(session)
+// getContext lists the session, its gauge and its extracted entries.
+func (a *Agent) getContext(ctx context.Context, session string) (*ContextResult, error) {
+	path, err := a.env.Sessions.resolve(session)
 	if err != nil {
 		return nil, err
 	}

@@ -41,11 +41,11 @@ func ServeStdio(ctx context.Context, a *Agent, many bool, in io.Reader, out io.W
 // one, it has none.
 func NewMCPServer(a *Agent, many bool) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "bs", Title: "bs: lean agent transcripts", Version: "1"},
-		&mcp.ServerOptions{Instructions: Instructions})
-	addTool[PurgeControlArgs](s, a, ToolPurgeControl, DescPurgeControl, many, true)
-	addTool[RestoreArgs](s, a, ToolRestore, DescRestore, many, true)
-	addTool[SearchArgs](s, a, ToolSearch, DescSearch, many, true)
-	addTool[CheckpointArgs](s, a, ToolCheckpoint, DescCheckpoint, many, false)
+		&mcp.ServerOptions{Instructions: instructions})
+	addTool[PurgeControlArgs](s, a, toolPurgeControl, descPurgeControl, many, true)
+	addTool[RestoreArgs](s, a, toolRestore, descRestore, many, true)
+	addTool[SearchArgs](s, a, toolSearch, descSearch, many, true)
+	addTool[CheckpointArgs](s, a, toolCheckpoint, descCheckpoint, many, false)
 	return s
 }
 
@@ -64,7 +64,7 @@ func addTool[In any](s *mcp.Server, a *Agent, name, desc string, many, sessionOp
 	}
 	if p := schema.Properties["action"]; p != nil {
 		p.Enum = nil
-		for _, a := range Actions {
+		for _, a := range actions {
 			p.Enum = append(p.Enum, a)
 		}
 	}

@@ -42,15 +42,15 @@ func TestMCPServerSchemas(t *testing.T) {
 			schema := tool.InputSchema.(map[string]any)
 			_, hasSession := schema["properties"].(map[string]any)["session"]
 			required, _ := schema["required"].([]any)
-			if hasSession != many || slices.Contains(required, any("session")) != (many && tool.Name == ToolCheckpoint) {
+			if hasSession != many || slices.Contains(required, any("session")) != (many && tool.Name == toolCheckpoint) {
 				t.Errorf("many=%v: %s: session property %v, required %v", many, tool.Name, hasSession, required)
 			}
 		}
 		slices.Sort(names)
-		if want := []string{ToolCheckpoint, ToolPurgeControl, ToolRestore, ToolSearch}; !slices.Equal(names, want) {
+		if want := []string{toolCheckpoint, toolPurgeControl, toolRestore, toolSearch}; !slices.Equal(names, want) {
 			t.Errorf("tools %v, want %v", names, want)
 		}
-		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: ToolRestore, Arguments: map[string]any{"entry_id": "<none>"}})
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: toolRestore, Arguments: map[string]any{"entry_id": "<none>"}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -20,12 +20,12 @@ type Sessions struct {
 	Dir  string // serve the sessions inside this directory
 }
 
-// Resolve returns the file of the session argument. With Dir, the
+// resolve returns the file of the session argument. With Dir, the
 // argument is an OpenClaw session key (from a sessions.json in Dir), a
 // session id (a <id>.jsonl below Dir), or a path inside Dir; anything that
 // resolves outside Dir, through "..", an absolute path or a symbolic link,
 // is refused.
-func (s Sessions) Resolve(arg string) (string, error) {
+func (s Sessions) resolve(arg string) (string, error) {
 	if s.Dir == "" {
 		if arg != "" && arg != s.File && arg != SessionName(s.File) && arg != strings.TrimSuffix(filepath.Base(s.File), ".jsonl") {
 			return "", errorf("this server serves one session (%s); leave out the session argument", SessionName(s.File))
@@ -172,13 +172,13 @@ func walkSessions(root string, fn func(p string, d fs.DirEntry) error) {
 	})
 }
 
-// ByEntry finds, with Dir, the sessions that may hold entry id: the
+// byEntry finds, with Dir, the sessions that may hold entry id: the
 // transcripts below Dir (four levels down at most) whose bytes hold its
 // placeholder [[extracted-<id>]], first those where it is in the entry
 // itself (a line of that id, or one with _extracted), then those that
 // merely mention it (a user quoting it), each group newest first. An agent
 // knows the id from the placeholder, not always its session's name.
-func (s Sessions) ByEntry(ctx context.Context, id string) ([]string, error) {
+func (s Sessions) byEntry(ctx context.Context, id string) ([]string, error) {
 	root, err := filepath.Abs(s.Dir)
 	if err == nil {
 		root, err = filepath.EvalSymlinks(root)

@@ -55,7 +55,7 @@ func (sp *splice) run(ctx context.Context, src File, size int64, w io.Writer, op
 	var ke *keyError
 	if rerr != nil {
 		if errors.As(rerr, &nf) || errors.As(rerr, &blob) || errors.As(rerr, &ke) {
-			return ErrUnchanged // a failed call changes nothing
+			return errUnchanged // a failed call changes nothing
 		}
 		return rerr
 	}
@@ -67,7 +67,7 @@ func (sp *splice) run(ctx context.Context, src File, size int64, w io.Writer, op
 		return errorf("restore gave %d lines for %d", len(newLines), len(lines))
 	}
 	if bytes.Equal(in, out.Bytes()) {
-		return ErrUnchanged
+		return errUnchanged
 	}
 	for i := range lines {
 		body := bytes.TrimSuffix(newLines[i], []byte{'\n'})

@@ -2,21 +2,21 @@ package agent
 
 // Tool names and purge_control's actions.
 const (
-	ToolPurgeControl = "purge_control"
-	ToolRestore      = "restore"
-	ToolSearch       = "search"
-	ToolCheckpoint   = "checkpoint"
+	toolPurgeControl = "purge_control"
+	toolRestore      = "restore"
+	toolSearch       = "search"
+	toolCheckpoint   = "checkpoint"
 
-	ActionGetContext     = "get_context"
-	ActionRestore        = "restore"
-	ActionSetExtractable = "set_extractable"
+	actionGetContext     = "get_context"
+	actionRestore        = "restore"
+	actionSetExtractable = "set_extractable"
 )
 
-// ToolNames lists the tools, in the order they are offered.
-var ToolNames = []string{ToolPurgeControl, ToolRestore, ToolSearch, ToolCheckpoint}
+// toolNames lists the tools, in the order they are offered.
+var toolNames = []string{toolPurgeControl, toolRestore, toolSearch, toolCheckpoint}
 
-// Actions lists purge_control's actions.
-var Actions = []string{ActionGetContext, ActionRestore, ActionSetExtractable}
+// actions lists purge_control's actions.
+var actions = []string{actionGetContext, actionRestore, actionSetExtractable}
 
 // The descriptions are the agent's instructions (seed 000, "Agent
 // Instructions"): what is extracted, when to restore, re-extraction, and
@@ -27,12 +27,12 @@ const (
 		"placeholder [[extracted-<entry_id>]], where <entry_id> is the id of the entry they came from. Nothing " +
 		"is lost: each can be put back."
 
-	// Instructions is what an MCP server tells the client about its tools.
-	Instructions = extractionNote + " Use restore (or purge_control) to get a value back by the entry id in " +
+	// instructions is what an MCP server tells the client about its tools.
+	instructions = extractionNote + " Use restore (or purge_control) to get a value back by the entry id in " +
 		"its placeholder, search to find which entry holds something, purge_control get_context to see what " +
 		"was extracted, and set_extractable false to keep an entry in context for good."
 
-	DescPurgeControl = extractionNote + " Actions: " +
+	descPurgeControl = extractionNote + " Actions: " +
 		"get_context lists the session, its context gauge and every entry with extracted values (id, keys, " +
 		"sizes, kind, tool name, and _restored when it was restored before); " +
 		"restore puts an entry's extracted values back (entry_id, and optionally keys to restore only those); " +
@@ -42,19 +42,19 @@ const (
 		"once they are old; if you restore the same entry again and need it long-term, set _extractable false " +
 		"on it (do that for skill files and instructions you rely on)."
 
-	DescRestore = extractionNote + " Call restore with the entry_id from a placeholder when you need the " +
+	descRestore = extractionNote + " Call restore with the entry_id from a placeholder when you need the " +
 		"content back; give keys (as listed by purge_control get_context, or any name in them such as " +
 		"\"content\" or \"text\") to restore only those. The result says which keys came back and holds their " +
 		"values. Restored values are protected for a while (10 minutes by default), then extracted again; a " +
 		"second restore of the same entry suggests setting _extractable false with purge_control " +
 		"set_extractable, which keeps the entry in context for good."
 
-	DescSearch = "Full-text search (BM25) over everything bs removed from sessions: extracted values and " +
+	descSearch = "Full-text search (BM25) over everything bs removed from sessions: extracted values and " +
 		"evicted entries. Use it to find which [[extracted-<entry_id>]] holds what you are looking for, then " +
 		"restore it. Each hit gives the entry id, the key, a snippet with the match in [brackets] and the " +
 		"restore call that brings it back."
 
-	DescCheckpoint = "The latest structured checkpoint of this session (task, decisions, files, failures, " +
+	descCheckpoint = "The latest structured checkpoint of this session (task, decisions, files, failures, " +
 		"open threads), rendered as text. Read it after a compaction to pick up where the session was."
 )
 
