@@ -31,7 +31,7 @@ func BenchmarkObserve(b *testing.B) {
 	in := benchTurns(16 << 20)
 	b.SetBytes(int64(len(in)))
 	for b.Loop() {
-		if _, err := Observe("bench", bytes.NewReader(in), io.Discard, transcript.Unknown, nil); err != nil {
+		if _, err := observe("bench", bytes.NewReader(in), io.Discard, transcript.Unknown, nil); err != nil {
 			b.Fatal(err)
 		}
 	}

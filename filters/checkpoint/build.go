@@ -11,7 +11,7 @@ import (
 )
 
 // Meta inputs that do not come from the transcript.
-type Input struct {
+type input struct {
 	ID          string // cp_NNN
 	SessionKey  string
 	SessionFile string
@@ -21,11 +21,11 @@ type Input struct {
 	Learnings   []string // --learning
 }
 
-// Build makes the checkpoint of what o has seen, carrying forward from prev
+// buildCheckpoint makes the checkpoint of what o has seen, carrying forward from prev
 // (nil for the first) what the transcript no longer shows: decisions, open
 // items, learnings and resources, as after a compaction.
-func Build(o *Observer, prev *Checkpoint, in Input) *Checkpoint {
-	cp := &Checkpoint{Schema: Schema, SchemaVersion: SchemaVersion}
+func buildCheckpoint(o *observer, prev *Checkpoint, in input) *Checkpoint {
+	cp := &Checkpoint{Schema: schema, SchemaVersion: schemaVersion}
 	channel, agent := fromSessionKey(in.SessionKey)
 	if agent == "" {
 		agent = o.AgentID
@@ -55,7 +55,7 @@ func Build(o *Observer, prev *Checkpoint, in Input) *Checkpoint {
 			decisions = append(decisions, d)
 		}
 	}
-	decisions = lastN(decisions, MaxDecisions)
+	decisions = lastN(decisions, maxDecisions)
 	for i := range decisions {
 		decisions[i].ID = "d" + strconv.Itoa(i+1)
 	}
@@ -66,10 +66,10 @@ func Build(o *Observer, prev *Checkpoint, in Input) *Checkpoint {
 		pr = prev.Resources
 	}
 	cp.Resources = Resources{
-		FilesRead:     merge(pr.FilesRead, o.read.newest(MaxFiles), MaxFiles),
-		FilesModified: merge(pr.FilesModified, o.modified.newest(MaxFiles), MaxFiles),
-		ToolsUsed:     merge(pr.ToolsUsed, o.tools.newest(MaxTools), MaxTools),
-		Failures:      lastN(append(slices.Clone(pr.Failures), newFailures(pr.Failures, o.failures)...), MaxFailures),
+		FilesRead:     merge(pr.FilesRead, o.read.newest(maxFiles), maxFiles),
+		FilesModified: merge(pr.FilesModified, o.modified.newest(maxFiles), maxFiles),
+		ToolsUsed:     merge(pr.ToolsUsed, o.tools.newest(maxTools), maxTools),
+		Failures:      lastN(append(slices.Clone(pr.Failures), newFailures(pr.Failures, o.failures)...), maxFailures),
 	}
 
 	switch {
@@ -83,14 +83,14 @@ func Build(o *Observer, prev *Checkpoint, in Input) *Checkpoint {
 		if q := o.unanswered(); q != "" {
 			items = append(slices.Clone(items), "Unanswered: "+q)
 		}
-		cp.OpenItems = merge(nil, items, MaxOpenItems)
+		cp.OpenItems = merge(nil, items, maxOpenItems)
 	}
 
 	var learnings []string
 	if prev != nil {
 		learnings = prev.Learnings
 	}
-	cp.Learnings = merge(learnings, in.Learnings, MaxLearnings)
+	cp.Learnings = merge(learnings, in.Learnings, maxLearnings)
 	normalize(cp)
 	return cp
 }
@@ -114,26 +114,26 @@ func normalize(cp *Checkpoint) {
 	}
 }
 
-func (o *Observer) working() Working {
-	w := Working{Status: Idle}
+func (o *observer) working() Working {
+	w := Working{Status: idle}
 	if o.lastUser != nil {
 		w.Topic = o.lastUser.topic
 	}
 	switch o.last {
 	case toolCall:
-		w.Status, w.Interrupted = InProgress, true
+		w.Status, w.Interrupted = inProgress, true
 		call := o.lastCall
 		w.LastToolCall = &call
 		w.NextAction = fmt.Sprintf("Resume the interrupted tool call %s (%s) and continue the task.", call.Name, call.ParamsSummary)
 	case toolResult:
-		w.Status = InProgress
+		w.Status = inProgress
 		w.NextAction = fmt.Sprintf("Continue the task after the result of %s.", o.lastCall.Name)
 	case userText:
-		w.Status = InProgress
+		w.Status = inProgress
 		w.NextAction = "Answer the user's last message: " + o.lastUser.gist
 	case agentText:
 		if strings.HasSuffix(strings.TrimRight(o.lastAgent.gist, "…"), "?") {
-			w.Status = WaitingForUser
+			w.Status = waitingForUser
 			w.NextAction = "Wait for the user's reply to: " + o.lastAgent.gist
 		} else if o.lastUser != nil {
 			w.NextAction = "The last request was answered; wait for the next one."
@@ -142,7 +142,7 @@ func (o *Observer) working() Working {
 	return w
 }
 
-func (o *Observer) thread() Thread {
+func (o *observer) thread() Thread {
 	var th Thread
 	if o.firstUser == nil {
 		return th
@@ -152,7 +152,7 @@ func (o *Observer) thread() Thread {
 		th.Summary += " ... " + o.lastUser.topic
 	}
 	// The first user message, the pivots, the last two exchanges (a user
-	// message and the agent's reply, if any yet): at most MaxExchanges,
+	// message and the agent's reply, if any yet): at most maxExchanges,
 	// dropping the oldest pivots first.
 	pairs := slices.Clone(o.pairs)
 	if o.lastUser != o.firstUser || o.lastAgent != nil {
@@ -175,13 +175,13 @@ func (o *Observer) thread() Thread {
 			pivots = append(pivots, p)
 		}
 	}
-	pivots = lastN(pivots, MaxExchanges-len(head)-len(tail))
+	pivots = lastN(pivots, maxExchanges-len(head)-len(tail))
 	th.KeyExchanges = append(append(head, pivots...), tail...)
 	return th
 }
 
 // unanswered is the last user message when no agent text followed it.
-func (o *Observer) unanswered() string {
+func (o *observer) unanswered() string {
 	if o.lastUser == nil || o.lastAgent != nil {
 		return ""
 	}

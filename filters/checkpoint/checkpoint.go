@@ -19,12 +19,12 @@ import (
 const (
 	TriggerCompaction = "compaction"
 	TriggerSessionEnd = "session-end"
-	TriggerManual     = "manual"
+	triggerManual     = "manual"
 )
 
-// DedupRatio is the least relative change of input tokens since the last
+// dedupRatio is the least relative change of input tokens since the last
 // checkpoint for which an automatic checkpoint is written again (§5.2).
-const DedupRatio = 0.05
+const dedupRatio = 0.05
 
 // Options configure a checkpoint run.
 type Options struct {
@@ -41,7 +41,7 @@ type Options struct {
 	Gauge       gauge.Options
 	OnBadLine   func(*transcript.BadLineError) error
 	// NoticeFrom is the utilization from which the agent is told of its
-	// context (Notice); Inject appends that notice to the transcript, in
+	// context (notice); Inject appends that notice to the transcript, in
 	// the shape its runtime takes injected context in.
 	NoticeFrom float64
 	Inject     bool
@@ -63,7 +63,7 @@ type Outcome struct {
 	// now, or the last one, from which the tokens moved too little to
 	// write another.
 	Saved bool
-	// Notice is what the agent is told of its context (Notice), "" for
+	// Notice is what the agent is told of its context (notice), "" for
 	// nothing; Injected says that it was appended to the transcript.
 	Notice   string
 	Injected bool
@@ -96,7 +96,7 @@ func Run(name string, r io.Reader, w io.Writer, opt Options) (Outcome, error) {
 	if err != nil && !errors.As(err, &cpErr) {
 		return out, err
 	}
-	out.Notice = Notice(out.Gauge, opt.NoticeFrom, opt.Threshold, out.Saved)
+	out.Notice = notice(out.Gauge, opt.NoticeFrom, opt.Threshold, out.Saved)
 	if opt.Inject && obs != nil && w != nil {
 		var werr error
 		if out.Injected, werr = appendNotice(w, obs, out.Notice, opt.Now); werr != nil {
@@ -106,7 +106,7 @@ func Run(name string, r io.Reader, w io.Writer, opt Options) (Outcome, error) {
 	return out, err
 }
 
-func run(name string, r io.Reader, w io.Writer, opt Options) (Outcome, *Observer, error) {
+func run(name string, r io.Reader, w io.Writer, opt Options) (Outcome, *observer, error) {
 	var out Outcome
 	var bad error
 	onBad := func(e *transcript.BadLineError) error {
@@ -136,7 +136,7 @@ func run(name string, r io.Reader, w io.Writer, opt Options) (Outcome, *Observer
 	switch {
 	case trigger != "":
 	case opt.Force:
-		trigger = TriggerManual
+		trigger = triggerManual
 	case out.Gauge.Ratio >= opt.Threshold:
 		trigger = fmt.Sprintf("auto-%dpct", int(math.Round(opt.Threshold*100)))
 	default:
@@ -154,17 +154,17 @@ func run(name string, r io.Reader, w io.Writer, opt Options) (Outcome, *Observer
 			return err
 		}
 		if automatic && prev != nil && !moved(prev.Meta.TokenUsage.InputTokens, out.Gauge.Tokens) {
-			out.Skipped = fmt.Sprintf("input tokens moved less than %.0f%% since %s", DedupRatio*100, prev.Meta.CheckpointID)
+			out.Skipped = fmt.Sprintf("input tokens moved less than %.0f%% since %s", dedupRatio*100, prev.Meta.CheckpointID)
 			out.Saved = true // that one is still this context's
 			return nil
 		}
-		id, err := opt.Dir.Next(out.Key)
+		id, err := opt.Dir.next(out.Key)
 		if err != nil {
 			return err
 		}
-		cp := Build(obs, prev, Input{ID: id, SessionKey: out.Key, SessionFile: file,
+		cp := buildCheckpoint(obs, prev, input{ID: id, SessionKey: out.Key, SessionFile: file,
 			CreatedAt: opt.Now.UTC().Format(time.RFC3339), Trigger: trigger, Gauge: out.Gauge, Learnings: opt.Learnings})
-		path, err := opt.Dir.Write(cp, opt.Keep)
+		path, err := opt.Dir.write(cp, opt.Keep)
 		if path != "" {
 			out.Written, out.Path, out.Saved = cp, path, true
 		}
@@ -176,25 +176,25 @@ func run(name string, r io.Reader, w io.Writer, opt Options) (Outcome, *Observer
 	return out, obs, nil
 }
 
-// moved reports whether tokens differ from prev by at least DedupRatio.
+// moved reports whether tokens differ from prev by at least dedupRatio.
 func moved(prev, tokens int) bool {
 	if prev <= 0 {
 		return true
 	}
-	return math.Abs(float64(tokens-prev)) >= DedupRatio*float64(prev)
+	return math.Abs(float64(tokens-prev)) >= dedupRatio*float64(prev)
 }
 
 // observeAndGauge passes r to w while observing it, and gauges it the
 // cheapest way: a regular file from its end once observed (the gauge needs
 // only the lines after the last usage), a pipe by gauge.Measure on a second
 // goroutine, which parses only the lines that can reset the accounting.
-func observeAndGauge(name string, r io.Reader, w io.Writer, opt Options, onBad func(*transcript.BadLineError) error) (*Observer, gauge.Result, error) {
+func observeAndGauge(name string, r io.Reader, w io.Writer, opt Options, onBad func(*transcript.BadLineError) error) (*observer, gauge.Result, error) {
 	gopt := opt.Gauge
 	gopt.Format = opt.Format
-	gopt.OnBadLine = func(*transcript.BadLineError) error { return nil } // Observe reports them
+	gopt.OnBadLine = func(*transcript.BadLineError) error { return nil } // observe reports them
 	if f, ok := r.(*os.File); ok {
 		if info, err := f.Stat(); err == nil && info.Mode().IsRegular() {
-			obs, err := Observe(name, f, w, opt.Format, onBad)
+			obs, err := observe(name, f, w, opt.Format, onBad)
 			if err != nil {
 				return nil, gauge.Result{}, err
 			}
@@ -211,8 +211,8 @@ func observeAndGauge(name string, r io.Reader, w io.Writer, opt Options, onBad f
 		g, gerr = gauge.Measure(name, r, pw, gopt)
 		pw.CloseWithError(gerr)
 	}()
-	obs, err := Observe(name, pr, w, opt.Format, onBad)
-	pr.CloseWithError(io.ErrClosedPipe) // unblocks the gauge if Observe stopped early
+	obs, err := observe(name, pr, w, opt.Format, onBad)
+	pr.CloseWithError(io.ErrClosedPipe) // unblocks the gauge if observe stopped early
 	<-done
 	if err != nil {
 		return nil, gauge.Result{}, err
@@ -220,10 +220,10 @@ func observeAndGauge(name string, r io.Reader, w io.Writer, opt Options, onBad f
 	return obs, g, gerr
 }
 
-// Observe passes r to w (when w is not nil) line by line, unchanged, and
-// returns what an Observer saw of it.
-func Observe(name string, r io.Reader, w io.Writer, format transcript.Dialect, onBad func(*transcript.BadLineError) error) (*Observer, error) {
-	obs := NewObserver()
+// observe passes r to w (when w is not nil) line by line, unchanged, and
+// returns what an observer saw of it.
+func observe(name string, r io.Reader, w io.Writer, format transcript.Dialect, onBad func(*transcript.BadLineError) error) (*observer, error) {
+	obs := newObserver()
 	src := transcript.NewSource(name, r, format, onBad)
 	var bw *bufio.Writer
 	if w != nil {
@@ -248,7 +248,7 @@ func Observe(name string, r io.Reader, w io.Writer, format transcript.Dialect, o
 			}
 		}
 		if t != nil {
-			obs.Add(t, src.Dialect())
+			obs.add(t, src.Dialect())
 		}
 		obs.endsLine = line.Newline || len(line.Body) == 0
 	}
@@ -282,7 +282,7 @@ func KeyOfFile(path string, format transcript.Dialect) (string, error) {
 		return "", err
 	}
 	defer f.Close()
-	obs := NewObserver()
+	obs := newObserver()
 	src := transcript.NewSource(path, f, format, func(*transcript.BadLineError) error { return nil })
 	for i := 0; i < transcript.DetectLines && obs.SessionID == ""; i++ {
 		_, t, err := src.Next()
@@ -293,7 +293,7 @@ func KeyOfFile(path string, format transcript.Dialect) (string, error) {
 			return "", err
 		}
 		if t != nil {
-			obs.Add(t, src.Dialect())
+			obs.add(t, src.Dialect())
 		}
 	}
 	return SessionKeyFor(path, obs.sessionID()), nil

@@ -91,11 +91,11 @@ func TestCorpus(t *testing.T) {
 			if strings.Join(keys, ",") != strings.Join(sections, ",") {
 				t.Errorf("sections %v, want %v", keys, sections)
 			}
-			cp, err := Decode(data)
+			cp, err := decode(data)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if cp.Schema != Schema || cp.SchemaVersion != 1 || cp.Meta.CheckpointID != "cp_001" || cp.Meta.CreatedAt != "2026-02-20T17:30:00Z" {
+			if cp.Schema != schema || cp.SchemaVersion != 1 || cp.Meta.CheckpointID != "cp_001" || cp.Meta.CreatedAt != "2026-02-20T17:30:00Z" {
 				t.Errorf("meta = %+v", cp.Meta)
 			}
 			if cp.Meta.TokenUsage.ContextWindow == 0 || cp.Meta.TokenUsage.InputTokens == 0 {
@@ -103,14 +103,14 @@ func TestCorpus(t *testing.T) {
 			}
 			// Seed 003 §5.4: ~600-700 tokens, counted as the model would
 			// (o200k), not by characters/4.
-			if r := Render(cp); o200k(t, r) > RenderBudget || !strings.HasPrefix(r, "[Post-compaction checkpoint restore]") {
+			if r := Render(cp); o200k(t, r) > renderBudget || !strings.HasPrefix(r, "[Post-compaction checkpoint restore]") {
 				t.Errorf("render is %d o200k tokens:\n%s", o200k(t, r), r)
 			}
 		})
 	}
 }
 
-// TestTreesAgree checks that the Observer reads the same conversation
+// TestTreesAgree checks that the observer reads the same conversation
 // whatever the dialect: the same exchange written as each runtime writes it
 // gives the same working state, thread, decisions and resources.
 func TestTreesAgree(t *testing.T) {
@@ -153,7 +153,7 @@ func TestTreesAgree(t *testing.T) {
 				t.Errorf("key %q, want s1 (the session header's id)", res.Key)
 			}
 			w := cp.Working
-			if w.Topic != "Budget options please" || w.Status != InProgress || !w.Interrupted || w.LastToolCall == nil {
+			if w.Topic != "Budget options please" || w.Status != inProgress || !w.Interrupted || w.LastToolCall == nil {
 				t.Errorf("working = %+v", w)
 			}
 			if len(cp.Decisions) != 1 || !strings.HasPrefix(cp.Decisions[0].What, "Budget options please") || cp.Decisions[0].When != "2026-02-20T10:14:00.000Z" || cp.Decisions[0].ID != "d1" {
@@ -180,16 +180,16 @@ func TestStatus(t *testing.T) {
 	for _, tc := range []struct {
 		last, status string
 	}{
-		{`{"role":"assistant","content":"Done, the file is written."}`, Idle},
-		{`{"role":"assistant","content":"Shall I also book the hotel?"}`, WaitingForUser},
-		{`{"role":"user","content":"and the hotel?"}`, InProgress},
+		{`{"role":"assistant","content":"Done, the file is written."}`, idle},
+		{`{"role":"assistant","content":"Shall I also book the hotel?"}`, waitingForUser},
+		{`{"role":"user","content":"and the hotel?"}`, inProgress},
 	} {
 		s := `{"role":"user","content":"write the file"}` + "\n" + tc.last + "\n"
 		cp := build(t, s, nil)
 		if cp.Working.Status != tc.status {
 			t.Errorf("after %s: status %q, want %q", tc.last, cp.Working.Status, tc.status)
 		}
-		if tc.status == InProgress && fmt.Sprint(cp.OpenItems) != "[Unanswered: and the hotel?]" {
+		if tc.status == inProgress && fmt.Sprint(cp.OpenItems) != "[Unanswered: and the hotel?]" {
 			t.Errorf("open items %v", cp.OpenItems)
 		}
 	}
@@ -197,11 +197,11 @@ func TestStatus(t *testing.T) {
 
 func build(t *testing.T, s string, prev *Checkpoint) *Checkpoint {
 	t.Helper()
-	obs, err := Observe("-", strings.NewReader(s), nil, transcript.Unknown, nil)
+	obs, err := observe("-", strings.NewReader(s), nil, transcript.Unknown, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Build(obs, prev, Input{ID: "cp_002", SessionKey: "k"})
+	return buildCheckpoint(obs, prev, input{ID: "cp_002", SessionKey: "k"})
 }
 
 // TestCarryForward: what the stream no longer shows comes from the previous
@@ -244,7 +244,7 @@ func TestGist(t *testing.T) {
 // TestEncodeSafe: user text that looks like YAML syntax stays text.
 func TestEncodeSafe(t *testing.T) {
 	nasty := []string{"key: value", "- item", "!!python/object", "'quoted'", "\"x\"", "#comment", "a\tb", "é\u2028x", "| block", "---", "..."}
-	cp := &Checkpoint{Schema: Schema, SchemaVersion: 1}
+	cp := &Checkpoint{Schema: schema, SchemaVersion: 1}
 	cp.Meta.CheckpointID = "cp_001"
 	cp.Meta.SessionKey = "telegram:user: 123"
 	cp.Working.Topic = strings.Join(nasty, " ")
@@ -256,10 +256,10 @@ func TestEncodeSafe(t *testing.T) {
 		cp.Thread.KeyExchanges = append(cp.Thread.KeyExchanges, Exchange{Role: "user", Gist: s})
 	}
 	var b bytes.Buffer
-	if err := cp.Encode(&b); err != nil {
+	if err := cp.encode(&b); err != nil {
 		t.Fatal(err)
 	}
-	back, err := Decode(b.Bytes())
+	back, err := decode(b.Bytes())
 	if err != nil {
 		t.Fatalf("%v\n%s", err, b.String())
 	}
@@ -279,7 +279,7 @@ func TestEncodeSafe(t *testing.T) {
 
 func TestSanitizeKey(t *testing.T) {
 	for in, want := range map[string]string{"agent:main:telegram:group:-100": "agent_main_telegram_group_-100", "..": "__", "a/../b": "a_.._b", "é": "_"} {
-		if got := SanitizeKey(in); got != want {
+		if got := sanitizeKey(in); got != want {
 			t.Errorf("SanitizeKey(%q) = %q, want %q", in, got, want)
 		}
 	}
@@ -364,8 +364,8 @@ func TestRetention(t *testing.T) {
 	if fmt.Sprint(ids) != "[cp_004 cp_005 cp_006 cp_007 cp_008]" {
 		t.Errorf("kept %v", ids)
 	}
-	var l Latest
-	b, _ := os.ReadFile(filepath.Join(dir, "s", LatestFile))
+	var l latestPointer
+	b, _ := os.ReadFile(filepath.Join(dir, "s", latestFile))
 	if err := json.Unmarshal(b, &l); err != nil || l.CheckpointID != "cp_008" {
 		t.Errorf("_latest.json = %s", b)
 	}
@@ -378,25 +378,25 @@ func TestRetention(t *testing.T) {
 func TestRenderBudget(t *testing.T) {
 	cp := &Checkpoint{Meta: Meta{CheckpointID: "cp_009", SessionKey: "k", CompactionCount: 4}}
 	long := strings.Repeat("x", 110)
-	for i := 0; i < MaxDecisions; i++ {
+	for i := 0; i < maxDecisions; i++ {
 		cp.Decisions = append(cp.Decisions, Decision{What: long})
 		cp.Learnings = append(cp.Learnings, long)
 		cp.OpenItems = append(cp.OpenItems, long)
 		cp.Resources.FilesRead = append(cp.Resources.FilesRead, "/"+long)
 	}
-	for i := 0; i < MaxExchanges; i++ {
+	for i := 0; i < maxExchanges; i++ {
 		cp.Thread.KeyExchanges = append(cp.Thread.KeyExchanges, Exchange{"user", long})
 	}
 	r := Render(cp)
-	if n := o200k(t, r); n > RenderBudget || n < RenderBudget-100 {
-		t.Errorf("render is %d o200k tokens, want %d or a little less", n, RenderBudget)
+	if n := o200k(t, r); n > renderBudget || n < renderBudget-100 {
+		t.Errorf("render is %d o200k tokens, want %d or a little less", n, renderBudget)
 	}
 	// Every cl100k token count fits too, by --tokenizer.
 	cl, err := gauge.NewTokenizer("cl100k")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := cl.TextTokens(RenderWith(cp, cl)); n > RenderBudget {
+	if n := cl.TextTokens(RenderWith(cp, cl)); n > renderBudget {
 		t.Errorf("render with cl100k is %d tokens", n)
 	}
 	if !strings.Contains(r, "compacted 4 times") {
@@ -444,7 +444,7 @@ func TestKilledMidWrite(t *testing.T) {
 		}
 		files, _ := filepath.Glob(filepath.Join(dir, "s", "cp_*.yaml"))
 		for _, f := range files {
-			if _, err := ReadFile(f); err != nil {
+			if _, err := readFile(f); err != nil {
 				t.Fatalf("round %d: a partial checkpoint is visible: %v", round, err)
 			}
 		}
@@ -520,9 +520,9 @@ func TestRenderLowValueFirst(t *testing.T) {
 	for i := 0; i < 15; i++ {
 		cp.Resources.ToolsUsed = append(cp.Resources.ToolsUsed, fmt.Sprintf("mcp__server_%d__tool_name_%d_with_a_long_suffix", i, i))
 	}
-	full := render(cp, limits{decisions: 10, exchanges: MaxExchanges, open: 10, files: 8, read: 8, tools: 15, failures: 5, learnings: 10})
+	full := render(cp, limits{decisions: 10, exchanges: maxExchanges, open: 10, files: 8, read: 8, tools: 15, failures: 5, learnings: 10})
 	r := Render(cp)
-	if n := o200k(t, r); n > RenderBudget || o200k(t, full) <= RenderBudget+200 {
+	if n := o200k(t, r); n > renderBudget || o200k(t, full) <= renderBudget+200 {
 		t.Fatalf("render is %d tokens, %d before it was fitted; want the budget, from well over it", n, o200k(t, full))
 	}
 	// The tools went whole, then files read from the oldest: the latest

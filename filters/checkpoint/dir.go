@@ -22,19 +22,19 @@ type Dir struct {
 	Root string
 }
 
-// LatestFile names the pointer file of a key directory.
-const LatestFile = "_latest.json"
+// latestFile names the pointer file of a key directory.
+const latestFile = "_latest.json"
 
-// Latest is the content of _latest.json.
-type Latest struct {
+// latestPointer is the content of _latest.json.
+type latestPointer struct {
 	CheckpointID string `json:"checkpoint_id"`
 	Path         string `json:"path"`
 }
 
 var unsafeKeyChars = regexp.MustCompile(`[^a-zA-Z0-9._-]`)
 
-// SanitizeKey makes a session key a directory name (seed 003 §5.2).
-func SanitizeKey(key string) string {
+// sanitizeKey makes a session key a directory name (seed 003 §5.2).
+func sanitizeKey(key string) string {
 	s := unsafeKeyChars.ReplaceAllString(key, "_")
 	if s == "." || s == ".." {
 		s = strings.Repeat("_", len(s))
@@ -43,7 +43,7 @@ func SanitizeKey(key string) string {
 }
 
 // KeyDir is the directory of a session key.
-func (d Dir) KeyDir(key string) string { return filepath.Join(d.Root, SanitizeKey(key)) }
+func (d Dir) KeyDir(key string) string { return filepath.Join(d.Root, sanitizeKey(key)) }
 
 var cpName = regexp.MustCompile(`^cp_([0-9]{3,})\.yaml$`)
 
@@ -103,21 +103,21 @@ var ErrNone = errors.New("no checkpoint")
 
 // Latest reads the newest checkpoint of a key through _latest.json.
 func (d Dir) Latest(key string) (*Checkpoint, string, error) {
-	data, err := os.ReadFile(filepath.Join(d.KeyDir(key), LatestFile))
+	data, err := os.ReadFile(filepath.Join(d.KeyDir(key), latestFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, "", ErrNone
 	}
 	if err != nil {
 		return nil, "", err
 	}
-	var l Latest
+	var l latestPointer
 	if err := json.Unmarshal(data, &l); err != nil || cpName.FindString(l.CheckpointID+".yaml") == "" {
-		return nil, "", fmt.Errorf("%s: damaged pointer file", filepath.Join(d.KeyDir(key), LatestFile))
+		return nil, "", fmt.Errorf("%s: damaged pointer file", filepath.Join(d.KeyDir(key), latestFile))
 	}
 	// The file is found by its id, so that the directory can move; path is
 	// for other readers.
 	p := filepath.Join(d.KeyDir(key), l.CheckpointID+".yaml")
-	cp, err := ReadFile(p)
+	cp, err := readFile(p)
 	return cp, p, err
 }
 
@@ -131,13 +131,13 @@ func (d Dir) LatestText(key string) (text, id string, err error) {
 	return Render(cp), cp.Meta.CheckpointID, nil
 }
 
-// ReadFile reads and parses a checkpoint file.
-func ReadFile(path string) (*Checkpoint, error) {
+// readFile reads and parses a checkpoint file.
+func readFile(path string) (*Checkpoint, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	cp, err := Decode(data)
+	cp, err := decode(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -160,10 +160,10 @@ func (d Dir) Locked(key string, f func() error) error {
 	return f()
 }
 
-// Next returns the id of the next checkpoint of a key: one past the highest
+// next returns the id of the next checkpoint of a key: one past the highest
 // number in the directory or in _latest.json (which survives retention).
 // Call it under Locked.
-func (d Dir) Next(key string) (string, error) {
+func (d Dir) next(key string) (string, error) {
 	list, err := d.List(key)
 	if err != nil {
 		return "", err
@@ -172,8 +172,8 @@ func (d Dir) Next(key string) (string, error) {
 	if len(list) > 0 {
 		n = list[len(list)-1].N
 	}
-	if data, err := os.ReadFile(filepath.Join(d.KeyDir(key), LatestFile)); err == nil {
-		var l Latest
+	if data, err := os.ReadFile(filepath.Join(d.KeyDir(key), latestFile)); err == nil {
+		var l latestPointer
 		if json.Unmarshal(data, &l) == nil {
 			if m := cpName.FindStringSubmatch(l.CheckpointID + ".yaml"); m != nil {
 				if k, _ := strconv.Atoi(m[1]); k > n {
@@ -185,16 +185,16 @@ func (d Dir) Next(key string) (string, error) {
 	return fmt.Sprintf("cp_%03d", n+1), nil
 }
 
-// Write stores cp as <key dir>/<id>.yaml, written once: to a temporary
+// write stores cp as <key dir>/<id>.yaml, written once: to a temporary
 // file, synced, linked into place (never over an existing file), then
 // _latest.json is replaced the same way, and only then are checkpoints
 // beyond the newest keep deleted. A crash at any point leaves _latest.json
 // naming a complete file. Call it under Locked.
-func (d Dir) Write(cp *Checkpoint, keep int) (string, error) {
+func (d Dir) write(cp *Checkpoint, keep int) (string, error) {
 	dir := d.KeyDir(cp.Meta.SessionKey)
 	d.cleanTemp(dir)
 	var buf bytes.Buffer
-	if err := cp.Encode(&buf); err != nil {
+	if err := cp.encode(&buf); err != nil {
 		return "", err
 	}
 	name := cp.Meta.CheckpointID + ".yaml"
@@ -206,25 +206,19 @@ func (d Dir) Write(cp *Checkpoint, keep int) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	latest, err := json.Marshal(Latest{CheckpointID: cp.Meta.CheckpointID, Path: abs})
+	latest, err := json.Marshal(latestPointer{CheckpointID: cp.Meta.CheckpointID, Path: abs})
 	if err != nil {
 		return "", err
 	}
-	if err := replaceFile(dir, LatestFile, append(latest, '\n')); err != nil {
+	if err := replaceFile(dir, latestFile, append(latest, '\n')); err != nil {
 		return "", err
 	}
 	if keep > 0 {
-		if err := d.retain(cp.Meta.SessionKey, keep); err != nil {
+		if _, err := d.retain(cp.Meta.SessionKey, keep); err != nil {
 			return path, err
 		}
 	}
 	return path, nil
-}
-
-// retain deletes all but the newest keep checkpoint files of a key.
-func (d Dir) retain(key string, keep int) error {
-	_, err := d.Retain(key, keep)
-	return err
 }
 
 // Excess lists the checkpoints of a key beyond the newest keep, oldest
@@ -240,10 +234,10 @@ func (d Dir) Excess(key string, keep int) ([]Entry, error) {
 	return list[:len(list)-keep], nil
 }
 
-// Retain deletes all but the newest keep checkpoint files of a key and
+// retain deletes all but the newest keep checkpoint files of a key and
 // returns those it deleted. Files are deleted, never changed. Call it
 // under Locked.
-func (d Dir) Retain(key string, keep int) ([]Entry, error) {
+func (d Dir) retain(key string, keep int) ([]Entry, error) {
 	excess, err := d.Excess(key, keep)
 	if err != nil {
 		return nil, err

@@ -20,9 +20,9 @@ func (e *NotFoundError) Error() string {
 	return fmt.Sprintf("no checkpoint for session key %q", e.Key)
 }
 
-// IsFile reports whether name names a checkpoint file (.yaml or .yml)
+// isFile reports whether name names a checkpoint file (.yaml or .yml)
 // rather than a transcript.
-func IsFile(name string) bool {
+func isFile(name string) bool {
 	return strings.HasSuffix(name, ".yaml") || strings.HasSuffix(name, ".yml")
 }
 
@@ -40,13 +40,13 @@ func SessionKey(key, file string) (string, error) {
 
 // Find reads the checkpoint args name, as bs checkpoint render and show
 // take them, and returns it with the path of its file: a checkpoint file
-// (IsFile) named first, or else the checkpoint of a session key that an
+// (isFile) named first, or else the checkpoint of a session key that an
 // argument cp_NNN names, or its latest. The key is key, else that of the
 // other argument, a transcript (SessionKey). A checkpoint that is not
 // there is a *NotFoundError.
 func (d Dir) Find(key string, args []string) (*Checkpoint, string, error) {
-	if len(args) > 0 && IsFile(args[0]) {
-		cp, err := ReadFile(args[0])
+	if len(args) > 0 && isFile(args[0]) {
+		cp, err := readFile(args[0])
 		return cp, args[0], err
 	}
 	file, id := "", ""
@@ -63,7 +63,7 @@ func (d Dir) Find(key string, args []string) (*Checkpoint, string, error) {
 	}
 	if id != "" {
 		path := filepath.Join(d.KeyDir(key), id+".yaml")
-		cp, err := ReadFile(path)
+		cp, err := readFile(path)
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, "", &NotFoundError{Key: key, ID: id}
 		}

@@ -57,7 +57,7 @@ func TestLatestText(t *testing.T) {
 	root := t.TempDir()
 	writeForced(t, root, 2)
 	d := Dir{Root: root}
-	cp, err := ReadFile(filepath.Join(root, "s", "cp_002.yaml"))
+	cp, err := readFile(filepath.Join(root, "s", "cp_002.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -43,7 +43,7 @@ func (d Dir) WriteList(w io.Writer, key string, asJSON bool, unreadable func(err
 		return err
 	}
 	for _, e := range list {
-		cp, err := ReadFile(e.Path)
+		cp, err := readFile(e.Path)
 		if err != nil {
 			unreadable(err)
 			continue

@@ -20,10 +20,10 @@ const (
 	replyChars   = 80 // of the agent message a decision answers
 )
 
-// Observer watches a transcript go by, line by line, and keeps what a
+// observer watches a transcript go by, line by line, and keeps what a
 // checkpoint needs: a few gists, bounded lists and the gauge's state. Its
 // memory does not grow with the transcript.
-type Observer struct {
+type observer struct {
 	seq int
 
 	SessionID   string // from the session header
@@ -51,7 +51,7 @@ type Observer struct {
 	link       transcript.Tail
 	lastNotice string
 	endsLine   bool
-	dialect    transcript.Dialect // the transcript's, once Observe has read it
+	dialect    transcript.Dialect // the transcript's, once observe has read it
 
 	last     event // the last conversation event
 	lastCall ToolCall
@@ -81,23 +81,23 @@ const (
 	toolResult
 )
 
-// NewObserver returns an empty Observer.
-func NewObserver() *Observer {
-	return &Observer{pending: map[string]string{}, read: newRecency(MaxFiles), modified: newRecency(MaxFiles), tools: newRecency(MaxTools), endsLine: true}
+// newObserver returns an empty observer.
+func newObserver() *observer {
+	return &observer{pending: map[string]string{}, read: newRecency(maxFiles), modified: newRecency(maxFiles), tools: newRecency(maxTools), endsLine: true}
 }
 
 // sessionID is the session the transcript names. A Claude Code subagent's
 // transcript names its parent session and its own agent id: its key must
 // not be its parent's.
-func (o *Observer) sessionID() string {
+func (o *observer) sessionID() string {
 	if o.SessionID != "" && o.AgentID != "" {
 		return o.SessionID + ":agent-" + o.AgentID
 	}
 	return o.SessionID
 }
 
-// Add takes one parsed line of dialect d.
-func (o *Observer) Add(t *transcript.Tree, d transcript.Dialect) {
+// add takes one parsed line of dialect d.
+func (o *observer) add(t *transcript.Tree, d transcript.Dialect) {
 	if len(t.Nodes) == 0 || t.Nodes[0].Kind != '{' {
 		return
 	}
@@ -123,7 +123,7 @@ func (o *Observer) Add(t *transcript.Tree, d transcript.Dialect) {
 // --- what a line says, in conversation terms ----------------------------
 
 // user takes a user message: the start of its text and its length.
-func (o *Observer) user(text string, chars int, when string) {
+func (o *observer) user(text string, chars int, when string) {
 	text = strings.TrimSpace(text)
 	if text == "" {
 		return
@@ -139,7 +139,7 @@ func (o *Observer) user(text string, chars int, when string) {
 		o.firstUser = m
 	} else if o.agentRun > longResponse {
 		o.pivots = append(o.pivots, Exchange{Role: "user", Gist: m.gist})
-		if len(o.pivots) > MaxExchanges {
+		if len(o.pivots) > maxExchanges {
 			o.pivots = o.pivots[1:]
 		}
 		if m.chars < shortReply {
@@ -152,7 +152,7 @@ func (o *Observer) user(text string, chars int, when string) {
 				what += "\n(reply to: " + re + ")"
 			}
 			o.decisions = append(o.decisions, Decision{What: what, When: when})
-			if len(o.decisions) > MaxDecisions {
+			if len(o.decisions) > maxDecisions {
 				o.decisions = o.decisions[1:]
 			}
 		}
@@ -162,7 +162,7 @@ func (o *Observer) user(text string, chars int, when string) {
 }
 
 // agent takes agent text: its start and its length.
-func (o *Observer) agent(text string, chars int) {
+func (o *observer) agent(text string, chars int) {
 	text = strings.TrimSpace(text)
 	if text == "" {
 		return
@@ -170,13 +170,13 @@ func (o *Observer) agent(text string, chars int) {
 	o.agentRun += chars
 	o.lastAgent = &message{gist: Gist(text, gistChars), chars: chars}
 	if utf8.RuneCountInString(text) >= chars { // the whole text, so its end is known
-		o.lastAgent.tail = TailGist(text, replyChars)
+		o.lastAgent.tail = tailGist(text, replyChars)
 	}
 	o.last = agentText
 }
 
 // called remembers which tool a call id belongs to, until its result.
-func (o *Observer) called(name, id string) {
+func (o *observer) called(name, id string) {
 	if id == "" {
 		return
 	}
@@ -187,7 +187,7 @@ func (o *Observer) called(name, id string) {
 }
 
 // toolOf is the tool whose call had id (the last call's if unknown).
-func (o *Observer) toolOf(id string) string {
+func (o *observer) toolOf(id string) string {
 	if name, ok := o.pending[id]; ok {
 		delete(o.pending, id)
 		return name
@@ -197,7 +197,7 @@ func (o *Observer) toolOf(id string) string {
 
 // call records a tool call; args is its arguments object (-1 if none) in
 // tree t.
-func (o *Observer) call(name, id string, t *transcript.Tree, args int) {
+func (o *observer) call(name, id string, t *transcript.Tree, args int) {
 	if name == "" {
 		return
 	}
@@ -211,7 +211,7 @@ func (o *Observer) call(name, id string, t *transcript.Tree, args int) {
 }
 
 // callJSON records a tool call whose arguments are a JSON string.
-func (o *Observer) callJSON(name, id, args string) {
+func (o *observer) callJSON(name, id, args string) {
 	t, err := o.argParse.Parse([]byte(args))
 	if err != nil || t.Nodes[0].Kind != '{' {
 		o.callRaw(name, id, args)
@@ -221,7 +221,7 @@ func (o *Observer) callJSON(name, id, args string) {
 }
 
 // callRaw records a tool call whose input is free text (Codex apply_patch).
-func (o *Observer) callRaw(name, id, input string) {
+func (o *observer) callRaw(name, id, input string) {
 	if name == "" {
 		return
 	}
@@ -235,10 +235,10 @@ func (o *Observer) callRaw(name, id, input string) {
 	o.last = toolCall
 }
 
-func (o *Observer) result(tool string, isError bool, text, when string) {
+func (o *observer) result(tool string, isError bool, text, when string) {
 	if isError {
 		o.failures = append(o.failures, Failure{Tool: tool, Gist: Gist(text, gistChars), When: when})
-		if len(o.failures) > MaxFailures {
+		if len(o.failures) > maxFailures {
 			o.failures = o.failures[1:]
 		}
 	}
@@ -266,7 +266,7 @@ func toolIs(name string, list []string) bool {
 
 // files records the files a call names: the path fields of read, write and
 // edit tools, the files of a patch, and the files a shell command reads.
-func (o *Observer) files(name string, t *transcript.Tree, args int) {
+func (o *observer) files(name string, t *transcript.Tree, args int) {
 	if args < 0 || t.Nodes[args].Kind != '{' {
 		return
 	}
@@ -307,8 +307,8 @@ func (o *Observer) files(name string, t *transcript.Tree, args int) {
 	}
 }
 
-func (o *Observer) patch(p string) {
-	for _, m := range patchFile.FindAllStringSubmatch(p, MaxFiles) {
+func (o *observer) patch(p string) {
+	for _, m := range patchFile.FindAllStringSubmatch(p, maxFiles) {
 		f := strings.TrimSpace(m[2] + m[3])
 		if f != "" {
 			o.modified.add(f, o.seq)
@@ -318,7 +318,7 @@ func (o *Observer) patch(p string) {
 
 // shell takes the file arguments of the read commands in a command line
 // (split on pipes and ;, &&, ||) and the files of an apply_patch heredoc.
-func (o *Observer) shell(cmd string) {
+func (o *observer) shell(cmd string) {
 	if strings.Contains(cmd, "*** Begin Patch") {
 		o.patch(cmd)
 		return
@@ -328,7 +328,7 @@ func (o *Observer) shell(cmd string) {
 	}
 }
 
-func (o *Observer) argv(argv []string) {
+func (o *observer) argv(argv []string) {
 	if len(argv) == 0 || !readCommands[path.Base(argv[0])] {
 		return
 	}
@@ -350,7 +350,7 @@ func splitCommands(cmd string) []string {
 // todos keeps the latest todo list a runtime records: Claude Code's
 // TodoWrite {todos:[{content,status}]}, Codex's update_plan
 // {plan:[{step,status}]}. Finished items are not open.
-func (o *Observer) todos(name string, t *transcript.Tree, args int) {
+func (o *observer) todos(name string, t *transcript.Tree, args int) {
 	list, text := -1, ""
 	switch strings.ToLower(name) {
 	case "todowrite", "todo_write", "write_todos":
@@ -376,7 +376,7 @@ func (o *Observer) todos(name string, t *transcript.Tree, args int) {
 		if status != "" {
 			s += " (" + status + ")"
 		}
-		if len(items) < MaxOpenItems {
+		if len(items) < maxOpenItems {
 			items = append(items, s)
 		}
 	})
@@ -439,9 +439,9 @@ func Gist(s string, n int) string {
 	return string(out)
 }
 
-// TailGist is like Gist but keeps the end of s: at most n characters, the
+// tailGist is like Gist but keeps the end of s: at most n characters, the
 // first an ellipsis when cut.
-func TailGist(s string, n int) string {
+func tailGist(s string, n int) string {
 	g := []rune(Gist(s, len(s)+1))
 	if len(g) <= n {
 		return string(g)

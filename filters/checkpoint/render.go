@@ -9,20 +9,20 @@ import (
 	"github.com/bstools/bs/filters/gauge"
 )
 
-// RenderBudget is the most tokens the injection text takes (seed 003
+// renderBudget is the most tokens the injection text takes (seed 003
 // §5.4: ~600–700 tokens), as the render's tokenizer counts them.
-const RenderBudget = 700
+const renderBudget = 700
 
-// SpiralCompactions is the compaction count above which the render warns of
+// spiralCompactions is the compaction count above which the render warns of
 // the compaction death spiral (seed 003 §5.5).
-const SpiralCompactions = 3
+const spiralCompactions = 3
 
 // RenderTokenizer names the tokenizer Render counts with: real tokens, not
 // characters/4, which undercounts paths, ids and code.
 const RenderTokenizer = "o200k"
 
 // Render returns the text injected into the context after a compaction
-// (seed 003 §8.2), fitted to RenderBudget tokens of RenderTokenizer.
+// (seed 003 §8.2), fitted to renderBudget tokens of RenderTokenizer.
 func Render(cp *Checkpoint) string {
 	est, err := renderTokenizer()
 	if err != nil {
@@ -35,17 +35,17 @@ var renderTokenizer = sync.OnceValues(func() (*gauge.Tokenizer, error) { return 
 
 // RenderWith is Render counting tokens with est. The lowest-value sections
 // lose their items first, the oldest of each first (lowValueFirst), until
-// the text fits RenderBudget; a text still over it loses whole lines from
+// the text fits renderBudget; a text still over it loses whole lines from
 // its end.
 func RenderWith(cp *Checkpoint, est gauge.Estimator) string {
-	lim := limits{decisions: 10, exchanges: MaxExchanges, open: 10, files: 8, read: 8, tools: 15, failures: 5, learnings: 10}
+	lim := limits{decisions: 10, exchanges: maxExchanges, open: 10, files: 8, read: 8, tools: 15, failures: 5, learnings: 10}
 	for {
 		s := render(cp, lim)
-		if gauge.TextTokens(est, s) <= RenderBudget {
+		if gauge.TextTokens(est, s) <= renderBudget {
 			return s
 		}
 		if !lim.shrink() {
-			return cutTokens(s, est, RenderBudget)
+			return cutTokens(s, est, renderBudget)
 		}
 	}
 }
@@ -82,7 +82,7 @@ func render(cp *Checkpoint, lim limits) string {
 		fmt.Fprintf(&b, "[Context: %.0f%% | %dk/%dk tokens]", u.Utilization*100, (u.InputTokens+500)/1000, (u.ContextWindow+500)/1000)
 	}
 	b.WriteString("\n")
-	if m.CompactionCount > SpiralCompactions {
+	if m.CompactionCount > spiralCompactions {
 		fmt.Fprintf(&b, "\nWARNING: this session has been compacted %d times. Each compaction loses detail and the next one comes sooner (compaction death spiral): finish the current step and start a fresh session from this checkpoint.\n", m.CompactionCount)
 	}
 

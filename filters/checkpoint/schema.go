@@ -14,26 +14,26 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// Schema and SchemaVersion name the format (seed 003 §5.3).
+// schema and schemaVersion name the format (seed 003 §5.3).
 const (
-	Schema        = "openclaw/checkpoint"
-	SchemaVersion = 1
+	schema        = "openclaw/checkpoint"
+	schemaVersion = 1
 )
 
 // Caps from seed 003 §12, so a long session gives a checkpoint of bounded
 // size.
 const (
-	MaxDecisions = 50
-	MaxExchanges = 8
-	MaxTools     = 100
-	MaxFiles     = 100
-	MaxFailures  = 20
-	MaxOpenItems = 20
-	MaxLearnings = 50
+	maxDecisions = 50
+	maxExchanges = 8
+	maxTools     = 100
+	maxFiles     = 100
+	maxFailures  = 20
+	maxOpenItems = 20
+	maxLearnings = 50
 )
 
 // Checkpoint is one checkpoint file. The field order is the order of the
-// schema; Encode writes it so.
+// schema; encode writes it so.
 type Checkpoint struct {
 	Schema        string     `yaml:"schema"`
 	SchemaVersion int        `yaml:"schema_version"`
@@ -78,9 +78,9 @@ type Working struct {
 
 // The values of Working.Status.
 const (
-	InProgress     = "in_progress"
-	Idle           = "idle"
-	WaitingForUser = "waiting_for_user"
+	inProgress     = "in_progress"
+	idle           = "idle"
+	waitingForUser = "waiting_for_user"
 )
 
 // ToolCall is the call a session stopped in.
@@ -123,8 +123,8 @@ type Exchange struct {
 	Gist string `yaml:"gist"`
 }
 
-// Decode parses a checkpoint file.
-func Decode(data []byte) (*Checkpoint, error) {
+// decode parses a checkpoint file.
+func decode(data []byte) (*Checkpoint, error) {
 	var cp Checkpoint
 	if err := yaml.Unmarshal(data, &cp); err != nil {
 		return nil, err
@@ -153,10 +153,10 @@ func (cp *Checkpoint) trim() {
 	}
 }
 
-// Encode writes the checkpoint as YAML by the safety rules of §5.1: free
+// encode writes the checkpoint as YAML by the safety rules of §5.1: free
 // text as block scalars, identifiers and tool names as quoted strings, and
 // only fixed keys, so no user text can become a key or break the document.
-func (cp *Checkpoint) Encode(w io.Writer) error {
+func (cp *Checkpoint) encode(w io.Writer) error {
 	var buf bytes.Buffer
 	buf.WriteString("# OpenClaw Checkpoint Schema v1, written by bs checkpoint\n")
 	enc := yaml.NewEncoder(&buf)

@@ -5,8 +5,8 @@ import (
 )
 
 // conversation takes what the dialect reads of each line
-// (transcript.Dialect.Converse) into the Observer's conversation events.
-type conversation struct{ o *Observer }
+// (transcript.Dialect.Converse) into the observer's conversation events.
+type conversation struct{ o *observer }
 
 func (c conversation) Session(id string, replace bool) {
 	if replace || c.o.SessionID == "" {
