@@ -13,7 +13,7 @@ import (
 type Role int
 
 const (
-	Other      Role = iota // not in context (headers, progress, snapshots, events)
+	_          Role = iota // not in context (headers, progress, snapshots, events)
 	Content                // in context; its tokens are estimated
 	Usage                  // an assistant message carrying the context size the provider saw
 	Compaction             // a compaction (or bs roll's note): earlier usage is stale
@@ -94,10 +94,10 @@ func Classify(t *transcript.Tree, d transcript.Dialect, est Estimator) Line {
 	return classify(t, d, est, true, nil)
 }
 
-// ClassifyRole is Classify without the estimates, which cost as much as
+// lineRole is Classify without the estimates, which cost as much as
 // parsing the line: what a line is (a usage, a compaction, a roll note),
 // for a reader that needs no estimate of it.
-func ClassifyRole(t *transcript.Tree, d transcript.Dialect) Line {
+func lineRole(t *transcript.Tree, d transcript.Dialect) Line {
 	return classify(t, d, nil, true, nil)
 }
 
@@ -171,7 +171,7 @@ func runtimeLine(t *transcript.Tree, d transcript.Dialect, est Estimator) Line {
 func classifyRole(t *transcript.Tree, d transcript.Dialect, est Estimator, usageEstimate bool, visit func(Part), rollNotes bool) Line {
 	content := func(i int) Line {
 		if est == nil {
-			return Line{Role: Content} // its role only (ClassifyRole)
+			return Line{Role: Content} // its role only (lineRole)
 		}
 		c := countChars(t, i, est, visit)
 		return Line{Role: Content, Estimate: c.tokens + c.images*ImageTokens}

@@ -76,8 +76,8 @@ func readAdjustment(t *transcript.Tree, n int) Adjustment {
 		Measured: intAt(t, t.Get(n, "measured")), Estimator: t.Str(t.Get(n, "estimator"))}
 }
 
-// AppendJSON appends the member's value.
-func (a Adjustment) AppendJSON(b []byte) []byte {
+// appendJSON appends the member's value.
+func (a Adjustment) appendJSON(b []byte) []byte {
 	b = append(b, `{"removed":`...)
 	b = strconv.AppendInt(b, int64(a.Removed), 10)
 	b = append(b, `,"added":`...)
@@ -112,7 +112,7 @@ func AdjustedAt(t *transcript.Tree) transcript.Edit {
 
 // EditAt is Edit for the line whose AdjustedAt is at.
 func (a Adjustment) EditAt(at transcript.Edit) transcript.Edit {
-	at.Text = a.AppendJSON(slices.Clip(at.Text))
+	at.Text = a.appendJSON(slices.Clip(at.Text))
 	return at
 }
 
@@ -257,25 +257,25 @@ func (c *Calibrator) Flush() (Pair, bool) {
 	}
 	p := c.pending
 	c.havePending = false
-	if p.Est >= calibrationPairMin && !c.Frozen() {
+	if p.Est >= calibrationPairMin && !c.frozen() {
 		c.ratios.add(float64(p.Real) / float64(p.Est))
 	}
 	return p, true
 }
 
-// Frozen reports whether the calibration has measured all it measures:
+// frozen reports whether the calibration has measured all it measures:
 // the estimates of the lines it is given no longer count.
-func (c *Calibrator) Frozen() bool { return c.ratios.n() >= calibrationPairs }
+func (c *Calibrator) frozen() bool { return c.ratios.n() >= calibrationPairs }
 
 // Scale is what one estimated token is worth so far, and on how many
 // growths it was measured: the median of the growths measured here, or
 // what the last _adjusted read says when an earlier run measured it on at
 // least as many (on the lines before it changed them); else 1, measured
 // on none.
-func (c *Calibrator) Scale() float64 { s, _ := c.Measure(); return s }
+func (c *Calibrator) Scale() float64 { s, _ := c.measure(); return s }
 
-// Measure is Scale with the number of growths behind it.
-func (c *Calibrator) Measure() (scale float64, measured int) {
+// measure is Scale with the number of growths behind it.
+func (c *Calibrator) measure() (scale float64, measured int) {
 	own := c.ratios.n()
 	if c.sparse || own < calibrationMinPairs {
 		own = 0
@@ -583,7 +583,7 @@ func (g *Ledger) observe(l LedgerLine) (m Mark, back int) {
 		// it as for a usage.
 		g.scope = l.Scope
 		m = Mark{kind: markNote}
-		m.scale, m.measured = g.cal.Measure()
+		m.scale, m.measured = g.cal.measure()
 		if l.Adj.Present() {
 			a := l.Adj
 			m.adj = &a
@@ -602,7 +602,7 @@ func (g *Ledger) observe(l LedgerLine) (m Mark, back int) {
 		return Mark{kind: markScoped}, -1
 	case l.Role == Usage:
 		m = Mark{kind: markUsage}
-		m.scale, m.measured = g.cal.Measure()
+		m.scale, m.measured = g.cal.measure()
 		if l.Adj.Present() {
 			a := l.Adj
 			m.adj = &a
@@ -724,7 +724,7 @@ func (m Mark) merged(removed, added int, est string) Adjustment {
 // it would measure (which then stands), a line's role will do
 // (LedgerLineOf with estimates false).
 func (g *Ledger) Measuring() bool {
-	return !g.cal.Frozen() && !g.sparse && !(g.cal.seen > 0 && g.cal.seenMeasured >= calibrationPairs)
+	return !g.cal.frozen() && !g.sparse && !(g.cal.seen > 0 && g.cal.seenMeasured >= calibrationPairs)
 }
 
 // Prime takes a line before the ones a run reads (a run that resumes past
@@ -875,7 +875,7 @@ func Replaced(t *transcript.Tree, d transcript.Dialect, est Estimator, rs []Repl
 // (see Ledger.Measuring).
 func LedgerLineOf(t *transcript.Tree, d transcript.Dialect, est Estimator, estimates bool) LedgerLine {
 	if !estimates {
-		return NewLedgerLine(ClassifyRole(t, d), t, d)
+		return NewLedgerLine(lineRole(t, d), t, d)
 	}
 	return NewLedgerLine(Classify(t, d, est), t, d)
 }

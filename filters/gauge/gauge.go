@@ -20,9 +20,9 @@ import (
 	"github.com/bstools/bs/internal/spool"
 )
 
-// DefaultWindow is the context window assumed when neither the flag, the
+// defaultWindow is the context window assumed when neither the flag, the
 // transcript nor the model table says.
-const DefaultWindow = 200000
+const defaultWindow = 200000
 
 // Options configure a measurement.
 type Options struct {
@@ -245,8 +245,8 @@ func rollNote(t *transcript.Tree) (note bool, marker string) {
 	return true, t.Str(t.Get(r, "marker"))
 }
 
-// Tokens is the current context size.
-func (s *State) Tokens() int { return max(s.Usage+s.Estimate-s.scopeChange(), 0) }
+// tokens is the current context size.
+func (s *State) tokens() int { return max(s.Usage+s.Estimate-s.scopeChange(), 0) }
 
 // scopeChange is what bs took out of the lines of the roll note's scope
 // since roll counted them (negative: what it put back), in provider tokens.
@@ -277,7 +277,7 @@ func (s *State) adjusted() *Adjusted {
 
 // Result turns the state into a reading.
 func (s *State) Result(opt Options) Result {
-	r := Result{Tokens: s.Tokens(), UsageTokens: s.Usage, EstimatedTokens: s.Estimate - s.scopeChange(), Model: s.Model, Source: "estimate", Estimator: opt.Estimator.Name(), Adjusted: s.adjusted()}
+	r := Result{Tokens: s.tokens(), UsageTokens: s.Usage, EstimatedTokens: s.Estimate - s.scopeChange(), Model: s.Model, Source: "estimate", Estimator: opt.Estimator.Name(), Adjusted: s.adjusted()}
 	if s.noteEstimator != r.Estimator {
 		r.RollEstimator = s.noteEstimator
 	}
@@ -1147,7 +1147,7 @@ func joinLine(head []byte, rest [][]byte) []byte {
 }
 
 // WindowFor returns the context window of a model named in a transcript,
-// from a table of common models, or DefaultWindow.
+// from a table of common models, or defaultWindow.
 func WindowFor(model string) int {
 	m := strings.ToLower(model)
 	for _, w := range modelWindows {
@@ -1155,7 +1155,7 @@ func WindowFor(model string) int {
 			return w.window
 		}
 	}
-	return DefaultWindow
+	return defaultWindow
 }
 
 // modelWindows is checked in order, so more specific names come first.

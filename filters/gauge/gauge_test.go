@@ -171,7 +171,7 @@ func TestNoUsageIsEstimate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Source != "estimate" || res.Tokens != 1000 || res.Window != DefaultWindow {
+	if res.Source != "estimate" || res.Tokens != 1000 || res.Window != defaultWindow {
 		t.Errorf("got %+v, want 1000 estimated tokens of a 200000 window", res)
 	}
 	if got := res.String(); got != "[Context: 1% | 1k/200k tokens]" {
@@ -201,7 +201,7 @@ func TestCompactionMakesUsageStale(t *testing.T) {
 }
 
 func TestWindowFor(t *testing.T) {
-	for model, want := range map[string]int{"claude-opus-4-6": 200000, "gpt-4.1-mini": 1047576, "gpt-5.1-codex": 400000, "mystery": DefaultWindow} {
+	for model, want := range map[string]int{"claude-opus-4-6": 200000, "gpt-4.1-mini": 1047576, "gpt-5.1-codex": 400000, "mystery": defaultWindow} {
 		if got := WindowFor(model); got != want {
 			t.Errorf("WindowFor(%q) = %d, want %d", model, got, want)
 		}

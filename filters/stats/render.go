@@ -64,7 +64,7 @@ func (p *printer) plain() {
 	r := p.r
 	p.header()
 	p.f("\n%-12s %10s %7s %12s %10s %12s\n", "kind", "tokens", "share", "bytes", "extracted", "ext. bytes")
-	for k := range NumKinds {
+	for k := range numKinds {
 		ks := r.Kinds[k]
 		p.f("%-12s %10d %7s %12d %10d %12d\n", k, ks.Tokens, p.pct(ks.Tokens), ks.Bytes, ks.Extracted.Tokens, ks.Extracted.Bytes)
 	}
@@ -96,7 +96,7 @@ func (p *printer) plain() {
 // the largest first.
 func (p *printer) otherBy() {
 	r := p.r
-	if len(r.OtherBy) == 0 || r.Kinds[Other].Bytes == 0 {
+	if len(r.OtherBy) == 0 || r.Kinds[other].Bytes == 0 {
 		return
 	}
 	p.f("\nother, by line type and member %12s %7s %8s\n", "bytes", "share", "lines")
@@ -112,7 +112,7 @@ func (p *printer) otherBy() {
 		if o.Type == notJSON {
 			name = notJSON
 		}
-		p.f("%-30s %12d %6.1f%% %8d\n", clip(name, 30), o.Bytes, 100*float64(o.Bytes)/float64(r.Kinds[Other].Bytes), o.Lines)
+		p.f("%-30s %12d %6.1f%% %8d\n", clip(name, 30), o.Bytes, 100*float64(o.Bytes)/float64(r.Kinds[other].Bytes), o.Lines)
 	}
 }
 
@@ -163,7 +163,7 @@ func clip(s string, n int) string {
 }
 
 // Colours of the kinds, as SGR parameters.
-var kindColors = [NumKinds]string{"34", "32", "35", "33", "36", "31", "90"}
+var kindColors = [numKinds]string{"34", "32", "35", "33", "36", "31", "90"}
 
 func (p *printer) paint(sgr, s string) string {
 	if !p.o.Color || s == "" {
@@ -201,11 +201,11 @@ func (p *printer) chart() {
 	r := p.r
 	p.header()
 	scale := 1
-	for k := range NumKinds {
+	for k := range numKinds {
 		scale = max(scale, r.Kinds[k].Tokens+r.Kinds[k].Extracted.Tokens)
 	}
 	p.f("\ntokens by kind (█ live, ░ extracted)\n")
-	for k := range NumKinds {
+	for k := range numKinds {
 		ks := r.Kinds[k]
 		tail := fmt.Sprintf("%10d %6s", ks.Tokens, p.pct(ks.Tokens))
 		if ks.Extracted.Tokens > 0 {
@@ -225,9 +225,9 @@ func (p *printer) chart() {
 				p.f("(%d more)\n", len(r.Tools)-i)
 				break
 			}
-			k := ToolResult
+			k := toolResult
 			if t.CallTokens > t.ResultTokens {
-				k = ToolCall
+				k = toolCall
 			}
 			tail := fmt.Sprintf("%10d  %s, call %d, result %d", t.Tokens, plural(t.Calls, "call"), t.CallTokens, t.ResultTokens)
 			if t.ExtractedTokens > 0 {
@@ -240,10 +240,10 @@ func (p *printer) chart() {
 		p.f("\nlargest entries\n")
 		scale = max(1, r.Largest[0].Tokens)
 		for _, e := range r.Largest {
-			k := Other
+			k := other
 			for i, n := range kindNames {
 				if n == e.Kind {
-					k = Kind(i)
+					k = kind(i)
 				}
 			}
 			p.row(fmt.Sprintf("line %d", e.Line), kindColors[k], e.Tokens, 0, scale, fmt.Sprintf("%10d  %-11s %-12s %s", e.Tokens, e.Kind, clip(e.Tool, 12), e.ID))

@@ -21,23 +21,23 @@ import (
 	"github.com/bstools/bs/filters/transcript"
 )
 
-// Kind is a bucket of the breakdown.
-type Kind int
+// kind is a bucket of the breakdown.
+type kind int
 
 const (
-	User       Kind = iota // text of user messages
-	Assistant              // text of assistant messages
-	Thinking               // thinking and reasoning
-	ToolCall               // tool-call arguments and names
-	ToolResult             // tool output
-	Image                  // images (a flat ImageTokens each)
-	Other                  // everything else: text of other roles, summaries, JSON structure and metadata
-	NumKinds
+	user       kind = iota // text of user messages
+	assistant              // text of assistant messages
+	thinking               // thinking and reasoning
+	toolCall               // tool-call arguments and names
+	toolResult             // tool output
+	image                  // images (a flat ImageTokens each)
+	other                  // everything else: text of other roles, summaries, JSON structure and metadata
+	numKinds
 )
 
-var kindNames = [NumKinds]string{"user", "assistant", "thinking", "tool_call", "tool_result", "image", "other"}
+var kindNames = [numKinds]string{"user", "assistant", "thinking", "tool_call", "tool_result", "image", "other"}
 
-func (k Kind) String() string { return kindNames[k] }
+func (k kind) String() string { return kindNames[k] }
 
 // Options configure a run.
 type Options struct {
@@ -77,7 +77,7 @@ type KindStats struct {
 
 // Kinds is the breakdown, written as an object keyed by kind name in a
 // fixed order.
-type Kinds [NumKinds]KindStats
+type Kinds [numKinds]KindStats
 
 // MarshalJSON writes {"user":{...},"assistant":{...},...}.
 func (ks Kinds) MarshalJSON() ([]byte, error) { return marshalByKind(ks[:]) }
@@ -136,7 +136,7 @@ type Free struct {
 }
 
 // FreeKinds writes the per-kind amounts as an object like Kinds.
-type FreeKinds [NumKinds]Amount
+type FreeKinds [numKinds]Amount
 
 func (fk FreeKinds) MarshalJSON() ([]byte, error) { return marshalByKind(fk[:]) }
 
@@ -267,7 +267,7 @@ func Run(ctx context.Context, name string, r io.Reader, opt Options) (*Report, e
 		return nil, aerr
 	}
 	f := &Free{Tokens: live.Tokens - after.Tokens, Bytes: xst.BytesIn - xst.BytesOut, Values: xst.Values, Entries: xst.Entries}
-	for k := range NumKinds {
+	for k := range numKinds {
 		f.Kinds[k] = Amount{
 			Values: after.Kinds[k].Extracted.Values - live.Kinds[k].Extracted.Values,
 			Bytes:  after.Kinds[k].Extracted.Bytes - live.Kinds[k].Extracted.Bytes,
@@ -332,20 +332,20 @@ func (c *closingTee) Read(b []byte) (int, error) {
 type span struct {
 	node       int
 	start, end int
-	kind       Kind
+	kind       kind
 	tool       string
-	counted    Kind // the kind its bytes count under (a placeholder's: the kind it stands for)
+	counted    kind // the kind its bytes count under (a placeholder's: the kind it stands for)
 }
 
 // placed is where a part goes.
 type placed struct {
-	kind Kind
+	kind kind
 	tool string
 }
 
 // slot gathers a line's parts of one kind and tool.
 type slot struct {
-	kind   Kind
+	kind   kind
 	tool   string
 	chars  int // or tokens, with a TextEstimator
 	images int
@@ -395,7 +395,7 @@ func count(ctx context.Context, name string, r io.Reader, opt Options) (*Report,
 		c.rep.Lines++
 		c.rep.Bytes += int64(line.Len())
 		if t == nil {
-			c.rep.Kinds[Other].Bytes += int64(line.Len())
+			c.rep.Kinds[other].Bytes += int64(line.Len())
 			if len(bytes.TrimSpace(line.Body)) > 0 {
 				c.otherBytes(otherKey{notJSON, ""}, int64(line.Len()))
 			}
@@ -451,7 +451,7 @@ func (c *counter) otherOf(line transcript.Line, t *transcript.Tree, d transcript
 			n := int64(end - start)
 			rest -= n
 			for _, sp := range c.spans {
-				if sp.counted != Other && sp.start >= start && sp.end <= end {
+				if sp.counted != other && sp.start >= start && sp.end <= end {
 					n -= int64(sp.end - sp.start)
 				}
 			}
@@ -459,7 +459,7 @@ func (c *counter) otherOf(line transcript.Line, t *transcript.Tree, d transcript
 		})
 	} else {
 		for _, sp := range c.spans {
-			if sp.counted != Other {
+			if sp.counted != other {
 				rest -= int64(sp.end - sp.start)
 			}
 		}
@@ -526,7 +526,7 @@ func (c *counter) line(line transcript.Line, t *transcript.Tree, d transcript.Di
 		c.rep.Kinds[k].Bytes += int64(sp.end - sp.start)
 		valueBytes += int64(sp.end - sp.start)
 	}
-	c.rep.Kinds[Other].Bytes += int64(line.Len()) - valueBytes
+	c.rep.Kinds[other].Bytes += int64(line.Len()) - valueBytes
 	c.otherOf(line, t, d)
 
 	// The line's tokens, part by part, as the gauge counts them.
@@ -546,7 +546,7 @@ func (c *counter) line(line transcript.Line, t *transcript.Tree, d transcript.Di
 	// Characters become tokens once per line in the gauge; rounding the
 	// running sum gives each slot its share and the shares add up exactly.
 	cum, prev := 0, 0
-	var byKind [NumKinds]int
+	var byKind [numKinds]int
 	bigTool, bigToolTokens := "", 0 // the tool of the line's largest call or result
 	for i := range c.slots {
 		s := &c.slots[i]
@@ -562,12 +562,12 @@ func (c *counter) line(line transcript.Line, t *transcript.Tree, d transcript.Di
 		byKind[s.kind] += s.tokens
 		c.rep.Kinds[s.kind].Tokens += s.tokens
 		switch s.kind {
-		case ToolCall:
+		case toolCall:
 			c.tool(s.tool).CallTokens += s.tokens
-		case ToolResult:
+		case toolResult:
 			c.tool(s.tool).ResultTokens += s.tokens
 		}
-		if (s.kind == ToolCall || s.kind == ToolResult) && s.tool != noTool && s.tool != "" && s.tokens > bigToolTokens {
+		if (s.kind == toolCall || s.kind == toolResult) && s.tool != noTool && s.tool != "" && s.tokens > bigToolTokens {
 			bigTool, bigToolTokens = s.tool, s.tokens
 		}
 	}
@@ -576,8 +576,8 @@ func (c *counter) line(line transcript.Line, t *transcript.Tree, d transcript.Di
 		sum += n
 	}
 	if sum != tokens { // cannot happen while parts add up; never lose tokens
-		c.rep.Kinds[Other].Tokens += tokens - sum
-		byKind[Other] += tokens - sum
+		c.rep.Kinds[other].Tokens += tokens - sum
+		byKind[other] += tokens - sum
 		c.rep.mismatches++
 	}
 	c.rep.Tokens += tokens
@@ -586,8 +586,8 @@ func (c *counter) line(line transcript.Line, t *transcript.Tree, d transcript.Di
 	}
 }
 
-func (c *counter) slot(k Kind, tool string) *slot {
-	if k != ToolCall && k != ToolResult {
+func (c *counter) slot(k kind, tool string) *slot {
+	if k != toolCall && k != toolResult {
 		tool = ""
 	}
 	for i := range c.slots {
@@ -602,9 +602,9 @@ func (c *counter) slot(k Kind, tool string) *slot {
 // place says which kind (and tool) a counted part belongs to: the value
 // that holds it, else the first value inside its nearest ancestor that
 // holds any (a tool call's name goes with its arguments), else other.
-func (c *counter) place(t *transcript.Tree, p gauge.Part) (Kind, string) {
+func (c *counter) place(t *transcript.Tree, p gauge.Part) (kind, string) {
 	if p.Image {
-		return Image, ""
+		return image, ""
 	}
 	n := p.Node
 	if pl, ok := c.ext[n]; ok {
@@ -623,7 +623,7 @@ func (c *counter) place(t *transcript.Tree, p gauge.Part) (Kind, string) {
 			return sp.kind, sp.tool
 		}
 	}
-	return Other, ""
+	return other, ""
 }
 
 // within returns the value whose span holds [start, end), or nil.
@@ -645,41 +645,41 @@ func (c *counter) inside(start, end int) *span {
 }
 
 // kindOf maps a candidate value to its bucket: text by who says it.
-func (c *counter) kindOf(t *transcript.Tree, d transcript.Dialect, e *transcript.Entry, v transcript.Value) Kind {
+func (c *counter) kindOf(t *transcript.Tree, d transcript.Dialect, e *transcript.Entry, v transcript.Value) kind {
 	switch v.Kind {
 	case transcript.ToolCall:
-		return ToolCall
+		return toolCall
 	case transcript.ToolResult:
-		return ToolResult
+		return toolResult
 	case transcript.Thinking:
-		return Thinking
+		return thinking
 	case transcript.Image:
-		return Image
+		return image
 	case transcript.Bookkeeping:
-		return Other // never in the context, whatever role its subagent message has
+		return other // never in the context, whatever role its subagent message has
 	}
 	switch d.Speaker(t, e, v.Node) {
 	case "user":
-		return User
+		return user
 	case "assistant":
-		return Assistant
+		return assistant
 	}
-	return Other
+	return other
 }
 
 // toolOf names the tool a tool call or result belongs to: the call's, or
 // the one the result's line names, else that of the call it answers, made
 // on an earlier line.
-func (c *counter) toolOf(t *transcript.Tree, d transcript.Dialect, e *transcript.Entry, node int, k Kind) string {
+func (c *counter) toolOf(t *transcript.Tree, d transcript.Dialect, e *transcript.Entry, node int, k kind) string {
 	switch k {
-	case ToolCall:
+	case toolCall:
 		if name := d.CallName(t, node); name != "" {
 			return name
 		}
 		if len(e.Tools) > 0 && e.Tools[0] != "" {
 			return e.Tools[0]
 		}
-	case ToolResult:
+	case toolResult:
 		if e.ToolName != "" {
 			return e.ToolName
 		}
@@ -744,14 +744,14 @@ func (c *counter) extracted(num int, t *transcript.Tree, e *transcript.Entry) {
 		if b := t.Get(m, "bytes"); b >= 0 && t.Nodes[b].Kind == '0' {
 			bytes, _ = strconv.Atoi(string(t.Raw(b)))
 		}
-		k, tool := Other, ""
+		k, tool := other, ""
 		if n, err := t.Resolve(t.Key(m)); err == nil && n >= 0 {
 			if t.Nodes[n].Kind == '{' {
 				// A thinking or image block became a text block holding
 				// the placeholder: only assistants think.
-				k = Image
+				k = image
 				if e.Role == "assistant" {
-					k = Thinking
+					k = thinking
 				}
 			} else {
 				k, tool = c.place(t, gauge.Part{Node: n})
@@ -761,7 +761,7 @@ func (c *counter) extracted(num int, t *transcript.Tree, e *transcript.Entry) {
 		tokens, ok := c.exact(num, t, e, m)
 		switch {
 		case ok:
-		case k == Image:
+		case k == image:
 			tokens = gauge.ImageTokens
 		default:
 			tokens = c.opt.Estimator.Tokens(bytes)
@@ -773,7 +773,7 @@ func (c *counter) extracted(num int, t *transcript.Tree, e *transcript.Entry) {
 		c.rep.Extracted.Values++
 		c.rep.Extracted.Bytes += int64(bytes)
 		c.rep.Extracted.Tokens += tokens
-		if k == ToolCall || k == ToolResult {
+		if k == toolCall || k == toolResult {
 			c.tool(tool).ExtractedTokens += tokens
 		}
 	})
@@ -784,7 +784,7 @@ func (c *counter) extracted(num int, t *transcript.Tree, e *transcript.Entry) {
 
 // largest keeps the top entries, most tokens first, earlier lines first
 // among equals.
-func (c *counter) largest(line transcript.Line, e *transcript.Entry, tokens int, byKind [NumKinds]int, bigTool string) {
+func (c *counter) largest(line transcript.Line, e *transcript.Entry, tokens int, byKind [numKinds]int, bigTool string) {
 	top := c.rep.Largest
 	if len(top) == c.opt.Top && tokens <= top[len(top)-1].Tokens {
 		return
@@ -793,8 +793,8 @@ func (c *counter) largest(line transcript.Line, e *transcript.Entry, tokens int,
 	if id == "" {
 		id = transcript.DeriveIDOf(e.Tree)
 	}
-	best := Other
-	for k := range NumKinds {
+	best := other
+	for k := range numKinds {
 		if byKind[k] > byKind[best] {
 			best = k
 		}

@@ -52,15 +52,15 @@ func checkSums(t *testing.T, name string, r *Report) {
 	if tokens != r.Tokens || b != r.Bytes || ext != r.Extracted {
 		t.Errorf("%s: kinds add up to %d tokens, %d bytes, %+v; totals %d, %d, %+v", name, tokens, b, ext, r.Tokens, r.Bytes, r.Extracted)
 	}
-	var other int64
+	var otherBytes int64
 	for _, o := range r.OtherBy {
-		other += o.Bytes
+		otherBytes += o.Bytes
 		if o.Bytes <= 0 || o.Lines <= 0 {
 			t.Errorf("%s: other part %+v", name, o)
 		}
 	}
-	if other != r.Kinds[Other].Bytes {
-		t.Errorf("%s: other's parts add up to %d bytes, other has %d", name, other, r.Kinds[Other].Bytes)
+	if otherBytes != r.Kinds[other].Bytes {
+		t.Errorf("%s: other's parts add up to %d bytes, other has %d", name, otherBytes, r.Kinds[other].Bytes)
 	}
 	calls, results, extracted := 0, 0, 0
 	for _, tl := range r.Tools {
@@ -71,10 +71,10 @@ func checkSums(t *testing.T, name string, r *Report) {
 			t.Errorf("%s: tool %+v", name, tl)
 		}
 	}
-	if calls != r.Kinds[ToolCall].Tokens || results != r.Kinds[ToolResult].Tokens ||
-		extracted != r.Kinds[ToolCall].Extracted.Tokens+r.Kinds[ToolResult].Extracted.Tokens {
+	if calls != r.Kinds[toolCall].Tokens || results != r.Kinds[toolResult].Tokens ||
+		extracted != r.Kinds[toolCall].Extracted.Tokens+r.Kinds[toolResult].Extracted.Tokens {
 		t.Errorf("%s: tools add up to %d call, %d result, %d extracted tokens; kinds say %d, %d", name, calls, results, extracted,
-			r.Kinds[ToolCall].Tokens, r.Kinds[ToolResult].Tokens)
+			r.Kinds[toolCall].Tokens, r.Kinds[toolResult].Tokens)
 	}
 }
 
@@ -234,8 +234,8 @@ func TestKinds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[Kind]int{User: 10, Image: gauge.ImageTokens, Thinking: 20, Assistant: 5, ToolCall: 3 + 1, ToolResult: 100}
-	for k := range NumKinds {
+	want := map[kind]int{user: 10, image: gauge.ImageTokens, thinking: 20, assistant: 5, toolCall: 3 + 1, toolResult: 100}
+	for k := range numKinds {
 		if r.Kinds[k].Tokens != want[k] {
 			t.Errorf("%s: %d tokens, want %d", k, r.Kinds[k].Tokens, want[k])
 		}
