@@ -100,7 +100,7 @@ type Dialect interface {
 	SessionDirs() []string
 
 	// Identity is the session identity object line t states in the
-	// runtime's shape (SessionIdentity), and how it states it: in a
+	// runtime's shape (sessionIdentity), and how it states it: in a
 	// header, the line that opens a session, or Stamped on a line of
 	// the session; NotStated when t states none.
 	Identity(t *Tree) (id string, how Stated)

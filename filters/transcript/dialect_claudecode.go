@@ -275,7 +275,7 @@ func (claudeCode) RollNote(n RollNote) [][]byte {
 	ev := quote(EvictedField) + ":" + n.Evicted(1)
 	return [][]byte{
 		[]byte(`{"parentUuid":null,"logicalParentUuid":` + nullOr(logical) + `,"isSidechain":` + sidechain + `,"type":"system","subtype":"compact_boundary","content":"Conversation compacted","isMeta":false,"timestamp":` + quote(n.Now) + `,"uuid":` + quote(boundary) + `,"level":"info","compactMetadata":{"trigger":"bs-roll","preTokens":` + strconv.Itoa(n.Tokens) + `}` + session + `,` + ev + `,` + n.Rolled(1) + "}\n"),
-		[]byte(`{"parentUuid":` + quote(boundary) + `,"isSidechain":` + sidechain + `,"type":"user","message":{"role":"user","content":` + quote(n.MessageText()) + `},"isVisibleInTranscriptOnly":true,"isCompactSummary":true,"uuid":` + quote(summary) + `,"timestamp":` + quote(n.Now) + session + `,` + n.Tag + "}\n"),
+		[]byte(`{"parentUuid":` + quote(boundary) + `,"isSidechain":` + sidechain + `,"type":"user","message":{"role":"user","content":` + quote(n.messageText()) + `},"isVisibleInTranscriptOnly":true,"isCompactSummary":true,"uuid":` + quote(summary) + `,"timestamp":` + quote(n.Now) + session + `,` + n.Tag + "}\n"),
 	}
 }
 

@@ -237,7 +237,7 @@ func (piRoll) Marker(m RollMarker) []byte {
 	if m.ID == "" { // v1: no tree, and the compaction's summary is in context
 		return []byte(`{"type":"custom","customType":"bs:evicted","data":{"note":` + quote(m.Text) + `},"timestamp":` + quote(m.Now) + `,` + ev + `,` + m.Tag + "}\n")
 	}
-	return []byte(`{"type":"custom_message","customType":"bs:evicted","content":` + quote(RollNote{Text: m.Text}.MessageText()) + `,"display":false,"id":` + quote(m.ID) + `,"parentId":` + nullOr(m.Parent) + `,"timestamp":` + quote(m.Now) + `,` + ev + `,` + m.Tag + "}\n")
+	return []byte(`{"type":"custom_message","customType":"bs:evicted","content":` + quote(RollNote{Text: m.Text}.messageText()) + `,"display":false,"id":` + quote(m.ID) + `,"parentId":` + nullOr(m.Parent) + `,"timestamp":` + quote(m.Now) + `,` + ev + `,` + m.Tag + "}\n")
 }
 
 // Compaction keeps from firstKeptEntryId in a tree, from

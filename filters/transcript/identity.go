@@ -16,13 +16,13 @@ const (
 	Header           // by the line that opens the session (pi's header)
 )
 
-// SessionIdentity is what a parsed line says its session is, by the
+// sessionIdentity is what a parsed line says its session is, by the
 // line's own shape, or "" when it says nothing. A session keeps its
 // identity wherever its file goes (a filter's output moved over its input,
 // a pipe). The registered dialects are asked in the order detection asks
 // them (Dialect.Identity): a header's statement is the answer, whatever a
 // member stamped on the line says; else the first stamp.
-func SessionIdentity(t *Tree) string {
+func sessionIdentity(t *Tree) string {
 	if len(t.Nodes) == 0 || t.Nodes[0].Kind != '{' {
 		return ""
 	}
@@ -49,7 +49,7 @@ func IdentityOf(r io.Reader) string {
 		l, err := lr.NextView()
 		if len(l.Body) > 0 {
 			if t, perr := p.Parse(l.Body); perr == nil {
-				if id := SessionIdentity(t); id != "" {
+				if id := sessionIdentity(t); id != "" {
 					return id
 				}
 			}
@@ -116,7 +116,7 @@ func (t *IdentityTap) see(b []byte) {
 		t.buf = append(t.buf, b[:i]...)
 		b = b[i+1:]
 		if tr, err := t.p.Parse(t.buf); err == nil {
-			t.id = SessionIdentity(tr)
+			t.id = sessionIdentity(tr)
 		}
 		t.buf = t.buf[:0]
 		t.lines++

@@ -31,9 +31,9 @@ type Marks struct {
 	WorkDir []Mark
 }
 
-// HeldBy reports whether object line t holds m: a member so named, or a
+// heldBy reports whether object line t holds m: a member so named, or a
 // member whose string value is or begins so.
-func (m Mark) HeldBy(t *Tree) bool {
+func (m Mark) heldBy(t *Tree) bool {
 	for i := range t.Nodes {
 		n := &t.Nodes[i]
 		switch {
@@ -70,7 +70,7 @@ func Needles(marks ...[]Mark) [][]byte {
 // AnyHeldBy reports whether object line t holds one of marks.
 func AnyHeldBy(t *Tree, marks []Mark) bool {
 	for _, m := range marks {
-		if m.HeldBy(t) {
+		if m.heldBy(t) {
 			return true
 		}
 	}

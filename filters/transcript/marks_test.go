@@ -26,7 +26,7 @@ func TestMarkHeldBy(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := c.mark.HeldBy(tr); got != c.want {
+		if got := c.mark.heldBy(tr); got != c.want {
 			t.Errorf("%+v HeldBy(%s) = %v, want %v", c.mark, c.line, got, c.want)
 		}
 	}

@@ -111,9 +111,9 @@ type RollChain struct {
 	Main bool
 }
 
-// MessageText is the note's text for a line that goes to the model as a
+// messageText is the note's text for a line that goes to the model as a
 // message, which must not be empty: --no-note leaves the least there is.
-func (n RollNote) MessageText() string {
+func (n RollNote) messageText() string {
 	if n.Text == "" {
 		return "[Context rolled]"
 	}

@@ -57,7 +57,7 @@ type lineBatch struct {
 // add appends a line, whose Body may be a view that the next read
 // overwrites, copying its bytes into the arena. seal makes the bodies
 // views of the arena once it has stopped growing. A line in memory of its
-// own (owned: Reader.Owned) stays there: a huge line is not copied.
+// own (owned: Reader.owned) stays there: a huge line is not copied.
 func (b *lineBatch) add(l Line, owned bool) {
 	if owned {
 		b.ends = append(b.ends, -1)
@@ -259,7 +259,7 @@ func (s *Source) startPipeline() {
 				var line Line
 				var err error
 				if keeps {
-					line, err = s.r.Next()
+					line, err = s.r.next()
 				} else {
 					line, err = s.r.NextView()
 				}
@@ -270,8 +270,8 @@ func (s *Source) startPipeline() {
 					eof = true
 					break
 				}
-				b.add(line, keeps || s.r.Owned())
-				if !s.r.LineBuffered() {
+				b.add(line, keeps || s.r.owned())
+				if !s.r.lineBuffered() {
 					// The next line may take waiting for (a live pipe,
 					// a line still being written): hand on what there
 					// is, so each whole line goes out promptly.
@@ -317,7 +317,7 @@ func (s *Source) nextParsed(view bool) (Line, *Tree, error) {
 	if !view && b.ends[i] >= 0 {
 		// The caller may keep the line, and what it takes from the
 		// tree's spans: its own copy, line feed included, as
-		// Reader.Next makes it, which the tree is then of. A line in
+		// Reader.next makes it, which the tree is then of. A line in
 		// memory of its own is the caller's already.
 		body := bytes.Clone(line.Bytes())
 		line.Body = body[:len(line.Body)]

@@ -35,20 +35,20 @@ func (f *frame) children(nodes []Node) int {
 	return nodes[f.last].Index + 1
 }
 
-// ErrInvalidUTF8 reports a line whose bytes are not UTF-8.
-var ErrInvalidUTF8 = errors.New("invalid UTF-8")
+// errInvalidUTF8 reports a line whose bytes are not UTF-8.
+var errInvalidUTF8 = errors.New("invalid UTF-8")
 
-// ErrTrailing reports a line that holds more than one JSON value, such as
+// errTrailing reports a line that holds more than one JSON value, such as
 // two objects glued together by a runtime that lost a line feed.
-var ErrTrailing = errors.New("more than one JSON value on the line")
+var errTrailing = errors.New("more than one JSON value on the line")
 
-// SyntaxError reports where and why a line is not JSON.
-type SyntaxError struct {
+// syntaxError reports where and why a line is not JSON.
+type syntaxError struct {
 	Offset int // of the byte where it went wrong
 	Msg    string
 }
 
-func (e *SyntaxError) Error() string { return fmt.Sprintf("%s at byte %d", e.Msg, e.Offset) }
+func (e *syntaxError) Error() string { return fmt.Sprintf("%s at byte %d", e.Msg, e.Offset) }
 
 // maxDepth is how deeply values may nest, as in encoding/json/jsontext.
 const maxDepth = 10000
@@ -70,7 +70,7 @@ const maxDepth = 10000
 // are those of encoding/json/jsontext (FuzzParse compares them).
 func (p *Parser) Parse(line []byte) (*Tree, error) {
 	if !utf8.Valid(line) {
-		return nil, ErrInvalidUTF8
+		return nil, errInvalidUTF8
 	}
 	p.tree.Src = line
 	p.tree.Nodes = p.tree.Nodes[:0]
@@ -128,7 +128,7 @@ func (p *Parser) parse(b []byte) error {
 		case '{', '[':
 			n.Kind = kindOf(c)
 			if len(p.stack) >= maxDepth {
-				return &SyntaxError{i, "values nested too deeply"}
+				return &syntaxError{i, "values nested too deeply"}
 			}
 			p.stack = append(p.stack, frame{node: idx, last: -1})
 			p.depth = max(p.depth, len(p.stack))
@@ -171,7 +171,7 @@ func (p *Parser) parse(b []byte) error {
 			if len(p.stack) == 0 {
 				if i < len(b) {
 					if startsValue(b[i]) {
-						return ErrTrailing
+						return errTrailing
 					}
 					return invalid(b, i, "after top-level value")
 				}
@@ -275,7 +275,7 @@ func (p *Parser) newName(name []byte, nodes []Node, at int) error {
 	}
 	f.escaped = f.escaped || escaped
 	if dup {
-		return &SyntaxError{at, "duplicate object member name " + string(name)}
+		return &syntaxError{at, "duplicate object member name " + string(name)}
 	}
 	return nil
 }
@@ -291,7 +291,7 @@ func StringEnd(b []byte, i int) (int, error) {
 
 // stringEnd is StringEnd that also counts the characters an ASCII string
 // decodes to (an escape is one), or -1 for a string with a byte above
-// ASCII or a surrogate pair of \u escapes, which StringChars counts when
+// ASCII or a surrogate pair of \u escapes, which Tree.StringChars counts when
 // asked. Such a string's characters are its UTF-16 units too (Node.chars).
 // The words are in hand already, so the count costs an OR a word and a
 // sum an escape, rather than a second pass over the string.
@@ -466,10 +466,10 @@ func kindOf(c byte) jsontext.Kind { return jsontext.Kind(c) }
 
 func invalid(b []byte, i int, where string) error {
 	r, _ := utf8.DecodeRune(b[i:])
-	return &SyntaxError{i, fmt.Sprintf("invalid character %q %s", r, where)}
+	return &syntaxError{i, fmt.Sprintf("invalid character %q %s", r, where)}
 }
 
-func unexpectedEnd(b []byte) error { return &SyntaxError{len(b), "unexpected end of line"} }
+func unexpectedEnd(b []byte) error { return &syntaxError{len(b), "unexpected end of line"} }
 
 // JSONLossily reports whether b, which the Parser rejects, is a JSON value
 // once its invalid UTF-8 is replaced by U+FFFD, as a JavaScript runtime

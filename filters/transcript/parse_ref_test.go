@@ -30,7 +30,7 @@ func (p *refParser) Parse(line []byte) (*Tree, error) {
 	// through, would let raw invalid bytes through too: those are checked
 	// here, at memory speed.
 	if !utf8.Valid(line) {
-		return nil, ErrInvalidUTF8
+		return nil, errInvalidUTF8
 	}
 	// A bytes.Buffer lets the decoder read line in place, without a copy.
 	if p.dec == nil {
@@ -45,7 +45,7 @@ func (p *refParser) Parse(line []byte) (*Tree, error) {
 	}
 	if _, err := p.dec.ReadToken(); err != io.EOF {
 		if err == nil {
-			return nil, ErrTrailing
+			return nil, errTrailing
 		}
 		return nil, err
 	}
@@ -123,8 +123,8 @@ func (p *refParser) value(parent int, name []byte, keyStart int) (int, error) {
 			// What Parse counts on its way (Tree.StringChars) of an
 			// ASCII string without a surrogate pair, counted as
 			// StringChars does.
-			if !slices.ContainsFunc(v, func(c byte) bool { return c >= utf8.RuneSelf }) && StringChars(v) == utf16Units(v) {
-				p.tree.Nodes[idx].chars = int32(StringChars(v)) + 1
+			if !slices.ContainsFunc(v, func(c byte) bool { return c >= utf8.RuneSelf }) && stringChars(v) == utf16Units(v) {
+				p.tree.Nodes[idx].chars = int32(stringChars(v)) + 1
 			}
 		}
 	}

@@ -27,9 +27,9 @@ type Line struct {
 	Newline bool   // whether the line ended with '\n' (a last line may not)
 }
 
-// AppendTo appends the line as it must be written back: its body plus the line
+// appendTo appends the line as it must be written back: its body plus the line
 // feed it had.
-func (l Line) AppendTo(dst []byte) []byte {
+func (l Line) appendTo(dst []byte) []byte {
 	// Grow once: appending the body and then the newline would reallocate
 	// (and clear) a body-sized buffer a second time for most lines.
 	dst = slices.Grow(dst, l.Len())
@@ -51,7 +51,7 @@ func (l Line) Bytes() []byte {
 	if n := len(l.Body); cap(l.Body) > n && l.Body[:n+1][n] == '\n' {
 		return l.Body[:n+1]
 	}
-	return l.AppendTo(nil)
+	return l.appendTo(nil)
 }
 
 // Len is the number of bytes the line occupied in the input.
@@ -69,7 +69,7 @@ type Reader struct {
 	r    *bufio.Reader
 	num  int
 	long []byte // reused by NextView for lines longer than the buffer, up to maxKeptLong
-	own  bool   // the line NextView last returned is in memory of its own (Owned)
+	own  bool   // the line NextView last returned is in memory of its own (owned)
 
 	// at, when the input can be read again at an offset (a regular file,
 	// a section of one), is where a huge line is read from once its end
@@ -206,10 +206,10 @@ func (r *Reader) readSlice() ([]byte, error) {
 	return chunk, err
 }
 
-// LineBuffered reports whether a whole next line has already been read
+// lineBuffered reports whether a whole next line has already been read
 // ahead: when it has not, the next call may wait for input (on a live
 // pipe, for as long as the writer takes to finish the line).
-func (r *Reader) LineBuffered() bool {
+func (r *Reader) lineBuffered() bool {
 	n := r.r.Buffered()
 	if n == 0 {
 		return false
@@ -218,10 +218,10 @@ func (r *Reader) LineBuffered() bool {
 	return bytes.IndexByte(ahead, '\n') >= 0
 }
 
-// Next returns the next line, or io.EOF when the input is exhausted. The
+// next returns the next line, or io.EOF when the input is exhausted. The
 // line's Body is its own, and its line feed follows it in the same
 // allocation, so that [Line.Bytes] need not copy the line again.
-func (r *Reader) Next() (Line, error) {
+func (r *Reader) next() (Line, error) {
 	l, err := r.NextView()
 	switch {
 	case r.own:
@@ -234,14 +234,14 @@ func (r *Reader) Next() (Line, error) {
 	return l, err
 }
 
-// Owned reports whether the line NextView last returned is in memory the
+// owned reports whether the line NextView last returned is in memory the
 // Reader will not use again (a line longer than maxKeptLong): its caller
 // may keep the Body without copying it. Its line feed, if it has one,
 // follows it in the same allocation, as Next gives it.
-func (r *Reader) Owned() bool { return r.own }
+func (r *Reader) owned() bool { return r.own }
 
 // NextView is Next without the copy: the returned Body is only valid until
-// the next call (unless Owned). Filters that look at most lines once and
+// the next call (unless owned). Filters that look at most lines once and
 // keep few of them (gauge) use it to spare the garbage collector.
 func (r *Reader) NextView() (Line, error) {
 	r.own = false

@@ -71,7 +71,7 @@ func (s *Source) Skipped() bool { return s.skipped }
 
 // KeepLines tells a Parallel Source that its caller keeps the lines Next
 // returns (a line waiting for later ones to decide its fate): its reader
-// then reads each line into memory of its own, as Reader.Next does, and
+// then reads each line into memory of its own, as Reader.next does, and
 // Next hands it out as it is. Otherwise the reader copies lines into a
 // batch's reused memory, which costs less, and Next copies each line out
 // again on the caller's goroutine, which takes the lines in order and so
@@ -132,7 +132,7 @@ func (s *Source) next(view bool) (Line, *Tree, error) {
 		if view {
 			line, err = s.r.NextView()
 		} else {
-			line, err = s.r.Next()
+			line, err = s.r.next()
 		}
 		if err != nil {
 			return Line{}, nil, err
@@ -161,7 +161,7 @@ func (s *Source) next(view bool) (Line, *Tree, error) {
 // detect reads ahead until a line tells the dialect, holding what it read.
 func (s *Source) detect() error {
 	for len(s.held) < DetectLines {
-		line, err := s.r.Next()
+		line, err := s.r.next()
 		if err == io.EOF {
 			break
 		}

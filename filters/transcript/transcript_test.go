@@ -24,7 +24,7 @@ func TestReaderKeepsEveryByte(t *testing.T) {
 		var all []Line
 		n := 0
 		for {
-			l, err := r.Next()
+			l, err := r.next()
 			if err == io.EOF {
 				break
 			}
@@ -35,7 +35,7 @@ func TestReaderKeepsEveryByte(t *testing.T) {
 			if l.Num != n {
 				t.Fatalf("line number %d, want %d", l.Num, n)
 			}
-			out = l.AppendTo(out)
+			out = l.appendTo(out)
 			all = append(all, l)
 		}
 		if string(out) != in {
@@ -55,7 +55,7 @@ func TestReaderKeepsEveryByte(t *testing.T) {
 
 // TestReaderHandsOverHugeLines: a line longer than maxKeptLong is read
 // into memory of its own, which stays intact while later lines are read
-// (Owned), its line feed after it; shorter ones are views the next read
+// (owned), its line feed after it; shorter ones are views the next read
 // reuses.
 func TestReaderHandsOverHugeLines(t *testing.T) {
 	huge := strings.Repeat("h", 2*maxKeptLong+1) // past maxKeptLong by more than the buffer
@@ -88,11 +88,11 @@ func TestReaderHandsOverHugeLines(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(l.Body) > maxKeptLong && !r.Owned() || len(l.Body) < 300<<10 && r.Owned() {
-				t.Errorf("%s: line %d of %d bytes: Owned %v", name, l.Num, len(l.Body), r.Owned())
+			if len(l.Body) > maxKeptLong && !r.owned() || len(l.Body) < 300<<10 && r.owned() {
+				t.Errorf("%s: line %d of %d bytes: Owned %v", name, l.Num, len(l.Body), r.owned())
 			}
-			out = l.AppendTo(out)
-			if r.Owned() {
+			out = l.appendTo(out)
+			if r.owned() {
 				if l.Newline && &l.Bytes()[0] != &l.Body[0] {
 					t.Errorf("%s: line %d: Bytes copied a line whose line feed follows it", name, l.Num)
 				}
@@ -287,7 +287,7 @@ func TestStringChars(t *testing.T) {
 	for _, s := range []string{"", "abc", "café", "😀", "a\nb\t\"c\\", "\u2028", strings.Repeat("é😀x", 100)} {
 		raw, _ := json.Marshal(s)
 		want := len([]rune(s))
-		if got := StringChars(raw); got != want {
+		if got := stringChars(raw); got != want {
 			t.Errorf("StringChars(%s) = %d, want %d", raw, got, want)
 		}
 		for n := 0; n <= want+1; n++ {
@@ -297,7 +297,7 @@ func TestStringChars(t *testing.T) {
 		}
 	}
 	// An escaped surrogate pair is one character.
-	if got := StringChars([]byte(`"\ud83d\ude00x"`)); got != 2 {
+	if got := stringChars([]byte(`"\ud83d\ude00x"`)); got != 2 {
 		t.Errorf("surrogate pair counted as %d characters, want 2", got)
 	}
 }
@@ -400,7 +400,7 @@ func FuzzSplice(f *testing.F) {
 
 func TestStringCharsWithoutEscapes(t *testing.T) {
 	for _, s := range []string{"", "a", "abcdefgh", "abcdefghi", "café au lait, s'il vous plaît", "😀😀😀😀😀😀😀😀😀", "日本語のテキストです。", strings.Repeat("é", 33) + "x"} {
-		if got, want := StringChars([]byte(`"`+s+`"`)), len([]rune(s)); got != want {
+		if got, want := stringChars([]byte(`"`+s+`"`)), len([]rune(s)); got != want {
 			t.Errorf("StringChars of %q = %d, want %d", s, got, want)
 		}
 	}
@@ -467,7 +467,7 @@ func TestStringCharsMatchesDecoding(t *testing.T) {
 		}
 		raw = append(raw, '"')
 		want := len([]rune(s))
-		if got := StringChars(raw); got != want {
+		if got := stringChars(raw); got != want {
 			t.Fatalf("StringChars(%s) = %d, want %d", raw, got, want)
 		}
 		for n := max(0, want-9); n <= want+9; n++ {
@@ -483,7 +483,7 @@ func BenchmarkStringChars(b *testing.B) {
 	raw := []byte(`"` + text + `"`)
 	b.SetBytes(int64(len(raw)))
 	for b.Loop() {
-		StringChars(raw)
+		stringChars(raw)
 	}
 }
 
@@ -495,7 +495,7 @@ func BenchmarkStringCharsEscaped(b *testing.B) {
 	raw := corpustest.EscapedText(16<<20, 1)
 	b.SetBytes(int64(len(raw)))
 	for b.Loop() {
-		StringChars(raw)
+		stringChars(raw)
 	}
 }
 
@@ -661,7 +661,7 @@ func TestSessionIdentityHeaderFirst(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := SessionIdentity(tr); got != c.want {
+		if got := sessionIdentity(tr); got != c.want {
 			t.Errorf("SessionIdentity(%s) = %q, want %q", c.line, got, c.want)
 		}
 	}

@@ -199,11 +199,11 @@ func unquote(raw []byte) string {
 	return string(v)
 }
 
-// StringChars reports the number of characters the JSON string raw decodes
+// stringChars reports the number of characters the JSON string raw decodes
 // to, counting a \uXXXX escape (or a surrogate pair of them) as one.
-func StringChars(raw []byte) int { return countChars(raw, -1) }
+func stringChars(raw []byte) int { return countChars(raw, -1) }
 
-// StringChars is StringChars of string node i, which the parser counted
+// StringChars is stringChars of string node i, which the parser counted
 // as it went through the string's words to find its end: counting them
 // again, from memory, cost the gauge and extract's ledger more than the
 // parser's sum beside its search (the values they count are most of a
@@ -212,7 +212,7 @@ func (t *Tree) StringChars(i int) int {
 	if c := t.Nodes[i].chars; c > 0 {
 		return int(c) - 1
 	}
-	return StringChars(t.Raw(i))
+	return stringChars(t.Raw(i))
 }
 
 // StringUnits is the UTF-16 length of string node i (what JavaScript's
@@ -224,7 +224,7 @@ func (t *Tree) StringUnits(i int) (int, bool) {
 	return int(c) - 1, c > 0
 }
 
-// countChars counts like StringChars but stops once it has seen limit
+// countChars counts like stringChars but stops once it has seen limit
 // characters (limit < 0: no limit). It goes eight bytes at a time: a word
 // without a backslash holds as many characters as it has bytes that do
 // not continue a UTF-8 sequence (the parser has checked the UTF-8), less
