@@ -142,9 +142,9 @@ func (m *Marker) WriteHolder(ctx context.Context, store blobstore.Store, w io.Wr
 // transcript gets, so that a read of the parent file alone shows where
 // each turn went.
 func markerText(id, summary string) string {
-	return "[archived turn]\nsubagent_id: " + id + "\n\n" + summary + "\n\n" + ArchivedLine(id)
+	return "[archived turn]\nsubagent_id: " + id + "\n\n" + summary + "\n\n" + archivedLine(id)
 }
 
-// ArchivedLine is seed 002's line in the parent transcript for the holder
+// archivedLine is seed 002's line in the parent transcript for the holder
 // id.
-func ArchivedLine(id string) string { return "[archived: " + id + "]" }
+func archivedLine(id string) string { return "[archived: " + id + "]" }

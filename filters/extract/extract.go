@@ -30,7 +30,7 @@ type Options struct {
 	Rules            []*rules.Rule   // consulted when an entry has no _extractable
 	KeepAfterRestore time.Duration   // protection after a restore
 	Now              time.Time
-	DryRun           bool // report what would move on Report, change nothing
+	DryRun           bool // report what would move (report), change nothing
 	Format           transcript.Dialect
 	Store            blobstore.Store // required unless DryRun
 	Workers          int             // concurrent blob writes; also bounds the cores parsing takes
@@ -109,8 +109,8 @@ type Moved struct {
 	Time    string `json:"time,omitempty"`
 }
 
-// Report is what --dry-run prints.
-type Report struct {
+// report is what --dry-run prints.
+type report struct {
 	File string `json:"file"` // the name the transcript was read under, "-" for standard input
 	Stats
 	Values []Moved `json:"values"`
@@ -140,7 +140,7 @@ type run struct {
 	sink    *transcript.Sink
 	batch   blobstore.Batcher // the store, when it can batch syncs
 	stats   Stats
-	report  *Report
+	report  *report
 	session string
 	warned  map[*rules.Rule]bool
 	tools   transcript.ToolNamer // the tools of results whose lines do not name them
@@ -153,7 +153,7 @@ type run struct {
 }
 
 // Run reads a transcript from r and writes it to w with old large values
-// extracted. Under DryRun it writes a Report as JSON to w instead.
+// extracted. Under DryRun it writes a report as JSON to w instead.
 func Run(ctx context.Context, name string, r io.Reader, w io.Writer, opt Options) (Stats, error) {
 	return runOn(ctx, name, r, w, opt, false)
 }
@@ -197,7 +197,7 @@ func runOn(ctx context.Context, name string, r io.Reader, w io.Writer, opt Optio
 	defer x.spill.close()
 	out := w
 	if opt.DryRun {
-		x.report = &Report{File: name, Values: []Moved{}}
+		x.report = &report{File: name, Values: []Moved{}}
 		out = io.Discard
 	}
 	var commit func() error

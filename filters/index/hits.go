@@ -16,7 +16,7 @@ import (
 // SearchEntries is Search for bs search, whose hits are entries: it asks
 // for more rows than q.Limit (at least 1), for the values of one entry
 // that match together (a Claude Code result is kept twice), and keeps one
-// hit per entry (OnePerEntry), at most q.Limit of them.
+// hit per entry (onePerEntry), at most q.Limit of them.
 func (ix *Index) SearchEntries(ctx context.Context, q Query) ([]Hit, error) {
 	limit := q.Limit
 	q.Limit = min(limit*4, limit+1000)
@@ -24,15 +24,15 @@ func (ix *Index) SearchEntries(ctx context.Context, q Query) ([]Hit, error) {
 	if err != nil {
 		return nil, err
 	}
-	hits = OnePerEntry(hits)
+	hits = onePerEntry(hits)
 	return hits[:min(len(hits), limit)], nil
 }
 
-// OnePerEntry keeps the first, best ranked, hit of each entry of a
+// onePerEntry keeps the first, best ranked, hit of each entry of a
 // session. An entry several of whose values matched comes back whole: its
 // hit names no pointer. (Claude Code keeps each tool result twice, in the
 // message and as toolUseResult, so both match.)
-func OnePerEntry(hits []Hit) []Hit {
+func onePerEntry(hits []Hit) []Hit {
 	type key struct{ session, entry string }
 	first := map[key]int{}
 	var out []Hit
@@ -55,12 +55,12 @@ func OnePerEntry(hits []Hit) []Hit {
 }
 
 // DisplaySnippet is a snippet made fit for a line of a terminal: on one
-// line, without control characters (rows indexed before PlainText may hold
+// line, without control characters (rows indexed before plainText may hold
 // them), and with any word longer than maxSnippetWord shortened to its
 // ends (FTS5 bounds a snippet in words, and one word of a hex dump or a
 // minified file can be a hundred kilobytes).
 func DisplaySnippet(s string) string {
-	s = PlainText(s)
+	s = plainText(s)
 	words := strings.FieldsFunc(s, unicode.IsSpace)
 	for i, w := range words {
 		if r := []rune(w); len(r) > maxSnippetWord {
@@ -102,7 +102,7 @@ func RestoreCommand(h Hit, here, defaultStore string) string {
 	if strings.Contains(r.Pointer, ",") || r.Pointer == "" {
 		// --keys takes a comma-separated list: a pointer with a comma
 		// cannot be named there, so the entry comes back whole, as one
-		// several of whose values matched (OnePerEntry).
+		// several of whose values matched (onePerEntry).
 		return fmt.Sprintf("%s --id %s -i %s", bs, shellQuote(r.EntryID), shellQuote(file))
 	}
 	return fmt.Sprintf("%s --id %s --keys %s -i %s", bs, shellQuote(r.EntryID), shellQuote(r.Pointer), shellQuote(file))

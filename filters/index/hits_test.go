@@ -61,7 +61,7 @@ func TestOnePerEntry(t *testing.T) {
 	hit := func(session, entry, pointer, kind string) Hit {
 		return Hit{Row: Row{Session: session, EntryID: entry, Pointer: pointer, Kind: kind}}
 	}
-	got := OnePerEntry([]Hit{
+	got := onePerEntry([]Hit{
 		hit("s", "e1", "/a", "text"), hit("s", "e1", "/a", "text"), hit("s", "e2", "/a", "text"),
 		hit("s", "e2", "/b", "text"), hit("t", "e1", "/a", "text"), hit("s", "e3", "", "entry"), hit("s", "e3", "", "entry"),
 	})

@@ -55,7 +55,7 @@ type Row struct {
 	Tool    string // tool name, may be ""
 	Time    string // entry timestamp as the transcript had it, may be ""
 	// SessionID is what the session is, whatever file holds it
-	// (transcript.SessionIdentity): the header's id, Claude Code's
+	// (transcript.IdentityOf): the header's id, Claude Code's
 	// sessionId, Codex's session id; "" when the transcript states none,
 	// and then only its path (Session) names it.
 	SessionID string `json:",omitempty"`
@@ -109,15 +109,15 @@ type Hit struct {
 const DefaultLimit = 20
 
 var (
-	// ErrCorrupt is wrapped by the errors of Open, Add, Search and Count
+	// errCorrupt is wrapped by the errors of Open, Add, Search and Count
 	// when the index file is damaged or is not a bs search index. The
 	// error's message names the file.
-	ErrCorrupt = errors.New("damaged or not a bs search index")
+	errCorrupt = errors.New("damaged or not a bs search index")
 
-	// ErrEmptyQuery is returned by Search for a query text that is empty
+	// errEmptyQuery is returned by Search for a query text that is empty
 	// or only white space. Any other text is a valid query, if one that
 	// may find nothing.
-	ErrEmptyQuery = errors.New("empty search query")
+	errEmptyQuery = errors.New("empty search query")
 )
 
 // Schema.
@@ -144,7 +144,7 @@ var (
 // tags.
 //
 // application_id marks the file as a bs index, so that another SQLite file
-// given by mistake is refused (ErrCorrupt) rather than written into;
+// given by mistake is refused (errCorrupt) rather than written into;
 // user_version is the schema version. Version 2 added removed.store and
 // removed.seq; version 3 added removed.sid, the session's identity
 // (Row.SessionID), with its tag. An older file is brought up to date when
@@ -270,7 +270,7 @@ func DefaultPath() string { return filepath.Join(xdg.State(), "index.db") }
 // parent directories are created with mode 0700 and the file with mode
 // 0600, whatever the umask (existing directories and files keep their
 // modes). It sets up the schema of a new file and refuses, with an error
-// wrapping ErrCorrupt, a file that is damaged or is not a bs index.
+// wrapping errCorrupt, a file that is damaged or is not a bs index.
 func Open(path string) (*Index, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -460,11 +460,11 @@ func (ix *Index) checkSchema(ctx context.Context, q querier) (fresh bool, versio
 	case id == 0 && version == 0 && objects == 0:
 		return true, 0, nil
 	case id != appID:
-		return false, 0, fmt.Errorf("%w: a SQLite file of another program", ErrCorrupt)
+		return false, 0, fmt.Errorf("%w: a SQLite file of another program", errCorrupt)
 	case version > schemaVersion:
 		return false, 0, fmt.Errorf("index schema version %d is newer than this bs knows (%d): upgrade bs", version, schemaVersion)
 	case version < 1 || ours != 2:
-		return false, 0, fmt.Errorf("%w: its tables are missing", ErrCorrupt)
+		return false, 0, fmt.Errorf("%w: its tables are missing", errCorrupt)
 	}
 	return false, version, nil
 }
@@ -507,7 +507,7 @@ func (ix *Index) Add(ctx context.Context, rows []Row) error {
 		defer stmt.Close()
 		for _, r := range rows {
 			seq++
-			if _, err := stmt.ExecContext(ctx, r.Session, r.EntryID, r.Pointer, r.Blob, r.Kind, r.Tool, r.Time, rowTags(r), PlainText(r.Text), r.Store, seq, r.SessionID); err != nil {
+			if _, err := stmt.ExecContext(ctx, r.Session, r.EntryID, r.Pointer, r.Blob, r.Kind, r.Tool, r.Time, rowTags(r), plainText(r.Text), r.Store, seq, r.SessionID); err != nil {
 				return err
 			}
 		}
@@ -519,12 +519,12 @@ func (ix *Index) Add(ctx context.Context, rows []Row) error {
 	return nil
 }
 
-// PlainText is text as it is indexed: the terminal control sequences of
+// plainText is text as it is indexed: the terminal control sequences of
 // tool output (colours, cursor moves, window titles) are dropped, so that
 // a word coloured red is found as itself, and a snippet prints nothing a
 // terminal acts on; any other control character but tab and line feed
 // becomes a space.
-func PlainText(s string) string {
+func plainText(s string) string {
 	i := 0
 	for i < len(s) && !isControl(s, i) {
 		i++
@@ -608,7 +608,7 @@ func escapeEnd(s string, i int) int {
 // ("running" finds "runs"), case- and accent-insensitively. Punctuation
 // splits words, and a word with punctuation inside ("os.ReadFile",
 // "foo-bar") must appear as that sequence of words. A text with no letter
-// or digit at all finds nothing. An empty text is ErrEmptyQuery.
+// or digit at all finds nothing. An empty text is errEmptyQuery.
 //
 // Search ranks at most 5,000 candidate rows, which keeps it fast on a
 // large index: when every word of the query and every filter is found in
@@ -617,7 +617,7 @@ func escapeEnd(s string, i int) int {
 // need a rarer word or a filter to be found.
 func (ix *Index) Search(ctx context.Context, q Query) ([]Hit, error) {
 	if strings.TrimSpace(q.Text) == "" {
-		return nil, ErrEmptyQuery
+		return nil, errEmptyQuery
 	}
 	var terms []string // the words that tokenize to something
 	for _, w := range queryWords(q.Text) {
@@ -932,7 +932,7 @@ func isBusy(err error) bool {
 }
 
 func isCorrupt(err error) bool {
-	if errors.Is(err, ErrCorrupt) {
+	if errors.Is(err, errCorrupt) {
 		return true
 	}
 	c := sqliteCode(err)
@@ -940,10 +940,10 @@ func isCorrupt(err error) bool {
 }
 
 // wrap names the file in err, and makes a damaged file's error wrap
-// ErrCorrupt.
+// errCorrupt.
 func (ix *Index) wrap(op string, err error) error {
-	if !errors.Is(err, ErrCorrupt) && isCorrupt(err) {
-		return fmt.Errorf("%s index %s: %w: %w", op, ix.path, ErrCorrupt, err)
+	if !errors.Is(err, errCorrupt) && isCorrupt(err) {
+		return fmt.Errorf("%s index %s: %w: %w", op, ix.path, errCorrupt, err)
 	}
 	return fmt.Errorf("%s index %s: %w", op, ix.path, err)
 }

@@ -521,7 +521,7 @@ func TestHostileQueries(t *testing.T) {
 		t.Errorf("count = %d", n)
 	}
 	for _, q := range []string{"", " ", "\t\n ", "\u3000"} {
-		if _, err := ix.Search(context.Background(), Query{Text: q}); !errors.Is(err, ErrEmptyQuery) {
+		if _, err := ix.Search(context.Background(), Query{Text: q}); !errors.Is(err, errEmptyQuery) {
 			t.Errorf("Search(%q) = %v, want ErrEmptyQuery", q, err)
 		}
 	}
@@ -542,7 +542,7 @@ func TestCorrupt(t *testing.T) {
 		if err == nil {
 			t.Fatal("no error")
 		}
-		if !errors.Is(err, ErrCorrupt) {
+		if !errors.Is(err, errCorrupt) {
 			t.Errorf("error %q does not wrap ErrCorrupt", err)
 		}
 		if !strings.Contains(err.Error(), path) {
@@ -866,7 +866,7 @@ func TestPlainText(t *testing.T) {
 		"trailing\x1b":                   "trailing",
 		"trailing csi\x1b[12":            "trailing csi",
 	} {
-		got := PlainText(in)
+		got := plainText(in)
 		if got != want {
 			t.Errorf("PlainText(%q) = %q, want %q", in, got, want)
 		}

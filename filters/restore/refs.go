@@ -42,23 +42,23 @@ type Ref struct {
 	Holder  string // RefArchived: the holder's id
 }
 
-// RefError is a reference member bs wrote that is damaged, so the blobs it
+// refError is a reference member bs wrote that is damaged, so the blobs it
 // names cannot be told.
-type RefError struct {
+type refError struct {
 	Field string
 	Err   error
 }
 
-func (e *RefError) Error() string { return fmt.Sprintf("damaged %s member: %v", e.Field, e.Err) }
+func (e *refError) Error() string { return fmt.Sprintf("damaged %s member: %v", e.Field, e.Err) }
 
-func (e *RefError) Unwrap() error { return e.Err }
+func (e *refError) Unwrap() error { return e.Err }
 
 // References calls fn, in order, for every blob the parsed line t
 // references: the members of _extracted, the chunks of a roll marker's
 // _evicted range, the parts of an archive marker's holder. It is the one
 // reader of what a line points at in the store (retention marks with it,
 // restore and index follow the same members). It does not read the
-// store. A damaged member is a *RefError, returned after fn has been
+// store. A damaged member is a *refError, returned after fn has been
 // called for the references read before it.
 func References(t *transcript.Tree, fn func(Ref)) error {
 	if len(t.Nodes) == 0 || t.Nodes[0].Kind != '{' {
@@ -66,7 +66,7 @@ func References(t *transcript.Tree, fn func(Ref)) error {
 	}
 	if ex := t.Get(0, "_extracted"); ex >= 0 {
 		if t.Nodes[ex].Kind != '{' {
-			return &RefError{Field: "_extracted", Err: fmt.Errorf("not an object")}
+			return &refError{Field: "_extracted", Err: fmt.Errorf("not an object")}
 		}
 		var bad error
 		t.Children(ex, func(m, _ int) {
@@ -82,13 +82,13 @@ func References(t *transcript.Tree, fn func(Ref)) error {
 			fn(Ref{Kind: RefExtracted, Blob: d, Pointer: ptr})
 		})
 		if bad != nil {
-			return &RefError{Field: "_extracted", Err: bad}
+			return &refError{Field: "_extracted", Err: bad}
 		}
 	}
 	if ev := t.Get(0, transcript.EvictedField); ev >= 0 {
 		digests, err := evictedBlobs(t, ev)
 		if err != nil {
-			return &RefError{Field: transcript.EvictedField, Err: err}
+			return &refError{Field: transcript.EvictedField, Err: err}
 		}
 		for _, d := range digests {
 			fn(Ref{Kind: RefEvicted, Blob: d})
@@ -96,7 +96,7 @@ func References(t *transcript.Tree, fn func(Ref)) error {
 	}
 	m, ok, err := archive.ParseMarker(t)
 	if err != nil {
-		return &RefError{Field: transcript.ArchivedField, Err: err}
+		return &refError{Field: transcript.ArchivedField, Err: err}
 	}
 	if ok {
 		for _, d := range m.Blobs {

@@ -55,9 +55,9 @@ type Result struct {
 	Error              string   `json:"error,omitempty"`
 }
 
-// KeyNames are the keys seed 000 names for the values at ptrs of a line
+// keyNames are the keys seed 000 names for the values at ptrs of a line
 // of dialect d (transcript.KeyName), each once, in order.
-func KeyNames(d transcript.Dialect, ptrs []string) []string {
+func keyNames(d transcript.Dialect, ptrs []string) []string {
 	names := []string{}
 	for _, p := range ptrs {
 		if k := transcript.KeyName(d, p); !slices.Contains(names, k) {
@@ -67,8 +67,8 @@ func KeyNames(d transcript.Dialect, ptrs []string) []string {
 	return names
 }
 
-// Suggestion is given when an entry is restored a second time.
-const Suggestion = "This entry was previously restored. If you need to keep this content long-term, consider setting _extractable: false on the entry."
+// suggestion is given when an entry is restored a second time.
+const suggestion = "This entry was previously restored. If you need to keep this content long-term, consider setting _extractable: false on the entry."
 
 // BlobError is a blob that could not be read back. The entry it belongs to
 // passes through unchanged.
@@ -196,7 +196,7 @@ func Run(ctx context.Context, name string, r io.Reader, w io.Writer, opt Options
 	}
 	if x.res != nil && len(x.res.PointersRestored) > 0 {
 		x.res.Restored = true
-		x.res.KeysRestored = KeyNames(src.Dialect(), x.res.PointersRestored)
+		x.res.KeysRestored = keyNames(src.Dialect(), x.res.PointersRestored)
 	}
 	if x.res != nil && !x.res.Restored && len(x.errs) == 0 {
 		msg := fmt.Sprintf("entry %s not found", opt.ID)
@@ -406,7 +406,7 @@ func (x *run) line(ctx context.Context, sink *transcript.Sink, line transcript.L
 		now := transcript.AppendQuote(nil, x.opt.Now.UTC().Format(time.RFC3339))
 		if e.Restored >= 0 {
 			x.res.PreviousRestoredAt = t.Str(e.Restored)
-			x.res.Suggestion = Suggestion
+			x.res.Suggestion = suggestion
 			edits = append(edits, t.ReplaceValue(e.Restored, now))
 		} else {
 			edits = append(edits, t.InsertMember(0, "_restored", now))

@@ -216,7 +216,7 @@ func Holders(dir string, marks *Marks, sessions []string, cutoff time.Time, dryR
 	var errs []error
 	for _, de := range des {
 		id, ok := strings.CutSuffix(de.Name(), ".jsonl")
-		if !ok || !IsHolderID(id) || !de.Type().IsRegular() || marks.Holder(id) {
+		if !ok || !isHolderID(id) || !de.Type().IsRegular() || marks.Holder(id) {
 			continue
 		}
 		path := filepath.Join(dir, de.Name())
@@ -244,9 +244,9 @@ func Holders(dir string, marks *Marks, sessions []string, cutoff time.Time, dryR
 // names a holder by the first 8 bytes of a SHA-256, in lowercase hex.
 const holderIDLen = 16
 
-// IsHolderID reports whether id is shaped like the id bs archive gives a
+// isHolderID reports whether id is shaped like the id bs archive gives a
 // holder: 16 lowercase hexadecimal digits.
-func IsHolderID(id string) bool {
+func isHolderID(id string) bool {
 	if len(id) != holderIDLen {
 		return false
 	}

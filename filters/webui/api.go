@@ -201,7 +201,7 @@ func (s *Server) readAction(r *http.Request) (actionRequest, string, error) {
 	if err != nil {
 		return a, "", err
 	}
-	if a.Filter != "" && !slices.Contains(Filters, a.Filter) {
+	if a.Filter != "" && !slices.Contains(filters, a.Filter) {
 		return a, "", badRequest("filter: want extract, trim or roll")
 	}
 	if a.ID != "" && !validEntryID(a.ID) {

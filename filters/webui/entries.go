@@ -13,8 +13,8 @@ import (
 	"github.com/bstools/bs/filters/transcript"
 )
 
-// PageSize is how many entries a page of a session holds at most.
-const PageSize = 200
+// pageSize is how many entries a page of a session holds at most.
+const pageSize = 200
 
 // foldChars is how much of a value an entry view carries; the rest comes
 // with /api/value.
@@ -69,8 +69,8 @@ func (s *Server) entries(w http.ResponseWriter, r *http.Request, fi *fileInfo, f
 	}
 	count := 50
 	if c := q.Get("count"); c != "" {
-		if count, ok = atoi(c); !ok || count < 1 || count > PageSize {
-			failErr(w, badRequest("count: want 1 to "+strconv.Itoa(PageSize)))
+		if count, ok = atoi(c); !ok || count < 1 || count > pageSize {
+			failErr(w, badRequest("count: want 1 to "+strconv.Itoa(pageSize)))
 			return
 		}
 	}

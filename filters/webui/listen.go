@@ -15,7 +15,7 @@ import (
 // prints (127.0.0.1 when it listens on every address) and its loopback
 // names, the address as given (a name), and those allow adds.
 func Hosts(given string, addr *net.TCPAddr, allow []string) []string {
-	hosts := LoopbackHosts(URLHost(addr))
+	hosts := loopbackHosts(URLHost(addr))
 	if !slices.Contains(hosts, addr.String()) {
 		hosts = append(hosts, addr.String())
 	}

@@ -60,8 +60,8 @@ type Commands interface {
 	SetExtractable(ctx context.Context, path, id, value string) error
 }
 
-// Filters are the filters the app previews and applies.
-var Filters = []string{"extract", "trim", "roll"}
+// filters are the filters the app previews and applies.
+var filters = []string{"extract", "trim", "roll"}
 
 // CommandError is a command's refusal or failure, with the message bs
 // shows on the command line.
@@ -101,10 +101,10 @@ func NewToken() string {
 	return hex.EncodeToString(b)
 }
 
-// LoopbackHosts are the Host values a server listening on addr (a bound
+// loopbackHosts are the Host values a server listening on addr (a bound
 // host:port) answers to: the address itself, and localhost for a
 // loopback address.
-func LoopbackHosts(addr string) []string {
+func loopbackHosts(addr string) []string {
 	hosts := []string{addr}
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -254,7 +254,7 @@ func (s *Server) index(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) config(w http.ResponseWriter, r *http.Request) {
-	reply(w, map[string]any{"read_only": s.opt.ReadOnly, "search": s.opt.Search != nil, "stats": s.opt.Commands != nil, "filters": Filters})
+	reply(w, map[string]any{"read_only": s.opt.ReadOnly, "search": s.opt.Search != nil, "stats": s.opt.Commands != nil, "filters": filters})
 }
 
 // reply writes v as JSON.

@@ -106,7 +106,7 @@ func newFixture(t *testing.T, readOnly bool) *fixture {
 		Commands:    fx.cmds,
 		ReadOnly:    readOnly,
 		Token:       testToken,
-		Hosts:       LoopbackHosts(testHost),
+		Hosts:       loopbackHosts(testHost),
 		Search: func(ctx context.Context, q index.Query) ([]index.Hit, error) {
 			return []index.Hit{{Row: index.Row{Session: fx.session, EntryID: "10005ccd", Blob: "sha256:" + strings.Repeat("ab", 32), Kind: "tool_result"}, Snippet: "a [tiny] CLI"},
 				{Row: index.Row{Session: "/elsewhere/x.jsonl", EntryID: "e2", Kind: "entry"}, Snippet: "x"}}, nil
@@ -618,10 +618,10 @@ func TestAssets(t *testing.T) {
 }
 
 func TestLoopbackHosts(t *testing.T) {
-	if got := strings.Join(LoopbackHosts("127.0.0.1:8080"), " "); got != "127.0.0.1:8080 localhost:8080" {
+	if got := strings.Join(loopbackHosts("127.0.0.1:8080"), " "); got != "127.0.0.1:8080 localhost:8080" {
 		t.Errorf("loopback: %s", got)
 	}
-	if got := strings.Join(LoopbackHosts("192.0.2.1:8080"), " "); got != "192.0.2.1:8080" {
+	if got := strings.Join(loopbackHosts("192.0.2.1:8080"), " "); got != "192.0.2.1:8080" {
 		t.Errorf("not loopback: %s", got)
 	}
 	a, b := NewToken(), NewToken()
@@ -664,7 +664,7 @@ func TestTimelineCompactedFrom(t *testing.T) {
 		Checkpoints: checkpoint.Dir{Root: filepath.Join(dir, "cp")},
 		Commands:    fx.cmds,
 		Token:       testToken,
-		Hosts:       LoopbackHosts(testHost),
+		Hosts:       loopbackHosts(testHost),
 	})
 	for _, p := range paths {
 		res, out := fx.do(t, "GET", "/api/timeline?s="+SessionID(p), nil)

@@ -36,9 +36,9 @@ func (b *Budget) Acquire(n int) bool {
 	return true
 }
 
-// Force takes n bytes at once, even past the limit: for memory already
+// force takes n bytes at once, even past the limit: for memory already
 // spent, so that later acquires wait for it to be released.
-func (b *Budget) Force(n int) {
+func (b *Budget) force(n int) {
 	b.mu.Lock()
 	b.used += n
 	b.mu.Unlock()
@@ -52,9 +52,9 @@ func (b *Budget) Release(n int) {
 	b.mu.Unlock()
 }
 
-// Close makes every Acquire, waiting or to come, return false: how a
+// close makes every Acquire, waiting or to come, return false: how a
 // consumer that stops early frees a producer waiting for room.
-func (b *Budget) Close() {
+func (b *Budget) close() {
 	b.mu.Lock()
 	b.closed = true
 	b.cond.Broadcast()

@@ -52,7 +52,7 @@ func NewStream[T any](workers, ahead, budget int, newWorker func() func(T) int) 
 			for it := range s.work {
 				Yield()
 				if extra := do(it.v); extra > 0 {
-					s.budget.Force(extra)
+					s.budget.force(extra)
 					it.size += extra
 				}
 				close(it.done)
@@ -135,6 +135,6 @@ func (s *Stream[T]) Stopped() <-chan struct{} { return s.quit }
 func (s *Stream[T]) Stop() {
 	s.stop.Do(func() {
 		close(s.quit)
-		s.budget.Close()
+		s.budget.close()
 	})
 }
