@@ -1,7 +1,7 @@
 // Package hugemem keeps a process that meets huge lines (or blobs) within
 // about 64 MiB plus one copy of the longest: huge buffers are made one at
 // a time (Make), and the garbage collector's soft memory limit follows the
-// longest one met so far (Note).
+// longest one met so far (note).
 //
 // Left to GOGC alone, the collector lets the heap grow to twice what was
 // live at its last cycle: with a 100 MiB line live, another 100 MiB of
@@ -39,10 +39,10 @@ var (
 	user  = sync.OnceValue(func() bool { return os.Getenv("GOMEMLIMIT") != "" }) // a variable for tests
 )
 
-// Note tells of a line or blob of n bytes in memory: from Huge bytes it
+// note tells of a line or blob of n bytes in memory: from Huge bytes it
 // raises the soft memory limit to Base plus n, if that is higher than it
 // was, unless the user set one.
-func Note(n int) {
+func note(n int) {
 	if n < Huge || user() {
 		return
 	}
@@ -55,14 +55,14 @@ func Note(n int) {
 	}
 }
 
-// WaitRate bounds how long Make waits for the huge buffers before it to
+// waitRate bounds how long Make waits for the huge buffers before it to
 // be let go of: as long as storing c bytes takes at this rate (a filter
 // that is storing a line lets go of it within that), and at least
 // minWait. A filter that holds two huge lines at once by design (two
 // results of one turn, for bs archive) must not wait on itself for ever,
 // and one that stores a line more slowly (a slow object store) may hold
 // two.
-var WaitRate = 100 << 20 // bytes a second
+var waitRate = 100 << 20 // bytes a second
 
 const minWait = 250 * time.Millisecond
 
@@ -76,8 +76,8 @@ var (
 )
 
 // Make returns a buffer of length n and capacity c for a line or blob.
-// From Huge bytes it first notes the size (Note) and waits, for a bounded
-// time (WaitRate), until no buffer Make gave before is still reachable,
+// From Huge bytes it first notes the size (note) and waits, for a bounded
+// time (waitRate), until no buffer Make gave before is still reachable,
 // collecting garbage to find out: a filter reads a huge line while it
 // still stores the one before, so without the wait it holds two copies.
 // The collector sees the buffer go (runtime.AddCleanup), whoever held it,
@@ -89,7 +89,7 @@ func Make(n, c int) []byte {
 	if c < Huge {
 		return make([]byte, n, c)
 	}
-	Note(c)
+	note(c)
 	// One at a time: two readers that both find nothing live must not
 	// both go on.
 	making.Lock()
@@ -110,12 +110,12 @@ func Make(n, c int) []byte {
 }
 
 // wait returns once no buffer of Make's is reachable, or once the time to
-// store c bytes has passed (WaitRate), or at once while stuck.
+// store c bytes has passed (waitRate), or at once while stuck.
 func wait(c int) {
 	if live.Load() == 0 || stuck.Load() {
 		return
 	}
-	deadline := time.Now().Add(max(minWait, time.Duration(float64(c)/float64(WaitRate)*float64(time.Second))))
+	deadline := time.Now().Add(max(minWait, time.Duration(float64(c)/float64(waitRate)*float64(time.Second))))
 	for pause := time.Millisecond; live.Load() > 0; pause = min(2*pause, 64*time.Millisecond) {
 		left := time.Until(deadline)
 		if left <= 0 {

@@ -18,22 +18,22 @@ func TestNote(t *testing.T) {
 	user, limit = func() bool { return false }, 0
 	debug.SetMemoryLimit(math.MaxInt64)
 
-	Note(Huge - 1)
+	note(Huge - 1)
 	if got := debug.SetMemoryLimit(-1); got != math.MaxInt64 || limit != 0 {
 		t.Fatalf("after a line below Huge: limit %d (Limit %d), want none", got, limit)
 	}
-	Note(100 << 20)
+	note(100 << 20)
 	if want := int64(Base + 100<<20); debug.SetMemoryLimit(-1) != want || limit != want {
 		t.Fatalf("after a 100 MiB line: limit %d (Limit %d), want %d", debug.SetMemoryLimit(-1), limit, want)
 	}
-	Note(80 << 20)
+	note(80 << 20)
 	if want := int64(Base + 100<<20); debug.SetMemoryLimit(-1) != want {
 		t.Fatalf("a shorter line lowered the limit to %d, want %d", debug.SetMemoryLimit(-1), want)
 	}
 
 	user, limit = func() bool { return true }, 0
 	debug.SetMemoryLimit(math.MaxInt64)
-	Note(200 << 20)
+	note(200 << 20)
 	if got := debug.SetMemoryLimit(-1); got != math.MaxInt64 {
 		t.Fatalf("with GOMEMLIMIT set, Note set the limit to %d", got)
 	}
@@ -42,8 +42,8 @@ func TestNote(t *testing.T) {
 // TestMakeOneAtATime: a huge buffer is made once the one before is no
 // longer reachable, and not before.
 func TestMakeOneAtATime(t *testing.T) {
-	defer func(r int) { WaitRate = r }(WaitRate)
-	WaitRate = 1 << 20 // a minute for a huge buffer
+	defer func(r int) { waitRate = r }(waitRate)
+	waitRate = 1 << 20 // a minute for a huge buffer
 	first := Make(0, Huge)
 	_ = first
 	var dropped atomic.Bool
@@ -66,8 +66,8 @@ func TestMakeOneAtATime(t *testing.T) {
 // so long, and the one after that not at all, until no huge buffer is
 // left; a buffer below Huge never waits.
 func TestMakeBounded(t *testing.T) {
-	defer func(r int) { WaitRate = r }(WaitRate)
-	WaitRate = 1 << 40 // minWait
+	defer func(r int) { waitRate = r }(waitRate)
+	waitRate = 1 << 40 // minWait
 	kept := Make(Huge, Huge)
 	start := time.Now()
 	small := Make(10, 20)

@@ -130,29 +130,29 @@ const tempMarker = ".bs-tmp-"
 //     (it opened the file just before the rename) and append them to the
 //     new file.
 func Rewrite(ctx context.Context, path string, opt Options, transform func(io.Reader, io.Writer) error) error {
-	return RewriteFile(ctx, path, opt, func(src *os.File, n int64, w io.Writer) error {
+	return rewriteFile(ctx, path, opt, func(src *os.File, n int64, w io.Writer) error {
 		return transform(io.LimitReader(src, n), w)
 	})
 }
 
-// RewriteFile is Rewrite with the transform given the file itself: body
+// rewriteFile is Rewrite with the transform given the file itself: body
 // writes to w the new content of src's bytes [0, n), src being at 0. A
 // body that copies ranges of src to w with io.Copy has the kernel copy
 // them.
-func RewriteFile(ctx context.Context, path string, opt Options, body func(src *os.File, n int64, w io.Writer) error) error {
+func rewriteFile(ctx context.Context, path string, opt Options, body func(src *os.File, n int64, w io.Writer) error) error {
 	return rewrite(ctx, path, opt, nil, func(src *os.File, _ Start, n int64, w io.Writer) (Final, error) {
 		return Final{}, body(src, n, w)
 	})
 }
 
-// RewriteFileWhenQuiet is RewriteFile tried again while the file is busy
+// RewriteFileWhenQuiet is rewriteFile tried again while the file is busy
 // (a *BusyError: changed within opt.Quiet, held open, or locked by the
 // runtime) until opt.LockTimeout has passed: for a rewrite asked for just
 // after the runtime wrote the file, as an agent's tool call is.
 func RewriteFileWhenQuiet(ctx context.Context, path string, opt Options, body func(src *os.File, n int64, w io.Writer) error) error {
 	deadline := time.Now().Add(opt.LockTimeout)
 	for {
-		err := RewriteFile(ctx, path, opt, body)
+		err := rewriteFile(ctx, path, opt, body)
 		var busy *BusyError
 		if !errors.As(err, &busy) || time.Now().After(deadline) {
 			return err

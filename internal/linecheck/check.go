@@ -33,10 +33,10 @@ type Check struct {
 // *os.File).
 func (b *BadLines) Run(name string, r io.Reader, format transcript.Dialect, whole bool, f func(io.Reader) error) (Check, error) {
 	var chk Check
-	fc := b.Start(name)
-	var lc *Counter
+	fc := b.start(name)
+	var lc *counter
 	if _, _, ok := spool.Regular(r); !ok {
-		lc = NewCounter(r, format != transcript.Unknown)
+		lc = newCounter(r, format != transcript.Unknown)
 		r = lc
 	}
 	err := f(r)
@@ -45,27 +45,27 @@ func (b *BadLines) Run(name string, r io.Reader, format transcript.Dialect, whol
 			chk.Detected = d
 		}
 	}
-	bad, warned := b.End(fc)
+	bad, warned := b.end(fc)
 	chk.Unwarned = bad - warned
 	if err != nil || bad == 0 || !whole {
 		return chk, err
 	}
 	if lc != nil {
-		chk.Lines = lc.Total()
+		chk.Lines = lc.total()
 	} else {
-		chk.Lines = CountFile(r.(*os.File))
+		chk.Lines = countFile(r.(*os.File))
 	}
 	chk.NoTranscript = bad >= chk.Lines
 	return chk, nil
 }
 
-// head is the first SniffBytes of the input: what lc kept, or read again
+// head is the first sniffBytes of the input: what lc kept, or read again
 // from the file r.
-func head(r io.Reader, lc *Counter) []byte {
+func head(r io.Reader, lc *counter) []byte {
 	if lc != nil {
-		return lc.Head()
+		return lc.sniffed()
 	}
-	h := make([]byte, SniffBytes)
+	h := make([]byte, sniffBytes)
 	n, _ := r.(*os.File).ReadAt(h, 0)
 	return h[:n]
 }

@@ -30,7 +30,7 @@ func readAll(b *BadLines, name string) func(io.Reader) error {
 // (when whole), and a forced format its lines do not read as is told.
 func TestRun(t *testing.T) {
 	codex := `{"timestamp":"2026-01-01T00:00:00Z","type":"session_meta","payload":{"id":"x"}}` + "\n"
-	allBad := strings.Repeat("not json\n", MaxWarnings+2)
+	allBad := strings.Repeat("not json\n", maxWarnings+2)
 	file := filepath.Join(t.TempDir(), "bad.jsonl")
 	if err := os.WriteFile(file, []byte(allBad), 0o600); err != nil {
 		t.Fatal(err)
@@ -46,7 +46,7 @@ func TestRun(t *testing.T) {
 	for name, r := range map[string]func() io.Reader{"stream": func() io.Reader { return strings.NewReader(allBad) }, "file": open} {
 		var b BadLines
 		chk, err := b.Run("in", r(), transcript.Unknown, true, readAll(&b, "in"))
-		if err != nil || !chk.NoTranscript || chk.Lines != MaxWarnings+2 || chk.Unwarned != 2 {
+		if err != nil || !chk.NoTranscript || chk.Lines != maxWarnings+2 || chk.Unwarned != 2 {
 			t.Errorf("%s: %+v, %v", name, chk, err)
 		}
 		if chk, _ := b.Run("in", r(), transcript.Unknown, false, readAll(&b, "in")); chk.NoTranscript {

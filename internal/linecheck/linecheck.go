@@ -13,40 +13,40 @@ import (
 	"github.com/bstools/bs/filters/transcript"
 )
 
-// SniffBytes is how much of a transcript's head a Counter keeps, to tell
+// sniffBytes is how much of a transcript's head a counter keeps, to tell
 // its dialect.
-const SniffBytes = 1 << 20
+const sniffBytes = 1 << 20
 
-// CountFile counts the lines of f that hold more than white space.
-func CountFile(f *os.File) int {
-	lc := &Counter{r: io.NewSectionReader(f, 0, 1<<62)}
+// countFile counts the lines of f that hold more than white space.
+func countFile(f *os.File) int {
+	lc := &counter{r: io.NewSectionReader(f, 0, 1<<62)}
 	io.Copy(io.Discard, lc)
-	return lc.Total()
+	return lc.total()
 }
 
-// Counter counts the lines read through it that hold more than white
+// counter counts the lines read through it that hold more than white
 // space, as the transcript reader does (a blank line is no entry, nor a
 // bad one).
-type Counter struct {
+type counter struct {
 	r       io.Reader
 	lines   int
 	content bool   // the line being read has more than white space
 	sniff   bool   // keep the head
-	head    []byte // the first SniffBytes
+	head    []byte // the first sniffBytes
 }
 
-// NewCounter counts the lines of r; with sniff it keeps their first
-// SniffBytes (Head).
-func NewCounter(r io.Reader, sniff bool) *Counter { return &Counter{r: r, sniff: sniff} }
+// newCounter counts the lines of r; with sniff it keeps their first
+// sniffBytes (sniffed).
+func newCounter(r io.Reader, sniff bool) *counter { return &counter{r: r, sniff: sniff} }
 
-// Head is the first SniffBytes read, when the Counter keeps them.
-func (c *Counter) Head() []byte { return c.head }
+// sniffed is the first sniffBytes read, when the counter keeps them.
+func (c *counter) sniffed() []byte { return c.head }
 
-func (c *Counter) Read(p []byte) (int, error) {
+func (c *counter) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	b := p[:n]
-	if c.sniff && len(c.head) < SniffBytes {
-		c.head = append(c.head, b[:min(len(b), SniffBytes-len(c.head))]...)
+	if c.sniff && len(c.head) < sniffBytes {
+		c.head = append(c.head, b[:min(len(b), sniffBytes-len(c.head))]...)
 	}
 	for len(b) > 0 {
 		i := bytes.IndexByte(b, '\n')
@@ -74,17 +74,17 @@ func (c *Counter) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// Total is the count, with an unfinished last line.
-func (c *Counter) Total() int {
+// total is the count, with an unfinished last line.
+func (c *counter) total() int {
 	if c.content {
 		return c.lines + 1
 	}
 	return c.lines
 }
 
-// MaxWarnings is how many lines that are not valid JSON are named one by
+// maxWarnings is how many lines that are not valid JSON are named one by
 // one in each file; the rest are counted in one last warning.
-const MaxWarnings = 5
+const maxWarnings = 5
 
 // BadLines counts, per input, the lines that are not valid JSON, and says
 // which of them to warn about. The zero value is ready.
@@ -99,8 +99,8 @@ type File struct {
 	last        int // the last bad line counted: a filter that reads twice reports a line twice
 }
 
-// Start counts the bad lines of the input name, until End.
-func (b *BadLines) Start(name string) *File {
+// start counts the bad lines of the input name, until end.
+func (b *BadLines) start(name string) *File {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.files == nil {
@@ -111,9 +111,9 @@ func (b *BadLines) Start(name string) *File {
 	return fb
 }
 
-// End says how many bad lines the input had, and how many were warned
+// end says how many bad lines the input had, and how many were warned
 // about.
-func (b *BadLines) End(fb *File) (bad, warned int) {
+func (b *BadLines) end(fb *File) (bad, warned int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for name, f := range b.files {
@@ -130,14 +130,14 @@ func (b *BadLines) Warn(e *transcript.BadLineError) bool {
 	defer b.mu.Unlock()
 	fb := b.files[e.Name]
 	if fb == nil {
-		return true // an input read outside Start and End
+		return true // an input read outside start and end
 	}
 	if e.Line <= fb.last {
 		return false
 	}
 	fb.last = e.Line
 	fb.bad++
-	if fb.warned >= MaxWarnings {
+	if fb.warned >= maxWarnings {
 		return false
 	}
 	fb.warned++

@@ -15,28 +15,28 @@ import (
 // last line does; the head is kept when asked, read in any pieces.
 func TestCounter(t *testing.T) {
 	in := "{\"a\":1}\n\n  \t\n{\"b\":2}\r\n x"
-	c := NewCounter(io.MultiReader(strings.NewReader(in[:5]), strings.NewReader(in[5:])), true)
+	c := newCounter(io.MultiReader(strings.NewReader(in[:5]), strings.NewReader(in[5:])), true)
 	if b, _ := io.ReadAll(c); string(b) != in {
 		t.Fatalf("passed on %q", b)
 	}
-	if c.Total() != 3 || string(c.Head()) != in {
-		t.Errorf("total %d, head %q", c.Total(), c.Head())
+	if c.total() != 3 || string(c.sniffed()) != in {
+		t.Errorf("total %d, head %q", c.total(), c.sniffed())
 	}
 	path := filepath.Join(t.TempDir(), "f")
 	os.WriteFile(path, []byte(in), 0o600)
 	f, _ := os.Open(path)
 	defer f.Close()
-	if n := CountFile(f); n != 3 {
+	if n := countFile(f); n != 3 {
 		t.Errorf("CountFile %d", n)
 	}
 }
 
-// TestBadLines: the first MaxWarnings bad lines of a file are warned
+// TestBadLines: the first maxWarnings bad lines of a file are warned
 // about, a line reported twice (a filter reading twice) counts once, and
 // each file counts on its own.
 func TestBadLines(t *testing.T) {
 	var b BadLines
-	a := b.Start("a")
+	a := b.start("a")
 	bad := func(name string, line int) *transcript.BadLineError {
 		return &transcript.BadLineError{Name: name, Line: line, Err: errors.New("x")}
 	}
@@ -49,14 +49,14 @@ func TestBadLines(t *testing.T) {
 	if b.Warn(bad("a", 3)) {
 		t.Error("a line counted again was shown")
 	}
-	other := b.Start("b")
+	other := b.start("b")
 	if !b.Warn(bad("b", 1)) {
 		t.Error("another file's first bad line was not shown")
 	}
-	if n, warned := b.End(a); n != 8 || warned != MaxWarnings || shown != MaxWarnings {
+	if n, warned := b.end(a); n != 8 || warned != maxWarnings || shown != maxWarnings {
 		t.Errorf("a: %d bad, %d warned, %d shown", n, warned, shown)
 	}
-	if n, warned := b.End(other); n != 1 || warned != 1 {
+	if n, warned := b.end(other); n != 1 || warned != 1 {
 		t.Errorf("b: %d bad, %d warned", n, warned)
 	}
 	if !b.Warn(bad("c", 1)) {

@@ -114,8 +114,8 @@ func (p *Bar) Set(n int64) {
 	}
 }
 
-// Add records n more done.
-func (p *Bar) Add(n int64) {
+// add records n more done.
+func (p *Bar) add(n int64) {
 	if p == nil {
 		return
 	}
@@ -152,7 +152,7 @@ type Reader struct {
 
 func (r *Reader) Read(p []byte) (int, error) {
 	n, err := r.R.Read(p)
-	r.Bar.Add(int64(n))
+	r.Bar.add(int64(n))
 	return n, err
 }
 

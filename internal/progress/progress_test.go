@@ -27,7 +27,7 @@ func TestProgressNeverGoesBack(t *testing.T) {
 	defer p.Done()
 	p.Set(50)
 	p.Set(20)
-	p.Add(0)
+	p.add(0)
 	if p.n != 50 {
 		t.Errorf("count %d after 50 then 20, want 50", p.n)
 	}

@@ -22,7 +22,7 @@ import (
 type Kind int
 
 const (
-	Invalid    Kind = iota // the SDK cannot decode it (Problem.Err)
+	invalid    Kind = iota // the SDK cannot decode it (Problem.Err)
 	NotJSON                // not JSON: -32700
 	Batch                  // a batch, which is not served
 	NotObject              // not an object
@@ -35,7 +35,7 @@ const (
 type Problem struct {
 	Kind Kind
 	Max  int   // Options.Max, for TooLong
-	Err  error // the SDK's error, for Invalid
+	Err  error // the SDK's error, for invalid
 }
 
 // Options configure a guard.
@@ -208,7 +208,7 @@ func (r *reader) check(line []byte) {
 	}
 	msg, err := jsonrpc.DecodeMessage(line)
 	if err != nil {
-		r.reject(id, -32600, Problem{Kind: Invalid, Err: err})
+		r.reject(id, -32600, Problem{Kind: invalid, Err: err})
 		return
 	}
 	if req, ok := msg.(*jsonrpc.Request); ok && req.ID.IsValid() {

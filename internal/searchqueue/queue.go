@@ -85,7 +85,7 @@ func (e *WriteError) Unwrap() error { return e.Err }
 // NewWriter queues rows for the index at path; warn is told of a failure.
 func NewWriter(path string, warn func(error)) *Writer {
 	w := &Writer{warn: warn, path: path}
-	dir := PendingDir(w.path)
+	dir := pendingDir(w.path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		w.fail(err)
 		return w
@@ -100,13 +100,13 @@ func NewWriter(path string, warn func(error)) *Writer {
 	return w
 }
 
-// PendingDir holds row files not yet in the index at path.
-func PendingDir(path string) string { return path + ".pending" }
+// pendingDir holds row files not yet in the index at path.
+func pendingDir(path string) string { return path + ".pending" }
 
 // queuePrefix starts the name of the row files this bs writes.
 const queuePrefix = "blobrows-"
 
-// PendingFiles are the complete row files waiting for the index at path
+// pendingFiles are the complete row files waiting for the index at path
 // (close gives a file this name once it is whole), oldest first: rows go
 // into the index in the order the filters made them, so that a later
 // roll's row of a whole entry comes after the rows of values extracted
@@ -115,10 +115,10 @@ const queuePrefix = "blobrows-"
 // value's row could (queued): a bs of either time (a long-running bs
 // mcp) ingests only the files it knows, and cannot lose the text of the
 // others.
-func PendingFiles(path string) []string {
+func pendingFiles(path string) []string {
 	var files []string
 	for _, pattern := range []string{queuePrefix + "*.jsonl", "queue-*.jsonl", "rows-*.jsonl"} {
-		f, _ := filepath.Glob(filepath.Join(PendingDir(path), pattern))
+		f, _ := filepath.Glob(filepath.Join(pendingDir(path), pattern))
 		files = append(files, f...)
 	}
 	mtime := make(map[string]time.Time, len(files))
@@ -138,8 +138,8 @@ func (w *Writer) OK() bool { return w != nil && w.enc != nil }
 // Failed is whether the queue failed and lost rows (warned about).
 func (w *Writer) Failed() bool { return w != nil && w.failed }
 
-// Add queues r.
-func (w *Writer) Add(r index.Row) {
+// add queues r.
+func (w *Writer) add(r index.Row) {
 	if w == nil || w.enc == nil {
 		return
 	}
@@ -160,7 +160,7 @@ func (w *Writer) Moved(session Session, store blobstore.Store) func(extract.Move
 		if w == nil || w.enc == nil {
 			return
 		}
-		r := session.Row(index.Row{EntryID: m.EntryID, Pointer: m.Pointer, Blob: m.Blob, Kind: m.Kind, Tool: m.Tool, Time: m.Time})
+		r := session.row(index.Row{EntryID: m.EntryID, Pointer: m.Pointer, Blob: m.Blob, Kind: m.Kind, Tool: m.Tool, Time: m.Time})
 		if w.Chunks == "" || sealed(sealer, m.Blob) {
 			w.addRaw(r, rawText)
 			return
@@ -241,7 +241,7 @@ func (ix *rollIndex) WantsText(ctx context.Context, d blobstore.Digest) bool {
 
 func (ix *rollIndex) Add(e roll.Evicted) {
 	w := ix.w
-	r := ix.session.Row(index.Row{EntryID: e.EntryID, Blob: e.Blob, Kind: "entry", Tool: e.Tool, Time: e.Time})
+	r := ix.session.row(index.Row{EntryID: e.EntryID, Blob: e.Blob, Kind: "entry", Tool: e.Tool, Time: e.Time})
 	if w.Chunks == "" || e.Text != nil {
 		w.addRaw(r, e.Text)
 		return
@@ -333,7 +333,7 @@ func (w *Writer) fail(err error) {
 // session.
 func (w *Writer) Archived(session Session) func(archive.Indexed) {
 	return func(e archive.Indexed) {
-		w.addRaw(session.Row(index.Row{EntryID: e.EntryID, Blob: e.Blob, Kind: "entry", Tool: e.Tool, Time: e.Time}), e.Text)
+		w.addRaw(session.row(index.Row{EntryID: e.EntryID, Blob: e.Blob, Kind: "entry", Tool: e.Tool, Time: e.Time}), e.Text)
 	}
 }
 
@@ -354,14 +354,14 @@ type OpenOptions struct {
 
 // Open opens the index and adds every pending row file to it. Files are
 // taken under a lock, so concurrent readers do not ingest one file twice
-// (Add would keep one row anyway).
+// (add would keep one row anyway).
 func Open(ctx context.Context, path string, opt OpenOptions) (*index.Index, error) {
 	ix, err := index.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	dir := PendingDir(path)
-	files := PendingFiles(path)
+	dir := pendingDir(path)
+	files := pendingFiles(path)
 	if len(files) == 0 {
 		return ix, nil
 	}
@@ -610,15 +610,15 @@ func (c *chunkTexts) store(dir string) (blobstore.Store, error) {
 
 // Session is the transcript a filter's rows name: the file that will hold
 // its placeholders (Path), and the session it is (ID, as
-// transcript.SessionIdentity has it), which stays when the file is moved
+// transcript.IdentityOf has it), which stays when the file is moved
 // or the output goes through a pipe: agent search follows that.
 type Session struct {
 	Path string
 	ID   func() string
 }
 
-// Row is r, of this session.
-func (s Session) Row(r index.Row) index.Row {
+// row is r, of this session.
+func (s Session) row(r index.Row) index.Row {
 	r.Session, r.SessionID = s.Path, s.ID()
 	return r
 }

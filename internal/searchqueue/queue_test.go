@@ -33,7 +33,7 @@ func TestRollIndexDiscard(t *testing.T) {
 	last := w.ForRoll(at("/s/c.jsonl", "S-c"), nil)
 	last.Add(roll.Evicted{EntryID: "c1", Blob: "sha256:cc", Text: []byte(`"kept too"`)})
 	w.Close()
-	files := PendingFiles(w.path)
+	files := pendingFiles(w.path)
 	if len(files) != 1 {
 		t.Fatalf("queue files %v, want one", files)
 	}
@@ -89,10 +89,10 @@ func TestOpenIngests(t *testing.T) {
 	var warnings []error
 	w := NewWriter(path, func(err error) { warnings = append(warnings, err) })
 	s := Session{Path: "/s/a.jsonl", ID: func() string { return "A" }}
-	w.Add(s.Row(index.Row{EntryID: "e1", Blob: "sha256:" + strings.Repeat("1", 64), Kind: "tool_result", Text: "alpha kept"}))
-	w.Add(s.Row(index.Row{EntryID: "e2", Blob: "sha256:" + strings.Repeat("2", 64), Kind: "tool_result", Text: "alpha gone"}))
+	w.add(s.row(index.Row{EntryID: "e1", Blob: "sha256:" + strings.Repeat("1", 64), Kind: "tool_result", Text: "alpha kept"}))
+	w.add(s.row(index.Row{EntryID: "e2", Blob: "sha256:" + strings.Repeat("2", 64), Kind: "tool_result", Text: "alpha gone"}))
 	w.Close()
-	damaged := filepath.Join(PendingDir(path), queuePrefix+"9.jsonl")
+	damaged := filepath.Join(pendingDir(path), queuePrefix+"9.jsonl")
 	row := `{"Session":"/s/b.jsonl","EntryID":"b1","Pointer":"","Blob":"sha256:` + strings.Repeat("3", 64) + `","Kind":"entry","Tool":"","Time":"","Text":"alpha damaged"}`
 	if err := os.WriteFile(damaged, []byte(row+"\n{\"Sess"), 0o600); err != nil {
 		t.Fatal(err)
@@ -118,7 +118,7 @@ func TestOpenIngests(t *testing.T) {
 	if len(warnings) != 1 || !errors.As(warnings[0], &bad) || bad.File != damaged {
 		t.Errorf("warnings %v, want the damaged file", warnings)
 	}
-	if left := PendingFiles(path); len(left) != 0 {
+	if left := pendingFiles(path); len(left) != 0 {
 		t.Errorf("left in the queue: %v", left)
 	}
 	if _, err := os.Stat(damaged + ".bad"); err != nil {

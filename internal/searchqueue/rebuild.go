@@ -112,7 +112,7 @@ func Rebuild(ctx context.Context, path string, r io.Reader, format transcript.Di
 				warn(&ValueError{path, e.ID, r.Pointer, err})
 				continue
 			}
-			w.Add(session.Row(index.Row{EntryID: e.ID, Pointer: r.Pointer, Blob: r.Blob.String(), Kind: kindAt(&e, r.Pointer), Tool: transcript.ToolOf(&e, valueAt(&e, r.Pointer)), Time: e.Time, Text: removedText(&p, data)}))
+			w.add(session.row(index.Row{EntryID: e.ID, Pointer: r.Pointer, Blob: r.Blob.String(), Kind: kindAt(&e, r.Pointer), Tool: transcript.ToolOf(&e, valueAt(&e, r.Pointer)), Time: e.Time, Text: removedText(&p, data)}))
 			n++
 		}
 	}
@@ -144,7 +144,7 @@ func rebuildEvicted(ctx context.Context, path string, session Session, chunks []
 			if e.ID == "" {
 				e.ID = transcript.DeriveID(line) // as roll named it
 			}
-			w.Add(session.Row(index.Row{EntryID: e.ID, Blob: blob, Kind: "entry", Tool: transcript.EntryTool(&e), Time: e.Time, Text: roll.EntryText(line)}))
+			w.add(session.row(index.Row{EntryID: e.ID, Blob: blob, Kind: "entry", Tool: transcript.EntryTool(&e), Time: e.Time, Text: roll.EntryText(line)}))
 			n++
 		}
 	}
@@ -234,7 +234,7 @@ func rebuildArchived(ctx context.Context, path string, session Session, m archiv
 			if e.ID == "" {
 				e.ID = transcript.DeriveID(line)
 			}
-			w.Add(session.Row(index.Row{EntryID: e.ID, Blob: dg.String(), Kind: "entry", Tool: e.Tool(), Time: e.Time, Text: roll.EntryText(line)}))
+			w.add(session.row(index.Row{EntryID: e.ID, Blob: dg.String(), Kind: "entry", Tool: e.Tool(), Time: e.Time, Text: roll.EntryText(line)}))
 			n++
 		}
 	}

@@ -20,7 +20,7 @@ func Exists(path string) bool {
 	if _, err := os.Stat(path); err == nil {
 		return true
 	}
-	return len(PendingFiles(path)) > 0
+	return len(pendingFiles(path)) > 0
 }
 
 // Search answers q from the index at path after adding the queued rows to

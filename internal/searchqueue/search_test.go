@@ -24,7 +24,7 @@ func TestSearch(t *testing.T) {
 	}
 	w := NewWriter(path, func(err error) { t.Error(err) })
 	s := Session{Path: "/s/a.jsonl", ID: func() string { return "A" }}
-	w.Add(s.Row(index.Row{EntryID: "e1", Blob: "sha256:" + strings.Repeat("1", 64), Kind: "tool_result", Text: "alpha queued"}))
+	w.add(s.row(index.Row{EntryID: "e1", Blob: "sha256:" + strings.Repeat("1", 64), Kind: "tool_result", Text: "alpha queued"}))
 	w.Close()
 	hits, err := Search(ctx, path, index.Query{Text: "alpha"})
 	if err != nil || len(hits) != 1 || hits[0].EntryID != "e1" {
@@ -40,11 +40,11 @@ func TestExists(t *testing.T) {
 		t.Error("nothing there exists")
 	}
 	NewWriter(path, func(err error) { t.Error(err) }).Close() // no rows
-	if _, err := os.Stat(PendingDir(path)); err != nil || Exists(path) {
+	if _, err := os.Stat(pendingDir(path)); err != nil || Exists(path) {
 		t.Errorf("an empty queue (%v) exists", err)
 	}
 	w := NewWriter(path, func(err error) { t.Error(err) })
-	w.Add(index.Row{Session: "/s/a.jsonl", EntryID: "e1", Blob: "sha256:" + strings.Repeat("1", 64), Kind: "text", Text: "queued"})
+	w.add(index.Row{Session: "/s/a.jsonl", EntryID: "e1", Blob: "sha256:" + strings.Repeat("1", 64), Kind: "text", Text: "queued"})
 	w.Close()
 	if !Exists(path) {
 		t.Error("queued rows do not exist")
@@ -71,14 +71,14 @@ func TestForget(t *testing.T) {
 		return index.Row{Session: "/s/a.jsonl", EntryID: entry, Blob: "sha256:" + strings.Repeat(digit, 64), Kind: "text", Text: "alpha " + entry}
 	}
 	w := NewWriter(path, func(err error) { t.Error(err) })
-	w.Add(row("e1", "1"))
-	w.Add(row("e2", "2"))
+	w.add(row("e1", "1"))
+	w.add(row("e2", "2"))
 	w.Close()
 	if _, err := Search(ctx, path, index.Query{Text: "alpha"}); err != nil { // into the index
 		t.Fatal(err)
 	}
 	w = NewWriter(path, func(err error) { t.Error(err) })
-	w.Add(row("e3", "1")) // queued, of a blob gone
+	w.add(row("e3", "1")) // queued, of a blob gone
 	w.Close()
 	n, err := Forget(ctx, path, gone, OpenOptions{Warn: func(err error) { t.Error(err) }})
 	if n != 1 || err != nil {

@@ -51,7 +51,7 @@ type Logger interface {
 // (*sessions.DamagedStateError), a state file that cannot be written.
 func (w *Watcher) Watch(ctx context.Context, interval time.Duration, once bool) error {
 	for {
-		if err := w.Pass(ctx); err != nil && ctx.Err() == nil {
+		if err := w.pass(ctx); err != nil && ctx.Err() == nil {
 			return err
 		}
 		if once || ctx.Err() != nil {
@@ -67,8 +67,8 @@ func (w *Watcher) Watch(ctx context.Context, interval time.Duration, once bool) 
 	}
 }
 
-// Pass runs the filter on every changed file, then retention when due.
-func (w *Watcher) Pass(ctx context.Context) error {
+// pass runs the filter on every changed file, then retention when due.
+func (w *Watcher) pass(ctx context.Context) error {
 	if err := os.MkdirAll(filepath.Dir(w.StatePath), 0o700); err != nil {
 		return err
 	}

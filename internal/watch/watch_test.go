@@ -32,7 +32,7 @@ func TestWatchReadsOnlyChanged(t *testing.T) {
 		Busy: func(error) (string, bool) { return "", false }}
 	pass := func() []string {
 		ran = nil
-		if err := w.Pass(context.Background()); err != nil {
+		if err := w.pass(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 		slices.Sort(ran)
