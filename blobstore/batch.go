@@ -27,13 +27,12 @@ type Batcher interface {
 // that does not encrypt puts the same bytes again, and only an identity
 // reads it back.
 type Sealer interface {
-	Sealed(ctx context.Context, d Digest) (bool, error)
 	// SealedAfterPut reports whether the copy of d that a reader finds
 	// first will be encrypted once a PutPending of d by this store is
-	// committed: Sealed, for a store whose PutPending relies on any copy
-	// already there; without asking after a loose copy, for one whose
-	// PutPending relies only on packed copies and otherwise writes its
-	// own (Cloud, where asking would cost a request per blob).
+	// committed: the copy already there that PutPending relies on (its
+	// newest packed one, as its index records; for Local, else its loose
+	// file, from its first bytes; Cloud's PutPending relies on no loose
+	// object, so the bucket is not asked), else the one it writes.
 	SealedAfterPut(ctx context.Context, d Digest) (bool, error)
 }
 

@@ -193,14 +193,6 @@ func (c *Cache) Commit(ctx context.Context) error {
 	return nil
 }
 
-// Sealed implements [Sealer] on the remote store.
-func (c *Cache) Sealed(ctx context.Context, d Digest) (bool, error) {
-	if s, ok := c.Store.(Sealer); ok {
-		return s.Sealed(ctx, d)
-	}
-	return false, nil
-}
-
 // SealedAfterPut implements [Sealer] on the remote store.
 func (c *Cache) SealedAfterPut(ctx context.Context, d Digest) (bool, error) {
 	if s, ok := c.Store.(Sealer); ok {

@@ -330,45 +330,13 @@ func (c *Cloud) objectErr(op string, d Digest, err error) error {
 	return c.wrap(op, d, err)
 }
 
-// Sealed reports whether blob d is stored age-encrypted: its newest
-// packed copy, as its index records, else its loose object, from its
-// first bytes (one ranged GET).
-func (c *Cloud) Sealed(ctx context.Context, d Digest) (bool, error) {
-	return c.packs.sealed(ctx, c, d)
-}
-
 // SealedAfterPut implements [Sealer]: PutPending relies on a packed copy
 // or writes one (PutPending), which readers find before a loose object.
 func (c *Cloud) SealedAfterPut(ctx context.Context, d Digest) (bool, error) {
-	es, err := c.packs.copies(ctx, d)
-	if err != nil || len(es) > 0 {
-		return len(es) > 0 && es[0].sealed, err
+	if sealed, found, err := c.packs.sealed(ctx, d); err != nil || found {
+		return sealed, err
 	}
 	return c.crypt.encrypts(), nil
-}
-
-func (c *Cloud) sealedLoose(ctx context.Context, d Digest) (bool, error) {
-	head := make([]byte, len(ageMagic))
-	n := 0
-	err := c.retry.do(ctx, func(ctx context.Context) error {
-		r, err := c.b.NewRangeReader(ctx, key(d), 0, int64(len(head)), nil)
-		if err != nil {
-			return err
-		}
-		defer r.Close()
-		n, err = io.ReadFull(r, head)
-		if err == io.ErrUnexpectedEOF {
-			err = nil
-		}
-		return err
-	})
-	if isNotFound(err) {
-		return false, nil
-	}
-	if err != nil {
-		return false, c.wrap("get", d, err)
-	}
-	return isEncrypted(head[:n]), nil
 }
 
 // Has implements [Store.Has].

@@ -525,35 +525,36 @@ func (l *Local) getLoose(ctx context.Context, d Digest) ([]byte, error) {
 	return decodeStored(l.dec, l.crypt, d, stored)
 }
 
-// Sealed reports whether blob d is stored age-encrypted: its newest
-// packed copy, as its index records, else its loose file, from its first
-// bytes. A blob not stored, or still pending, is not.
-func (l *Local) Sealed(ctx context.Context, d Digest) (bool, error) {
-	return l.packs.sealed(ctx, l, d)
-}
-
-// SealedAfterPut implements [Sealer]: it is Sealed, as PutPending relies
-// on a loose copy too.
+// SealedAfterPut implements [Sealer]. PutPending relies on a loose copy
+// too, so a blob without a packed copy is as its loose file is.
 func (l *Local) SealedAfterPut(ctx context.Context, d Digest) (bool, error) {
-	return l.Sealed(ctx, d)
+	if sealed, found, err := l.packs.sealed(ctx, d); err != nil || found {
+		return sealed, err
+	}
+	if sealed, found, err := l.sealedLoose(d); err != nil || found {
+		return sealed, err
+	}
+	return l.crypt.encrypts(), nil
 }
 
-func (l *Local) sealedLoose(ctx context.Context, d Digest) (bool, error) {
+// sealedLoose reports whether blob d's loose file is encrypted, from its
+// first bytes, and whether there is one.
+func (l *Local) sealedLoose(d Digest) (sealed, found bool, err error) {
 	if !l.mayHaveLoose() {
-		return false, nil
+		return false, false, nil
 	}
 	_, name := l.paths(d)
 	f, err := os.Open(name)
 	if errors.Is(err, fs.ErrNotExist) {
-		return false, nil
+		return false, false, nil
 	}
 	if err != nil {
-		return false, err
+		return false, false, err
 	}
 	defer f.Close()
 	head := make([]byte, len(ageMagic))
 	n, _ := io.ReadFull(f, head)
-	return isEncrypted(head[:n]), nil
+	return isEncrypted(head[:n]), true, nil
 }
 
 // load reads blob d's file as it is stored, into *buf (which it may

@@ -820,9 +820,10 @@ func randomText(r *rand.Rand, n int) []byte {
 	return b.Bytes()[:n]
 }
 
-// TestLocalSealed: Sealed tells a blob stored encrypted, which stays so
-// when a run that does not encrypt puts the same bytes, from one stored
-// plain and from one not stored.
+// TestLocalSealed: SealedAfterPut tells a blob stored encrypted, which
+// stays so when a run that does not encrypt puts the same bytes, from one
+// stored plain and from one not stored, which a store that encrypts
+// would store encrypted.
 func TestLocalSealed(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -850,8 +851,12 @@ func TestLocalSealed(t *testing.T) {
 		d    blobstore.Digest
 		want bool
 	}{{secret, true}, {open, false}, {blobstore.Sum([]byte("never stored")), false}} {
-		if got, err := plain.Sealed(ctx, c.d); err != nil || got != c.want {
-			t.Errorf("Sealed(%s) = %v, %v; want %v", c.d, got, err, c.want)
+		if got, err := plain.SealedAfterPut(ctx, c.d); err != nil || got != c.want {
+			t.Errorf("SealedAfterPut(%s) = %v, %v; want %v", c.d, got, err, c.want)
 		}
+	}
+	never := blobstore.Sum([]byte("never stored"))
+	if got, err := sealing.(blobstore.Sealer).SealedAfterPut(ctx, never); err != nil || !got {
+		t.Errorf("an encrypting store's SealedAfterPut of a blob not stored = %v, %v; want true", got, err)
 	}
 }

@@ -18,7 +18,6 @@ type looseTier interface {
 	// without reading the blob (see DataSizer).
 	statDataLoose(ctx context.Context, d Digest) (Info, int64, error)
 	listLoose(ctx context.Context, fn func(Digest) error) error
-	sealedLoose(ctx context.Context, d Digest) (bool, error)
 }
 
 // refreshChanged lists the indexes again and reports whether the set
@@ -105,18 +104,18 @@ func (p *packs) stat(ctx context.Context, lt looseTier, d Digest) (Info, error) 
 	}
 }
 
-// sealed tells whether the newest copy of d is encrypted, from the
-// indexes alone for a packed one (bs extract asks for every value it
-// moves, so no pack is looked at).
-func (p *packs) sealed(ctx context.Context, lt looseTier, d Digest) (bool, error) {
+// sealed tells whether the newest packed copy of d is encrypted, and
+// whether there is one, from the indexes alone (bs extract asks for every
+// value it moves, so no pack is looked at).
+func (p *packs) sealed(ctx context.Context, d Digest) (sealed, found bool, err error) {
 	if err := ctx.Err(); err != nil {
-		return false, err
+		return false, false, err
 	}
 	es, err := p.copies(ctx, d)
-	if err != nil || len(es) > 0 {
-		return len(es) > 0 && es[0].sealed, err
+	if err != nil || len(es) == 0 {
+		return false, false, err
 	}
-	return lt.sealedLoose(ctx, d)
+	return es[0].sealed, true, nil
 }
 
 // list is Store.List over packs and lt: each blob once, those with a
