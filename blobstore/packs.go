@@ -106,17 +106,17 @@ type packs struct {
 	pending map[Digest]struct{}
 	cur     *building   // the pack being filled
 	full    []*building // filled packs waiting for the next commit
-	// relied is set when a PutPending relied on a copy another process
-	// wrote, whose name the next commit must make durable.
-	relied bool
-	// gens numbers the snapshots (snapshot.gen); durable is the newest
+	// gens numbers the snapshots (snapshot.gen). durable is the newest
 	// whose index files and packs are known to be durable under their
-	// names: the directories were synced after it was listed. A copy
-	// found through it sets no relied, so a run that relies on copies
-	// from many packs syncs the directories once, not at every commit.
-	// That holds because every writer renames a pack into place before
-	// any index that names it (localPacks.publishBatch, repack).
-	gens, durable atomic.Uint64
+	// names: the directories were synced after it was listed. relied is
+	// the newest through which a PutPending found a copy it relied on
+	// (another process's, maybe not yet durable under its name): while it
+	// is newer than durable, a commit syncs the names before the lines
+	// naming the blob go out. So a run that relies on copies from many
+	// packs syncs the directories once, not at every commit. That holds
+	// because every writer renames a pack into place before any index
+	// that names it (localPacks.publishBatch, repack).
+	gens, durable, relied atomic.Uint64
 
 	commitMu sync.Mutex
 
@@ -229,10 +229,13 @@ func (p *packs) addIndex(f *idxFile, drop ...packID) {
 
 // markDurable records that the index files of snapshot gen, and the packs
 // they name, are durable under their names (packs.durable).
-func (p *packs) markDurable(gen uint64) {
+func (p *packs) markDurable(gen uint64) { raise(&p.durable, gen) }
+
+// raise sets a to v if v is larger.
+func raise(a *atomic.Uint64, v uint64) {
 	for {
-		old := p.durable.Load()
-		if gen <= old || p.durable.CompareAndSwap(old, gen) {
+		old := a.Load()
+		if v <= old || a.CompareAndSwap(old, v) {
 			return
 		}
 	}
@@ -402,11 +405,7 @@ func (p *packs) reuse(ctx context.Context, d Digest, data []byte) (bool, error) 
 		default:
 			return false, err
 		}
-		if gen > p.durable.Load() {
-			p.mu.Lock()
-			p.relied = true
-			p.mu.Unlock()
-		}
+		raise(&p.relied, gen)
 		return true, nil
 	}
 	return false, nil
@@ -572,8 +571,6 @@ func (p *packs) commit(ctx context.Context) (err error) {
 		batch = append(batch, p.cur)
 	}
 	p.cur, p.full = nil, nil
-	relied := p.relied
-	p.relied = false
 	n := 0
 	for _, b := range batch {
 		n += len(b.entries)
@@ -582,6 +579,7 @@ func (p *packs) commit(ctx context.Context) (err error) {
 		}
 	}
 	p.mu.Unlock()
+	relied := p.relied.Load() > p.durable.Load() // a PutPending before this commit relied on a copy not known durable
 	defer func() {
 		if err != nil {
 			for _, b := range batch {
