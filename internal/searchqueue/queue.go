@@ -161,28 +161,27 @@ func (w *Writer) Moved(session Session, store blobstore.Store) func(extract.Move
 			return
 		}
 		r := session.row(index.Row{EntryID: m.EntryID, Pointer: m.Pointer, Blob: m.Blob, Kind: m.Kind, Tool: m.Tool, Time: m.Time})
-		if w.Chunks == "" || sealed(sealer, m.Blob) {
-			w.addRaw(r, rawText)
-			return
+		if w.Chunks != "" {
+			if d, err := blobstore.ParseDigest(m.Blob); err == nil && !sealed(context.Background(), sealer, d) {
+				r.Store = w.Store
+				if err := w.enc.Encode(queued{Row: r, From: w.Chunks, Value: true}); err != nil {
+					w.abandon(err)
+				}
+				return
+			}
 		}
-		r.Store = w.Store
-		if err := w.enc.Encode(queued{Row: r, From: w.Chunks, Value: true}); err != nil {
-			w.abandon(err)
-		}
+		w.addRaw(r, rawText)
 	}
 }
 
-// sealed reports whether blob (its digest's string) is stored encrypted,
-// which only an identity reads; an error says so too, to be safe.
-func sealed(s blobstore.Sealer, blob string) bool {
+// sealed reports whether blob d will be stored encrypted, which only an
+// identity reads (Sealer.SealedAfterPut); an error says so too, to be
+// safe. A store that cannot tell (nil) does not encrypt what it keeps.
+func sealed(ctx context.Context, s blobstore.Sealer, d blobstore.Digest) bool {
 	if s == nil {
 		return false
 	}
-	d, err := blobstore.ParseDigest(blob)
-	if err != nil {
-		return true
-	}
-	ok, err := s.SealedAfterPut(context.Background(), d)
+	ok, err := s.SealedAfterPut(ctx, d)
 	return ok || err != nil
 }
 
@@ -231,12 +230,8 @@ func (ix *rollIndex) WantsText(ctx context.Context, d blobstore.Digest) bool {
 	if ix.w.Chunks == "" {
 		return true
 	}
-	sealer, ok := ix.store.(blobstore.Sealer)
-	if !ok {
-		return false
-	}
-	sealed, err := sealer.SealedAfterPut(ctx, d)
-	return sealed || err != nil
+	sealer, _ := ix.store.(blobstore.Sealer)
+	return sealed(ctx, sealer, d)
 }
 
 func (ix *rollIndex) Add(e roll.Evicted) {
