@@ -559,8 +559,10 @@ func change(dst, line []byte, l *resLine, adj *gauge.Adjustment, at transcript.E
 	if len(body) > 0 && body[len(body)-1] == '\n' {
 		body, nl = body[:len(body)-1], true
 	}
-	edit := adj.EditAt(at)
-	if l != nil || at.Start == 0 && at.End == 0 {
+	var edit transcript.Edit
+	if l == nil && (at.Start != 0 || at.End != 0) {
+		edit = adj.EditAt(at) // no edit moved the place the scan found
+	} else {
 		var p transcript.Parser
 		t, err := p.Parse(body)
 		if err != nil {
