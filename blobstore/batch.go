@@ -16,6 +16,7 @@ type Batcher interface {
 	// PutPending stores data, whose digest the caller has computed as d,
 	// so that it becomes visible and durable at the next Commit. Data
 	// already stored or already pending is not written again.
+	// PutPending does not retain data after it returns.
 	PutPending(ctx context.Context, d Digest, data []byte) error
 	// Commit makes every blob pending when it is called durable and
 	// visible.

@@ -5,6 +5,7 @@
 package roll
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -13,6 +14,7 @@ import (
 	"io"
 	"log/slog"
 	"runtime"
+	"sync"
 	"time"
 
 	"github.com/bstools/bs/blobstore"
@@ -673,7 +675,11 @@ func write(ctx context.Context, w io.Writer, sp *spool.Spool, lines []line, d tr
 	readChunk := func(c int) (off int64, chunk []byte, err error) {
 		first, last := lines[chunks[c][0]], lines[chunks[c][1]-1]
 		n := int(last.off + int64(last.n) - first.off)
-		chunk = hugemem.Make(n, n)
+		if n <= chunkSize {
+			chunk = (*chunkBufs.Get().(*[]byte))[:n]
+		} else {
+			chunk = hugemem.Make(n, n)
+		}
 		_, err = sp.ReadAt(chunk, first.off)
 		return first.off, chunk, err
 	}
@@ -690,6 +696,14 @@ func write(ctx context.Context, w io.Writer, sp *spool.Spool, lines []line, d tr
 	var spent [][]byte
 	err := par.InOrder(ctx, len(chunks), workers, func(c int) (stored, error) {
 		off, chunk, err := readChunk(c)
+		// Nothing the worker returns holds on to the chunk (the store
+		// has compressed it, or relied on its copy, when PutPending
+		// returns), so its buffer serves the next.
+		defer func() {
+			if cap(chunk) == chunkSize {
+				chunkBufs.Put(&chunk)
+			}
+		}()
 		if err != nil {
 			return stored{}, err
 		}
@@ -749,7 +763,7 @@ func write(ctx context.Context, w io.Writer, sp *spool.Spool, lines []line, d tr
 	evicted := evictedAfter(0)
 	afterNote := len(p.keep) + len(lines) - p.to
 	notes := n.notes(evictedAfter, p.tokensAfter, afterNote)
-	bw := &errWriter{w: w}
+	bw := newErrWriter(w)
 	bw.copy(sp.Section(0, from))
 	// The spend records stand right before the marker: restore --all
 	// drops them with the marker it puts back, and keeps them with a
@@ -799,7 +813,7 @@ func write(ctx context.Context, w io.Writer, sp *spool.Spool, lines []line, d tr
 	st.Bytes = to - from
 	st.EvictedTokens = p.evictedEst
 	st.Short = p.short
-	return st, bw.err
+	return st, bw.flush()
 }
 
 // evictedRows are the index rows of the messages among lines, which the
@@ -830,6 +844,14 @@ func evictedRows(lines []line, chunk []byte, off int64, digest string, withText 
 // longer line is a blob of its own).
 const chunkSize = 1 << 20
 
+// chunkBufs are the buffers of chunks of at most chunkSize bytes: a
+// forced roll of the 256 MiB bench session allocated 256 of them, each
+// zeroed and faulted in before the range was read into it.
+var chunkBufs = sync.Pool{New: func() any {
+	b := make([]byte, chunkSize)
+	return &b
+}}
+
 // needsNewline reports whether the input's last line lacks its line feed,
 // so a line appended after it must first end it.
 func needsNewline(sp *spool.Spool) bool {
@@ -841,9 +863,26 @@ func needsNewline(sp *spool.Spool) bool {
 	return b[0] != '\n'
 }
 
+// errWriter writes the rolled transcript through a buffer, keeping the
+// first error: the spend records and kept lines are many short writes
+// (23,000 write calls on the 256 MiB bench session before it buffered).
 type errWriter struct {
-	w   io.Writer
+	w   *bufio.Writer
 	err error
+}
+
+func newErrWriter(w io.Writer) *errWriter {
+	return &errWriter{w: bufio.NewWriterSize(w, 256<<10)}
+}
+
+// flush writes out what is buffered, even after an error, so that a run
+// that fails gives what it wrote before as it did unbuffered; it returns
+// the first error.
+func (e *errWriter) flush() error {
+	if err := e.w.Flush(); e.err == nil {
+		e.err = err
+	}
+	return e.err
 }
 
 func (e *errWriter) write(bs ...[]byte) {
