@@ -52,8 +52,8 @@ type Writer struct {
 	// it all a second time. "" otherwise.
 	Chunks string
 	f      *os.File
-	w      *bufio.Writer
-	enc    *json.Encoder
+	w      *bufio.Writer // nil once the queue failed
+	line   []byte        // the row being written (appendQueued)
 	failed bool
 }
 
@@ -96,7 +96,6 @@ func NewWriter(path string, warn func(error)) *Writer {
 		return w
 	}
 	w.f, w.w = f, bufio.NewWriterSize(f, 1<<20)
-	w.enc = json.NewEncoder(w.w)
 	return w
 }
 
@@ -133,18 +132,24 @@ func pendingFiles(path string) []string {
 
 // OK is whether the queue can take rows: it was created and has not
 // failed.
-func (w *Writer) OK() bool { return w != nil && w.enc != nil }
+func (w *Writer) OK() bool { return w != nil && w.w != nil }
 
 // Failed is whether the queue failed and lost rows (warned about).
 func (w *Writer) Failed() bool { return w != nil && w.failed }
 
 // add queues r.
 func (w *Writer) add(r index.Row) {
-	if w == nil || w.enc == nil {
+	if !w.OK() {
 		return
 	}
 	r.Store = w.Store
-	if err := w.enc.Encode(r); err != nil {
+	w.write(&queued{Row: r}, nil)
+}
+
+// write queues q, with text as its Text when not nil (appendQueued).
+func (w *Writer) write(q *queued, text []byte) {
+	w.line = appendQueued(w.line[:0], q, text)
+	if _, err := w.w.Write(w.line); err != nil {
 		w.abandon(err)
 	}
 }
@@ -157,16 +162,14 @@ func (w *Writer) add(r index.Row) {
 func (w *Writer) Moved(session Session, store blobstore.Store) func(extract.Moved, []byte) {
 	sealer, _ := store.(blobstore.Sealer)
 	return func(m extract.Moved, rawText []byte) {
-		if w == nil || w.enc == nil {
+		if !w.OK() {
 			return
 		}
 		r := session.row(index.Row{EntryID: m.EntryID, Pointer: m.Pointer, Blob: m.Blob, Kind: m.Kind, Tool: m.Tool, Time: m.Time})
 		if w.Chunks != "" {
 			if d, err := blobstore.ParseDigest(m.Blob); err == nil && !sealed(context.Background(), sealer, d) {
 				r.Store = w.Store
-				if err := w.enc.Encode(queued{Row: r, From: w.Chunks, Value: true}); err != nil {
-					w.abandon(err)
-				}
+				w.write(&queued{Row: r, From: w.Chunks, Value: true}, nil)
 				return
 			}
 		}
@@ -188,24 +191,14 @@ func sealed(ctx context.Context, s blobstore.Sealer, d blobstore.Digest) bool {
 // addRaw queues r with its text spliced in as the raw JSON string it was
 // in the transcript (r.Text is left empty): no decode, no re-encode.
 func (w *Writer) addRaw(r index.Row, rawText []byte) {
-	if w == nil || w.enc == nil {
+	if !w.OK() {
 		return
 	}
 	r.Store = w.Store
-	head, err := json.Marshal(r)
-	if err != nil {
-		w.abandon(err)
-		return
-	}
 	if len(rawText) == 0 {
 		rawText = []byte(`""`)
 	}
-	w.w.Write(head[:len(head)-len(`"Text":""}`)])
-	w.w.WriteString(`"Text":`)
-	w.w.Write(rawText)
-	if _, err := w.w.WriteString("}\n"); err != nil {
-		w.abandon(err)
-	}
+	w.write(&queued{Row: r}, rawText)
 }
 
 // rollIndex is the roll.Index of one roll's rows in the queue.
@@ -241,13 +234,11 @@ func (ix *rollIndex) Add(e roll.Evicted) {
 		w.addRaw(r, e.Text)
 		return
 	}
-	if w.enc == nil {
+	if !w.OK() {
 		return
 	}
 	r.Store = w.Store
-	if err := w.enc.Encode(queued{Row: r, From: w.Chunks, At: e.At, Len: e.Len}); err != nil {
-		w.abandon(err)
-	}
+	w.write(&queued{Row: r, From: w.Chunks, At: e.At, Len: e.Len}, nil)
 }
 
 func (ix *rollIndex) Discard() { ix.w.truncate(ix.mark) }
@@ -314,7 +305,7 @@ func (w *Writer) abandon(err error) {
 	w.fail(err)
 	w.f.Close()
 	os.Remove(w.f.Name())
-	w.f, w.w, w.enc = nil, nil, nil
+	w.f, w.w = nil, nil
 }
 
 func (w *Writer) fail(err error) {
