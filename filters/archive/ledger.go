@@ -50,8 +50,9 @@ type ledger struct {
 	events   []event // not yet passed by the writer, in order
 	consumed int64   // the writer is past every line before this offset
 
-	turns []collapsed // the writer's: the turns archived so far
-	line  []byte      // the writer's: the usage line it is rewriting
+	turns []collapsed  // the writer's: the turns archived so far
+	ahead *spool.Ahead // the writer's: how it reads the input
+	src   io.ReaderAt  // the input ahead reads
 }
 
 func newLedger(est gauge.Estimator) *ledger {
@@ -114,6 +115,9 @@ func (l *ledger) upTo(to int64) []event {
 // copyTo writes the input from offset from up to offset to, each usage
 // line among it with the _adjusted the ledger says it must now carry.
 func (l *ledger) copyTo(w io.Writer, src io.ReaderAt, from, to int64) error {
+	if l.src != src {
+		l.ahead, l.src = spool.NewAhead(src), src
+	}
 	var p transcript.Parser
 	for _, e := range l.upTo(to) {
 		adj, ok := l.g.Carry(e.mark, 0, 0)
@@ -121,12 +125,12 @@ func (l *ledger) copyTo(w io.Writer, src io.ReaderAt, from, to int64) error {
 		if !ok && !moved || e.off < from {
 			continue
 		}
-		if err := spool.CopyRange(w, src, from, e.off-from); err != nil {
+		if err := l.ahead.CopyTo(w, from, e.off-from, to); err != nil {
 			return err
 		}
-		l.line = slices.Grow(l.line[:0], e.n)[:e.n] // each is written before the next is read
-		line := l.line
-		if _, err := src.ReadAt(line, e.off); err != nil {
+		// Valid until the next read: it is written before then.
+		line, err := l.ahead.Bytes(e.off, e.n, to)
+		if err != nil {
 			return err
 		}
 		l := transcript.Line{Body: line, Newline: len(line) > 0 && line[len(line)-1] == '\n'}
@@ -153,7 +157,7 @@ func (l *ledger) copyTo(w io.Writer, src io.ReaderAt, from, to int64) error {
 		}
 		from = e.off + int64(e.n)
 	}
-	return spool.CopyRange(w, src, from, to-from)
+	return l.ahead.CopyTo(w, from, to-from, to)
 }
 
 // archived passes over an archived turn's lines [from, to), which the
