@@ -7,8 +7,6 @@ package spool
 import (
 	"io"
 	"os"
-
-	"github.com/bstools/bs/internal/hugemem"
 )
 
 // Spool is random access to a filter's input.
@@ -135,7 +133,7 @@ func (a *Ahead) Bytes(off int64, n int, limit int64) ([]byte, error) {
 	}
 	var buf []byte
 	if n > aheadSize {
-		buf = hugemem.Make(n, n) // the caller's alone: not kept
+		buf = make([]byte, n) // not kept: the collector takes it once the caller is done
 	} else {
 		size := int(min(max(limit-off, int64(n)), aheadSize))
 		if cap(a.buf) < size {
