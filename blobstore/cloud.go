@@ -66,7 +66,7 @@ const (
 type Cloud struct {
 	b     *blob.Bucket
 	desc  string
-	enc   *zstd.Encoder
+	enc   *encoders
 	dec   *zstd.Decoder
 	crypt *crypter
 	retry retrier

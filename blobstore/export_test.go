@@ -3,6 +3,7 @@ package blobstore
 import (
 	"time"
 
+	"github.com/klauspost/compress/zstd"
 	"gocloud.dev/blob"
 )
 
@@ -41,9 +42,18 @@ func BucketOf(s Store) *blob.Bucket {
 // Key is the object key of blob d in a Cloud store.
 func Key(d Digest) string { return key(d) }
 
-// NewCodec is the zstd encoder and decoder every store uses, for
+// Encoders is the store's encoders (encoders), for BenchmarkFloor.
+type Encoders struct{ e *encoders }
+
+// EncodeAll appends data's zstd frame to dst, as a store compresses it.
+func (e Encoders) EncodeAll(data, dst []byte) []byte { return e.e.compress(data, dst) }
+
+// NewCodec is the zstd encoders and decoder every store uses, for
 // BenchmarkFloor.
-var NewCodec = newCodec
+func NewCodec() (Encoders, *zstd.Decoder, error) {
+	enc, dec, err := newCodec()
+	return Encoders{enc}, dec, err
+}
 
 // WithMem is o letting Open accept mem://, for the tests of stores over a
 // bucket in memory.

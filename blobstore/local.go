@@ -9,8 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -88,10 +86,10 @@ const encoderLevel = zstd.SpeedFastest
 type Local struct {
 	root string // <dir>/blobs/sha256
 
-	// One encoder and one decoder serve all goroutines: EncodeAll and
-	// DecodeAll are safe for concurrent use, and their internal state is
-	// costly to build.
-	enc *zstd.Encoder
+	// The encoders and the decoder serve all goroutines (encoders;
+	// DecodeAll is safe for concurrent use, and its state is costly to
+	// build).
+	enc *encoders
 	dec *zstd.Decoder
 
 	// crypt encrypts what Put writes and decrypts what Get reads; nil
@@ -159,12 +157,17 @@ func (l *Local) setCrypter(c *crypter) {
 // encoderWindow is the zstd window blobs are compressed with.
 const encoderWindow = 1 << 20
 
-// newCodec returns the zstd encoder and decoder every store uses.
-func newCodec() (*zstd.Encoder, *zstd.Decoder, error) {
-	enc, err := zstd.NewWriter(nil, append(encoderOptions(), zstd.WithEncoderConcurrency(runtime.GOMAXPROCS(0)))...)
+// newCodec returns the zstd encoders and decoder every store uses.
+func newCodec() (*encoders, *zstd.Decoder, error) {
+	// The first encoder is built here, so that an option zstd refuses
+	// is an error of opening the store rather than a panic of the pool's
+	// New.
+	first, err := newEncoder()
 	if err != nil {
 		return nil, nil, err
 	}
+	enc := newEncoders()
+	enc.pool.Put(first)
 	dec, err := zstd.NewReader(nil,
 		zstd.WithDecoderMaxMemory(maxBlobSize),
 		// GOMAXPROCS decoders at most: DecodeAll never uses more than one
@@ -178,7 +181,7 @@ func newCodec() (*zstd.Encoder, *zstd.Decoder, error) {
 }
 
 // encoderOptions are how every stored form is compressed (newCodec's
-// encoder, and writeStored's for a huge blob).
+// encoders, and writeStored's for a huge blob).
 func encoderOptions() []zstd.EOption {
 	return []zstd.EOption{
 		zstd.WithEncoderLevel(encoderLevel),
@@ -325,16 +328,8 @@ func (l *Local) served(ctx context.Context, d Digest, data []byte) (bool, error)
 	return false, nil
 }
 
-// compress appends data's zstd frame to dst. A large value gets room for
-// its whole frame at once: EncodeAll would otherwise grow dst by doubling,
-// which for a 100 MiB value that does not compress allocates 255 MiB and
-// holds 192 MiB at its peak.
-func compress(enc *zstd.Encoder, data, dst []byte) []byte {
-	if len(data) > 1<<20 {
-		dst = slices.Grow(dst, enc.MaxEncodedSize(len(data)))
-	}
-	return enc.EncodeAll(data, dst)
-}
+// compress appends data's zstd frame to dst.
+func compress(enc *encoders, data, dst []byte) []byte { return enc.compress(data, dst) }
 
 // mayHaveLoose reports whether the store may hold loose blobs: a store
 // made since packs has none until a small commit or a Put writes one, and
