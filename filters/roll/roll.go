@@ -233,9 +233,11 @@ type stamps struct{ session, agent string }
 func scan(ctx context.Context, name string, sp *spool.Spool, opt Options) ([]line, transcript.Dialect, *gauge.State, stamps, error) {
 	src := transcript.NewSource(name, sp.Section(0, sp.Size()), opt.Format, opt.OnBadLine)
 	src.Parallel(runtime.GOMAXPROCS(0))
-	// Estimating a line's tokens is as much work as parsing it: it is
-	// done beside the parsing, on every core.
-	src.Annotate(func(t *transcript.Tree, d transcript.Dialect) any { return gauge.Classify(t, d, opt.Estimator) })
+	// Estimating a line's tokens is as much work as parsing it, and
+	// viewing it not far from that: both are done beside the parsing, on
+	// every core, ahead of the loop below, which every later line waits
+	// on.
+	src.Annotate(func(t *transcript.Tree, d transcript.Dialect) any { return lookAt(t, d, opt.Estimator) })
 	defer src.Close()
 	var lines []line
 	var state gauge.State
@@ -262,42 +264,22 @@ func scan(ctx context.Context, name string, sp *spool.Spool, opt Options) ([]lin
 			state.Add(gauge.Line{}) // still a line of a roll note's scope
 		} else {
 			d := src.Dialect()
-			li.parsed, li.entry = true, true
-			li.acct = src.Annotation().(gauge.Line)
+			lk := src.Annotation().(*look)
+			lk.line.off, lk.line.n, lk.line.num = li.off, li.n, li.num
+			li = lk.line
 			state.Add(li.acct)
-			e := transcript.View(t, d)
+			e := &lk.e
 			if who.session == "" {
 				who.session = e.SessionID
 			}
 			if who.agent == "" && len(lines) < transcript.DetectLines {
-				// A subagent's file names its agent on every line.
-				var tail transcript.Tail
-				d.Follow(t, &tail)
-				who.agent = tail.Agent
+				who.agent = lk.agent // a subagent's file names its agent on every line
 			}
-			li.msg, li.id, li.time = Evictable(t, e), e.ID, e.Time
-			link := d.Link(t)
-			if link.Header && d.Threads() == transcript.ParentTree {
-				li.id = "" // the session's id, not an entry's: no entry's parent
-			}
-			turn := d.Turn(t, &e)
-			li.issued, li.answered = turn.Issued, turn.Answered
-			switch d.Threads() {
-			case transcript.ParentChains:
-				// What the chain needs, read as the gauge reads it, its
-				// calls included.
-				n := transcript.ChainNodeOf(t, d)
-				li.parent, li.msgID, li.sidechain = n.Parent, n.MsgID, n.Sidechain
-				li.issued, li.answered = n.Issued, n.Answered
-			case transcript.ParentTree:
-				li.parent = link.Parent
-			}
-			tools.Name(&e)
-			li.tool = transcript.EntryTool(&e)
-			li.bsNote = isNote(t)
+			tools.Name(e)
+			li.tool = transcript.EntryTool(e)
 			unit := d.Unit(t, lastMsgID)
 			li.join, li.noise, lastMsgID = unit.Join, unit.Noise, unit.MsgID
-			if li.spends = transcript.Spends(t, d); li.spends && t.Get(0, transcript.SpentField) >= 0 {
+			if li.spends && lk.spent {
 				li.noise = true // a spend record goes with its unit, and stands again before the note
 			}
 			switch {
@@ -311,17 +293,61 @@ func scan(ctx context.Context, name string, sp *spool.Spool, opt Options) ([]lin
 				li.msg = true // the runtime gives it to the model as a message
 			}
 			li.user = li.msg && !li.join && e.Role == "user" && len(li.answered) == 0
-			li.keptIndex = -1
-			if li.acct.Role == gauge.Compaction && d.Threads() == transcript.ParentTree {
-				// The entry it keeps from, as the pruner reads it.
-				pv := transcript.PruneView{KeptIndex: li.keptIndex}
-				d.Prune(t, &pv)
-				li.keptID, li.keptIndex = pv.KeptID, pv.KeptIndex
-			}
 		}
 		lines = append(lines, li)
 	}
 	return lines, src.Dialect(), &state, who, nil
+}
+
+// look is what the scan reads of a parsed line that needs nothing but the
+// line, made on every core ahead of it (lookAt): the line as far as the
+// line alone says, and the entry's view for what depends on the lines
+// before (its tool, its unit).
+type look struct {
+	line  line
+	e     transcript.Entry
+	agent string // the agent a subagent's line names (transcript.Tail)
+	spent bool   // a spend record
+}
+
+// lookAt reads line t of dialect d for the scan.
+func lookAt(t *transcript.Tree, d transcript.Dialect, est gauge.Estimator) *look {
+	lk := &look{e: transcript.View(t, d)}
+	li := &lk.line
+	li.parsed, li.entry = true, true
+	li.acct = gauge.Classify(t, d, est)
+	var tail transcript.Tail
+	d.Follow(t, &tail)
+	lk.agent = tail.Agent
+	e := &lk.e
+	li.msg, li.id, li.time = Evictable(t, *e), e.ID, e.Time
+	link := d.Link(t)
+	if link.Header && d.Threads() == transcript.ParentTree {
+		li.id = "" // the session's id, not an entry's: no entry's parent
+	}
+	turn := d.Turn(t, e)
+	li.issued, li.answered = turn.Issued, turn.Answered
+	switch d.Threads() {
+	case transcript.ParentChains:
+		// What the chain needs, read as the gauge reads it, its calls
+		// included.
+		n := transcript.ChainNodeOf(t, d)
+		li.parent, li.msgID, li.sidechain = n.Parent, n.MsgID, n.Sidechain
+		li.issued, li.answered = n.Issued, n.Answered
+	case transcript.ParentTree:
+		li.parent = link.Parent
+	}
+	li.bsNote = isNote(t)
+	li.spends = transcript.Spends(t, d)
+	lk.spent = li.spends && t.Get(0, transcript.SpentField) >= 0
+	li.keptIndex = -1
+	if li.acct.Role == gauge.Compaction && d.Threads() == transcript.ParentTree {
+		// The entry it keeps from, as the pruner reads it.
+		pv := transcript.PruneView{KeptIndex: li.keptIndex}
+		d.Prune(t, &pv)
+		li.keptID, li.keptIndex = pv.KeptID, pv.KeptIndex
+	}
+	return lk
 }
 
 // Evictable reports whether a line is a conversation message, which roll
