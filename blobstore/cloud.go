@@ -189,7 +189,7 @@ func (c *Cloud) Put(ctx context.Context, data []byte) (Digest, error) {
 	} else if ok {
 		return d, nil
 	}
-	stored, err := c.crypt.seal(compress(c.enc, data, nil))
+	stored, err := c.crypt.seal(c.enc.compress(data, nil))
 	if err != nil {
 		return Digest{}, fmt.Errorf("put blob %s: %w", d, err)
 	}

@@ -311,7 +311,7 @@ func (l *Local) newForm(ctx context.Context, d Digest, data, dst []byte) ([]byte
 	if served, err := l.served(ctx, d, data); err != nil || served {
 		return nil, err
 	}
-	return l.crypt.seal(compress(l.enc, data, dst))
+	return l.crypt.seal(l.enc.compress(data, dst))
 }
 
 // served reports whether a copy already stored serves a Put of data (blob
@@ -327,9 +327,6 @@ func (l *Local) served(ctx context.Context, d Digest, data []byte) (bool, error)
 	}
 	return false, nil
 }
-
-// compress appends data's zstd frame to dst.
-func compress(enc *encoders, data, dst []byte) []byte { return enc.compress(data, dst) }
 
 // mayHaveLoose reports whether the store may hold loose blobs: a store
 // made since packs has none until a small commit or a Put writes one, and

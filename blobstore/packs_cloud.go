@@ -376,7 +376,7 @@ func (c *Cloud) PutPending(ctx context.Context, d Digest, data []byte) error {
 	}
 	buf := getBuf()
 	defer putBuf(buf)
-	stored, err := c.crypt.seal(compress(c.enc, data, (*buf)[:0]))
+	stored, err := c.crypt.seal(c.enc.compress(data, (*buf)[:0]))
 	if err != nil {
 		return fmt.Errorf("put blob %s: %w", d, err)
 	}
