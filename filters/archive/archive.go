@@ -190,7 +190,7 @@ func run(ctx context.Context, name string, r io.Reader, w io.Writer, opt Options
 
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	p := &pipeline{opt: opt, sp: sp, w: w, jobs: make(chan *job, opt.Workers), futures: make(chan *job, 64), ledger: newLedger(opt.Estimator)}
+	p := &pipeline{opt: opt, sp: sp, w: w, jobs: make(chan *job, opt.Workers), futures: make(chan *job, 64), ledger: newLedger(opt.Estimator, sp)}
 	var wg sync.WaitGroup
 	for range opt.Workers {
 		wg.Add(1)
@@ -628,7 +628,7 @@ func (p *pipeline) copyTo(to int64) error {
 	if to <= p.written {
 		return nil
 	}
-	err := p.ledger.copyTo(p.w, p.sp, p.written, to)
+	err := p.ledger.copyTo(p.w, p.written, to)
 	p.written = to
 	return err
 }

@@ -51,12 +51,13 @@ type ledger struct {
 	consumed int64   // the writer is past every line before this offset
 
 	turns []collapsed  // the writer's: the turns archived so far
-	ahead *spool.Ahead // the writer's: how it reads the input
-	src   io.ReaderAt  // the input ahead reads
+	in    *spool.Ahead // the writer's: the input, read in order
 }
 
-func newLedger(est gauge.Estimator) *ledger {
-	return &ledger{g: gauge.NewLedger(est)}
+// newLedger accounts with est for the input in, which the writer passes
+// on (copyTo).
+func newLedger(est gauge.Estimator, in io.ReaderAt) *ledger {
+	return &ledger{g: gauge.NewLedger(est), in: spool.NewAhead(in)}
 }
 
 // observe takes the next input line (at off, n bytes) on the first pass,
@@ -114,10 +115,7 @@ func (l *ledger) upTo(to int64) []event {
 
 // copyTo writes the input from offset from up to offset to, each usage
 // line among it with the _adjusted the ledger says it must now carry.
-func (l *ledger) copyTo(w io.Writer, src io.ReaderAt, from, to int64) error {
-	if l.src != src {
-		l.ahead, l.src = spool.NewAhead(src), src
-	}
+func (l *ledger) copyTo(w io.Writer, from, to int64) error {
 	var p transcript.Parser
 	for _, e := range l.upTo(to) {
 		adj, ok := l.g.Carry(e.mark, 0, 0)
@@ -125,11 +123,11 @@ func (l *ledger) copyTo(w io.Writer, src io.ReaderAt, from, to int64) error {
 		if !ok && !moved || e.off < from {
 			continue
 		}
-		if err := l.ahead.CopyTo(w, from, e.off-from, to); err != nil {
+		if err := l.in.CopyTo(w, from, e.off-from, to); err != nil {
 			return err
 		}
 		// Valid until the next read: it is written before then.
-		line, err := l.ahead.Bytes(e.off, e.n, to)
+		line, err := l.in.Bytes(e.off, e.n, to)
 		if err != nil {
 			return err
 		}
@@ -157,7 +155,7 @@ func (l *ledger) copyTo(w io.Writer, src io.ReaderAt, from, to int64) error {
 		}
 		from = e.off + int64(e.n)
 	}
-	return l.ahead.CopyTo(w, from, to-from, to)
+	return l.in.CopyTo(w, from, to-from, to)
 }
 
 // archived passes over an archived turn's lines [from, to), which the
