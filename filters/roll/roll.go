@@ -273,13 +273,16 @@ func scan(ctx context.Context, name string, sp *spool.Spool, opt Options) ([]lin
 				who.session = e.SessionID
 			}
 			if who.agent == "" && len(lines) < transcript.DetectLines {
-				who.agent = lk.agent // a subagent's file names its agent on every line
+				// A subagent's file names its agent on every line.
+				var tail transcript.Tail
+				d.Follow(t, &tail)
+				who.agent = tail.Agent
 			}
 			tools.Name(e)
 			li.tool = transcript.EntryTool(e)
 			unit := d.Unit(t, lastMsgID)
 			li.join, li.noise, lastMsgID = unit.Join, unit.Noise, unit.MsgID
-			if li.spends && lk.spent {
+			if lk.spent {
 				li.noise = true // a spend record goes with its unit, and stands again before the note
 			}
 			switch {
@@ -306,8 +309,7 @@ func scan(ctx context.Context, name string, sp *spool.Spool, opt Options) ([]lin
 type look struct {
 	line  line
 	e     transcript.Entry
-	agent string // the agent a subagent's line names (transcript.Tail)
-	spent bool   // a spend record
+	spent bool // a spend record
 }
 
 // lookAt reads line t of dialect d for the scan.
@@ -316,9 +318,6 @@ func lookAt(t *transcript.Tree, d transcript.Dialect, est gauge.Estimator) *look
 	li := &lk.line
 	li.parsed, li.entry = true, true
 	li.acct = gauge.Classify(t, d, est)
-	var tail transcript.Tail
-	d.Follow(t, &tail)
-	lk.agent = tail.Agent
 	e := &lk.e
 	li.msg, li.id, li.time = Evictable(t, *e), e.ID, e.Time
 	link := d.Link(t)
