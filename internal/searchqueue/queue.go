@@ -138,16 +138,15 @@ func (w *Writer) OK() bool { return w != nil && w.w != nil }
 func (w *Writer) Failed() bool { return w != nil && w.failed }
 
 // add queues r.
-func (w *Writer) add(r index.Row) {
+func (w *Writer) add(r index.Row) { w.write(&queued{Row: r}, nil) }
+
+// write queues q, in the writer's store, with text as its Text when not
+// nil (appendQueued).
+func (w *Writer) write(q *queued, text []byte) {
 	if !w.OK() {
 		return
 	}
-	r.Store = w.Store
-	w.write(&queued{Row: r}, nil)
-}
-
-// write queues q, with text as its Text when not nil (appendQueued).
-func (w *Writer) write(q *queued, text []byte) {
+	q.Store = w.Store
 	w.line = appendQueued(w.line[:0], q, text)
 	if _, err := w.w.Write(w.line); err != nil {
 		w.abandon(err)
@@ -168,7 +167,6 @@ func (w *Writer) Moved(session Session, store blobstore.Store) func(extract.Move
 		r := session.row(index.Row{EntryID: m.EntryID, Pointer: m.Pointer, Blob: m.Blob, Kind: m.Kind, Tool: m.Tool, Time: m.Time})
 		if w.Chunks != "" {
 			if d, err := blobstore.ParseDigest(m.Blob); err == nil && !sealed(context.Background(), sealer, d) {
-				r.Store = w.Store
 				w.write(&queued{Row: r, From: w.Chunks, Value: true}, nil)
 				return
 			}
@@ -191,10 +189,6 @@ func sealed(ctx context.Context, s blobstore.Sealer, d blobstore.Digest) bool {
 // addRaw queues r with its text spliced in as the raw JSON string it was
 // in the transcript (r.Text is left empty): no decode, no re-encode.
 func (w *Writer) addRaw(r index.Row, rawText []byte) {
-	if !w.OK() {
-		return
-	}
-	r.Store = w.Store
 	if len(rawText) == 0 {
 		rawText = []byte(`""`)
 	}
@@ -234,10 +228,6 @@ func (ix *rollIndex) Add(e roll.Evicted) {
 		w.addRaw(r, e.Text)
 		return
 	}
-	if !w.OK() {
-		return
-	}
-	r.Store = w.Store
 	w.write(&queued{Row: r, From: w.Chunks, At: e.At, Len: e.Len}, nil)
 }
 
