@@ -63,7 +63,7 @@ func (b *BadLines) Run(name string, r io.Reader, format transcript.Dialect, whol
 // from the file r.
 func head(r io.Reader, lc *counter) []byte {
 	if lc != nil {
-		return lc.sniffed()
+		return lc.head
 	}
 	h := make([]byte, sniffBytes)
 	n, _ := r.(*os.File).ReadAt(h, 0)

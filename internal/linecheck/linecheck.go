@@ -36,11 +36,8 @@ type counter struct {
 }
 
 // newCounter counts the lines of r; with sniff it keeps their first
-// sniffBytes (sniffed).
+// sniffBytes (head).
 func newCounter(r io.Reader, sniff bool) *counter { return &counter{r: r, sniff: sniff} }
-
-// sniffed is the first sniffBytes read, when the counter keeps them.
-func (c *counter) sniffed() []byte { return c.head }
 
 func (c *counter) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)

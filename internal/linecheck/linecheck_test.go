@@ -19,8 +19,8 @@ func TestCounter(t *testing.T) {
 	if b, _ := io.ReadAll(c); string(b) != in {
 		t.Fatalf("passed on %q", b)
 	}
-	if c.total() != 3 || string(c.sniffed()) != in {
-		t.Errorf("total %d, head %q", c.total(), c.sniffed())
+	if c.total() != 3 || string(c.head) != in {
+		t.Errorf("total %d, head %q", c.total(), c.head)
 	}
 	path := filepath.Join(t.TempDir(), "f")
 	os.WriteFile(path, []byte(in), 0o600)
