@@ -763,14 +763,7 @@ func TestCloudSealedAfterPut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []struct {
-		d    blobstore.Digest
-		want bool
-	}{{dp, true}, {dl, false}, {blobstore.Sum([]byte("never stored")), false}} {
-		if got, err := plain.SealedAfterPut(ctx, c.d); err != nil || got != c.want {
-			t.Errorf("SealedAfterPut(%s) = %v, %v; want %v", c.d, got, err, c.want)
-		}
-	}
+	wantSealedAfterPut(t, plain, map[blobstore.Digest]bool{dp: true, dl: false, blobstore.Sum([]byte("never stored")): false})
 	if err := plain.PutPending(ctx, dl, loose); err != nil {
 		t.Fatal(err)
 	}

@@ -847,16 +847,17 @@ func TestLocalSealed(t *testing.T) {
 	if again, err := plain.Put(ctx, []byte("sealed away")); err != nil || again != secret {
 		t.Fatalf("put again: %v, %v", again, err)
 	}
-	for _, c := range []struct {
-		d    blobstore.Digest
-		want bool
-	}{{secret, true}, {open, false}, {blobstore.Sum([]byte("never stored")), false}} {
-		if got, err := plain.SealedAfterPut(ctx, c.d); err != nil || got != c.want {
-			t.Errorf("SealedAfterPut(%s) = %v, %v; want %v", c.d, got, err, c.want)
-		}
-	}
 	never := blobstore.Sum([]byte("never stored"))
-	if got, err := sealing.(blobstore.Sealer).SealedAfterPut(ctx, never); err != nil || !got {
-		t.Errorf("an encrypting store's SealedAfterPut of a blob not stored = %v, %v; want true", got, err)
+	wantSealedAfterPut(t, plain, map[blobstore.Digest]bool{secret: true, open: false, never: false})
+	wantSealedAfterPut(t, sealing.(blobstore.Sealer), map[blobstore.Digest]bool{never: true})
+}
+
+// wantSealedAfterPut checks s's SealedAfterPut of each digest of want.
+func wantSealedAfterPut(t *testing.T, s blobstore.Sealer, want map[blobstore.Digest]bool) {
+	t.Helper()
+	for d, w := range want {
+		if got, err := s.SealedAfterPut(context.Background(), d); err != nil || got != w {
+			t.Errorf("SealedAfterPut(%s) = %v, %v; want %v", d, got, err, w)
+		}
 	}
 }
