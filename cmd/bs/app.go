@@ -22,7 +22,7 @@ import (
 	"github.com/bstools/bs/filters/rules"
 	"github.com/bstools/bs/filters/transcript"
 	"github.com/bstools/bs/internal/clidoc"
-	"github.com/bstools/bs/internal/inplace"
+	"github.com/bstools/bs/internal/inputs"
 	"github.com/bstools/bs/internal/linecheck"
 	"github.com/bstools/bs/internal/logvoice"
 	"github.com/bstools/bs/internal/output"
@@ -126,7 +126,7 @@ func exitCode(ctx context.Context, u ui, cmd string, err error) int {
 		}
 		u.errorf(cmd, "%v", err)
 	}
-	var files fileErrors
+	var files inputs.FileErrors
 	if errors.As(err, &files) {
 		// Each file's failure on a line of its own.
 		for _, e := range files {
@@ -365,38 +365,32 @@ func logLevelFlag() cli.Flag {
 	return &cli.StringFlag{Name: "log-level", Value: "warn", Usage: "log records on stderr at this level and above: debug, info, warn, error"}
 }
 
-// common holds the parsed common flags.
+// common holds the parsed common flags, and the inputs they say how to
+// go over (Each, Read).
 type common struct {
+	inputs.Inputs
 	ui       ui
 	cmd      string
-	format   transcript.Dialect
 	now      time.Time
 	strict   bool
 	log      *slog.Logger
 	storeDir string
 	storeOpt blobstore.OpenOptions // --cache, --encrypt-to, --identity
-	inPlace  bool
-	ip       inplace.Options // the -i flags
-	files    []string
-	stdin    io.Reader
-	stdout   io.Writer
-	badLines linecheck.BadLines
-	// showInput shows how far the reading of each input has got, on a
-	// terminal (internal/progress): for the commands that read a file through.
-	showInput bool
 }
 
 func parseCommon(c *cli.Context) (*common, error) {
 	errw := c.App.ErrWriter
-	cm := &common{ui: ui{errw}, cmd: c.Command.Name, strict: c.Bool("strict"), inPlace: c.Bool("in-place"),
-		files: c.Args().Slice(), stdin: c.App.Reader, stdout: c.App.Writer}
-	for _, f := range clidoc.FlagLike(commandLine(c), cm.files) {
+	cm := &common{ui: ui{errw}, cmd: c.Command.Name, strict: c.Bool("strict")}
+	cm.Files, cm.Stdin, cm.Stdout, cm.InPlace = c.Args().Slice(), c.App.Reader, c.App.Writer, c.Bool("in-place")
+	cm.Progress, cm.Checked, cm.Refused = errw, cm.checked, cm.refused
+	cm.ReadLabel = func(path string) string { return fmt.Sprintf(prgRead, cm.cmd, path) }
+	for _, f := range clidoc.FlagLike(commandLine(c), cm.Files) {
 		if strings.HasPrefix(f, "-") && f != "-" {
 			return nil, usagef(msgFlagAfterFile, f)
 		}
 	}
 	var err error
-	if cm.format, err = transcript.ParseDialect(c.String("format")); err != nil {
+	if cm.Format, err = transcript.ParseDialect(c.String("format")); err != nil {
 		return nil, usagef("%v", err)
 	}
 	cm.now = time.Now()
@@ -411,13 +405,13 @@ func parseCommon(c *cli.Context) (*common, error) {
 	if err = cm.readStoreFlags(c); err != nil {
 		return nil, err
 	}
-	if cm.inPlace && len(cm.files) == 0 {
+	if cm.InPlace && len(cm.Files) == 0 {
 		return nil, usagef(msgInPlaceStdin)
 	}
-	if cm.inPlace && slices.Contains(cm.files, "-") {
+	if cm.InPlace && slices.Contains(cm.Files, "-") {
 		return nil, usagef(msgInPlaceDash)
 	}
-	if cm.ip, err = parseInPlace(c); err != nil {
+	if cm.Rewrite, err = parseInPlace(c); err != nil {
 		return nil, err
 	}
 	return cm, nil
@@ -462,13 +456,13 @@ func (cm *common) onBadLine(e *transcript.BadLineError) error {
 
 // onBadLineSaying is onBadLine with another warning, of the same
 // arguments: the file, the line and what is wrong with it. Each file
-// names its first few bad lines; the rest are counted (cm.checked).
+// names its first few bad lines; the rest are counted (checked).
 func (cm *common) onBadLineSaying(warning string) func(*transcript.BadLineError) error {
 	return func(e *transcript.BadLineError) error {
 		if cm.strict {
 			return e
 		}
-		if cm.badLines.Warn(e) {
+		if cm.BadLines.Warn(e) {
 			cm.ui.warnf(warning, e.Name, e.Line, e.Err)
 		}
 		return nil
@@ -484,62 +478,31 @@ func sessionName(path string) string {
 	return agent.SessionName(path)
 }
 
-// filterFunc transforms one transcript.
-type filterFunc func(ctx context.Context, name string, r io.Reader, w io.Writer) error
-
-// each runs f over standard input, over each named file into standard
-// output ("-" is standard input), or over each named file in place. A file
-// that cannot be read is an error of its own, and the run goes on to the
-// next.
-func (cm *common) each(ctx context.Context, f filterFunc) error {
-	return cm.eachResuming(ctx, nil, func(ctx context.Context, name string, _ inplace.Start, r io.Reader, w io.Writer) (inplace.Final, error) {
-		return inplace.Final{}, f(ctx, name, r, w)
-	})
+// checked words what an input held besides the bad lines already warned
+// about (inputs.Inputs.Checked): the rest of them, and a forced --format
+// that matches none of its entries; one that held no valid JSON line at
+// all is no transcript, an error.
+func (cm *common) checked(name string, chk linecheck.Check) error {
+	if chk.Detected != transcript.Unknown {
+		cm.ui.warnf(msgFormatNoMatch, name, cm.Format, chk.Detected)
+	}
+	if chk.Unwarned > 0 {
+		cm.ui.warnf(msgMoreBadLines, name, chk.Unwarned)
+	}
+	if chk.NoTranscript {
+		return fmt.Errorf(msgNotTranscript, name, chk.Lines)
+	}
+	return nil
 }
 
-// resumingFunc is a filterFunc that can resume an in-place run where the
-// last one's output became final (inplace.Resume): it reads the file from
-// start on and reports its watermark.
-type resumingFunc func(ctx context.Context, name string, start inplace.Start, r io.Reader, w io.Writer) (inplace.Final, error)
-
-// eachResuming is each for a filter that resumes in-place runs under res
-// (nil: it does not).
-func (cm *common) eachResuming(ctx context.Context, res *inplace.Resume, f resumingFunc) error {
-	if !cm.inPlace {
-		return cm.eachInput(func(name string, r io.Reader) error {
-			_, err := f(ctx, name, inplace.Start{}, r, cm.stdout)
-			return err
-		})
+// refused words the refusal of an in-place rewrite (inputs.Inputs.Refused);
+// a file left alone on purpose is logged, not an error.
+func (cm *common) refused(path string, err error) error {
+	err = worded(err)
+	var skip *skipped
+	if errors.As(err, &skip) {
+		cm.log.Info("left unchanged", "file", path, "reason", skip.reason)
+		return nil
 	}
-	ip := cm.ip
-	if cm.showInput {
-		ip.ReadLabel = func(path string) string { return fmt.Sprintf(prgRead, cm.cmd, path) }
-	}
-	return eachFile(cm.files, func(path string) error {
-		transform := func(start inplace.Start, r io.Reader, w io.Writer) (final inplace.Final, err error) {
-			// A resumed run reads only what follows the lines it keeps.
-			err = cm.checked(path, r, start.From == 0, func(r io.Reader) error {
-				var ferr error
-				final, ferr = f(ctx, path, start, r, w)
-				return ferr
-			})
-			return final, err
-		}
-		var err error
-		if res != nil {
-			err = inplace.RewriteResuming(ctx, path, ip, *res, transform)
-		} else {
-			err = inplace.Rewrite(ctx, path, ip, func(r io.Reader, w io.Writer) error {
-				_, err := transform(inplace.Start{}, r, w)
-				return err
-			})
-		}
-		err = worded(err)
-		var skip *skipped
-		if errors.As(err, &skip) {
-			cm.log.Info("left unchanged", "file", path, "reason", skip.reason)
-			err = nil
-		}
-		return err
-	})
+	return err
 }

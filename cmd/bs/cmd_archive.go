@@ -87,7 +87,7 @@ func runArchive(c *cli.Context) error {
 	if opt.Estimator, err = estimatorFlag(c); err != nil {
 		return err
 	}
-	opt.Now, opt.Format, opt.Log, opt.OnBadLine = cm.now, cm.format, cm.log, cm.onBadLine
+	opt.Now, opt.Format, opt.Log, opt.OnBadLine = cm.now, cm.Format, cm.log, cm.onBadLine
 	if opt.Store, err = cm.openStore(); err != nil {
 		return err
 	}
@@ -96,7 +96,7 @@ func runArchive(c *cli.Context) error {
 		ix = openIndexWriter(c, cm)
 		defer ix.Close()
 	}
-	return cm.each(c.Context, func(ctx context.Context, name string, r io.Reader, w io.Writer) error {
+	return cm.Each(c.Context, func(ctx context.Context, name string, r io.Reader, w io.Writer) error {
 		o := opt
 		if ix != nil {
 			var session searchqueue.Session
@@ -113,9 +113,9 @@ func runArchive(c *cli.Context) error {
 // eachMarker calls fn for every archive marker in the transcripts the
 // command names (or standard input).
 func eachMarker(cm *common, fn func(name string, line int, m archive.Marker) error) error {
-	return cm.eachInput(func(name string, r io.Reader) error {
+	return cm.Read(func(name string, r io.Reader) error {
 		damaged := func(line int, err error) { cm.ui.warnf(msgArchiveBadMarker, name, line, err) }
-		return archive.Markers(name, r, cm.format, cm.onBadLine, damaged, func(line int, m archive.Marker) error { return fn(name, line, m) })
+		return archive.Markers(name, r, cm.Format, cm.onBadLine, damaged, func(line int, m archive.Marker) error { return fn(name, line, m) })
 	})
 }
 
@@ -140,13 +140,13 @@ func runArchiveShow(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if len(cm.files) == 0 {
+	if len(cm.Files) == 0 {
 		return usagef(msgArchiveShowArgs)
 	}
-	id := cm.files[0]
-	cm.files = cm.files[1:]
+	id := cm.Files[0]
+	cm.Files = cm.Files[1:]
 	out := c.App.Writer
-	if dir := c.String("holders"); dir != "" && len(cm.files) == 0 {
+	if dir := c.String("holders"); dir != "" && len(cm.Files) == 0 {
 		path, err := archive.HolderFile(dir, id)
 		if err != nil {
 			return usagef(msgArchiveBadID, id)
@@ -188,8 +188,8 @@ func runArchiveShow(c *cli.Context) error {
 	}
 	if !found {
 		where := "standard input"
-		if len(cm.files) > 0 {
-			where = strings.Join(cm.files, ", ")
+		if len(cm.Files) > 0 {
+			where = strings.Join(cm.Files, ", ")
 		}
 		cm.ui.errorf("archive show", msgArchiveNotFound, id, where)
 		cm.ui.hintf(hintArchiveList)

@@ -152,13 +152,13 @@ func runCheckpoint(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	cm.ip.Force = false // --force forces the checkpoint, not the rewrite
+	cm.Rewrite.Force = false // --force forces the checkpoint, not the rewrite
 	opt := checkpoint.Defaults()
 	opt.Dir, opt.SessionKey = checkpointDir(c), c.String("session-key")
 	opt.Threshold, opt.Force, opt.Trigger, opt.Keep = c.Float64("threshold"), c.Bool("force"), c.String("trigger"), c.Int("keep")
-	opt.Learnings, opt.Now, opt.Format, opt.OnBadLine = c.StringSlice("learning"), cm.now, cm.format, cm.onBadLine
+	opt.Learnings, opt.Now, opt.Format, opt.OnBadLine = c.StringSlice("learning"), cm.now, cm.Format, cm.onBadLine
 	opt.NoticeFrom, opt.Inject = c.Float64("notice-from"), c.Bool("notice")
-	opt.Gauge = gauge.Options{Window: c.Int("context-window"), Format: cm.format}
+	opt.Gauge = gauge.Options{Window: c.Int("context-window"), Format: cm.Format}
 	if opt.Gauge.Estimator, err = estimatorFlag(c); err != nil {
 		return err
 	}
@@ -169,7 +169,7 @@ func runCheckpoint(c *cli.Context) error {
 		return usagef(msgCheckpointFlags)
 	}
 	failed := false
-	err = cm.each(c.Context, func(ctx context.Context, name string, r io.Reader, w io.Writer) error {
+	err = cm.Each(c.Context, func(ctx context.Context, name string, r io.Reader, w io.Writer) error {
 		out, err := checkpoint.Run(name, r, w, opt)
 		var cpErr *checkpoint.Error
 		switch {
@@ -186,7 +186,7 @@ func runCheckpoint(c *cli.Context) error {
 		}
 		if out.Injected {
 			cm.log.Info("notice appended", "file", name, "notice", out.Notice)
-		} else if cm.inPlace {
+		} else if cm.InPlace {
 			return &skipped{msgCheckpointNoNotice} // only a notice changes the file
 		}
 		return nil
@@ -280,8 +280,8 @@ func runCheckpointInject(c *cli.Context) error {
 		return usagef(msgCheckpointArgs)
 	}
 	dir := checkpointDir(c)
-	return cm.each(c.Context, func(ctx context.Context, name string, r io.Reader, w io.Writer) error {
-		err := checkpoint.Inject(name, r, w, cm.format, cm.onBadLine, cm.now, func(session string) (string, string, error) {
+	return cm.Each(c.Context, func(ctx context.Context, name string, r io.Reader, w io.Writer) error {
+		err := checkpoint.Inject(name, r, w, cm.Format, cm.onBadLine, cm.now, func(session string) (string, string, error) {
 			key := c.String("session-key")
 			if key == "" {
 				key = checkpoint.SessionKeyFor(name, session)

@@ -78,12 +78,12 @@ func runExtract(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	cm.showInput = true
-	opt.Now, opt.Format, opt.Log, opt.OnBadLine = cm.now, cm.format, cm.log, cm.onBadLine
+	cm.ShowReading = true
+	opt.Now, opt.Format, opt.Log, opt.OnBadLine = cm.now, cm.Format, cm.log, cm.onBadLine
 	if opt.DryRun {
 		// What a pass over the files would move, reported on standard
 		// output: nothing is rewritten, so the files are only read.
-		cm.inPlace = false
+		cm.InPlace = false
 	}
 	if c.IsSet("jobs") {
 		// As for ripgrep, -j N is how many cores the run may take, the
@@ -108,12 +108,12 @@ func runExtract(c *cli.Context) error {
 		defer ix.Close()
 	}
 	var res *inplace.Resume
-	if cm.inPlace && !opt.DryRun {
+	if cm.InPlace && !opt.DryRun {
 		// In place, a run can resume where the last one's output became
 		// final, for the same options (see internal/inplace).
 		res = &inplace.Resume{Known: knownDialect, Key: opt.ResumeKey()}
 	}
-	return cm.eachResuming(c.Context, res, func(ctx context.Context, name string, start inplace.Start, r io.Reader, w io.Writer) (inplace.Final, error) {
+	return cm.EachResuming(c.Context, res, func(ctx context.Context, name string, start inplace.Start, r io.Reader, w io.Writer) (inplace.Final, error) {
 		o := opt
 		o.Session = sessionName(name)
 		if ix != nil {

@@ -30,7 +30,7 @@ func runGauge(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	opt := gauge.Options{Window: c.Int("context-window"), Format: cm.format, OnBadLine: cm.onBadLine}
+	opt := gauge.Options{Window: c.Int("context-window"), Format: cm.Format, OnBadLine: cm.onBadLine}
 	if opt.Estimator, err = estimatorFlag(c); err != nil {
 		return err
 	}
@@ -38,11 +38,11 @@ func runGauge(c *cli.Context) error {
 		return usagef(msgContextWindow)
 	}
 	asJSON, tee, failAbove := c.Bool("json"), c.Bool("tee"), c.Float64("fail-above")
-	named := len(cm.files) > 1 // each line says which file it is of
+	named := len(cm.Files) > 1 // each line says which file it is of
 	if failAbove < 0 {
 		return usagef(msgFailAbove)
 	}
-	out := cm.stdout
+	out := cm.Stdout
 	if tee {
 		out = c.App.ErrWriter
 	}
@@ -60,7 +60,7 @@ func runGauge(c *cli.Context) error {
 		}
 		var teeW io.Writer
 		if tee {
-			teeW = cm.stdout
+			teeW = cm.Stdout
 		}
 		res, streamed, err := gauge.MeasureInput(name, r, teeW, cm.strict, opt)
 		if err == nil && streamed && res.OffPath {
@@ -75,7 +75,7 @@ func runGauge(c *cli.Context) error {
 		}
 		return nil
 	}
-	if err := cm.eachInput(measure); err != nil {
+	if err := cm.Read(measure); err != nil {
 		return err
 	}
 	if over {

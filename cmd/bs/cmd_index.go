@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/bstools/bs/blobstore"
+	"github.com/bstools/bs/internal/inputs"
 	"github.com/bstools/bs/internal/progress"
 	"github.com/bstools/bs/internal/searchqueue"
 )
@@ -24,7 +25,7 @@ func indexCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			if len(cm.files) == 0 {
+			if len(cm.Files) == 0 {
 				return usagef(msgIndexArgs)
 			}
 			store, err := openExisting(cm, msgNoStore)
@@ -36,10 +37,10 @@ func indexCommand() *cli.Command {
 				return &reported{code: exitFailure}
 			}
 			total, done, read := 0, 0, 0
-			bar := progress.New(c.App.ErrWriter, prgIndex, int64(len(cm.files)), false, unitFiles)
+			bar := progress.New(c.App.ErrWriter, prgIndex, int64(len(cm.Files)), false, unitFiles)
 			// A file that cannot be read is an error of its own; the
 			// others are indexed.
-			ferr := eachFile(cm.files, func(path string) error {
+			ferr := inputs.EachFile(cm.Files, func(path string) error {
 				n, err := indexFile(c.Context, path, store, cm, w)
 				total += n
 				done++
@@ -54,7 +55,7 @@ func indexCommand() *cli.Command {
 			if w.Failed() {
 				return &reported{code: exitFailure}
 			}
-			if stopsRun(ferr) {
+			if inputs.StopsRun(ferr) {
 				return ferr
 			}
 			ix, err := openIndex(c.Context, indexPath(c), cm.ui)
@@ -71,10 +72,10 @@ func indexCommand() *cli.Command {
 
 // indexFile queues the rows of one transcript.
 func indexFile(ctx context.Context, path string, store blobstore.Store, cm *common, w *searchqueue.Writer) (int, error) {
-	f, err := openInput(path)
+	f, err := inputs.Open(path)
 	if err != nil {
 		return 0, err
 	}
 	defer f.Close()
-	return searchqueue.Rebuild(ctx, path, f, cm.format, cm.onBadLine, store, w, queueWarnings(cm.ui))
+	return searchqueue.Rebuild(ctx, path, f, cm.Format, cm.onBadLine, store, w, queueWarnings(cm.ui))
 }

@@ -46,7 +46,7 @@ func newAgent(c *cli.Context) (*agent.Agent, *common, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	cm.files = nil
+	cm.Files = nil
 	if c.NArg() > 0 {
 		return nil, nil, usagef(msgAgentArgs)
 	}
@@ -70,12 +70,12 @@ func newAgent(c *cli.Context) (*agent.Agent, *common, error) {
 		fixed := cm.now
 		now = func() time.Time { return fixed }
 	}
-	ip := cm.ip
+	ip := cm.Rewrite
 	cpDir := checkpointDirOf(c.String("checkpoint-dir"))
 	env := agent.Env{
 		Sessions:         sessions.Abs(),
 		Store:            store,
-		Format:           cm.format,
+		Format:           cm.Format,
 		Now:              now,
 		Log:              cm.log,
 		KeepRestoreCalls: c.Bool("keep-restore-calls"),
@@ -84,7 +84,7 @@ func newAgent(c *cli.Context) (*agent.Agent, *common, error) {
 		},
 		Search: searchIndex(indexPath(c)),
 		Checkpoint: func(path string) (string, error) {
-			key, err := checkpoint.KeyOfFile(path, cm.format)
+			key, err := checkpoint.KeyOfFile(path, cm.Format)
 			if err != nil {
 				return "", err
 			}

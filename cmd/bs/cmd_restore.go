@@ -36,13 +36,13 @@ func runRestore(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	cm.showInput = true
+	cm.ShowReading = true
 	opt := restore.Options{
 		ID:               c.String("id"),
 		All:              c.Bool("all"),
 		KeepRestoreCalls: c.Bool("keep-restore-calls"),
 		Now:              cm.now,
-		Format:           cm.format,
+		Format:           cm.Format,
 		Log:              cm.log,
 		OnBadLine:        cm.onBadLine,
 	}
@@ -83,7 +83,7 @@ func runRestore(c *cli.Context) error {
 		resultW = f
 	}
 	failed := false
-	err = cm.each(c.Context, func(ctx context.Context, name string, r io.Reader, w io.Writer) error {
+	err = cm.Each(c.Context, func(ctx context.Context, name string, r io.Reader, w io.Writer) error {
 		o := opt
 		o.Session = sessionName(name)
 		res, _, err := restore.Run(ctx, name, r, w, o)

@@ -45,7 +45,7 @@ func runRoll(c *cli.Context) error {
 	if opt.Target <= 0 || opt.Trigger <= 0 || opt.Target > opt.Trigger || opt.MinKeep < 0 || opt.Window < 0 {
 		return usagef(msgRollFlags)
 	}
-	opt.Now, opt.Format, opt.Log, opt.OnBadLine, opt.Strict = cm.now, cm.format, cm.log, cm.onBadLine, cm.strict
+	opt.Now, opt.Format, opt.Log, opt.OnBadLine, opt.Strict = cm.now, cm.Format, cm.log, cm.onBadLine, cm.strict
 	if opt.Store, err = cm.openStore(); err != nil {
 		return err
 	}
@@ -55,7 +55,7 @@ func runRoll(c *cli.Context) error {
 		defer ix.Close()
 	}
 	warned := false
-	return cm.each(c.Context, func(ctx context.Context, name string, r io.Reader, w io.Writer) error {
+	return cm.Each(c.Context, func(ctx context.Context, name string, r io.Reader, w io.Writer) error {
 		o := opt
 		o.Session = sessionName(name)
 		if ix != nil {

@@ -57,7 +57,7 @@ func runStats(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	opt := stats.Options{Format: cm.format, OnBadLine: cm.onBadLineSaying(msgStatsBadLine)}
+	opt := stats.Options{Format: cm.Format, OnBadLine: cm.onBadLineSaying(msgStatsBadLine)}
 	if opt.Estimator, err = estimatorFlag(c); err != nil {
 		return err
 	}
@@ -76,12 +76,12 @@ func runStats(c *cli.Context) error {
 	x.Now, x.Log, x.Workers = cm.now, cm.log, 1
 	opt.Plan = &stats.Plan{Extract: x, Rules: c.StringSlice("rule")}
 
-	text := stats.TextOptions{Chart: c.Bool("chart") || progress.IsTerminal(cm.stdout)}
+	text := stats.TextOptions{Chart: c.Bool("chart") || progress.IsTerminal(cm.Stdout)}
 	text.Color = text.Chart && os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb"
-	enc := json.NewEncoder(cm.stdout)
+	enc := json.NewEncoder(cm.Stdout)
 	enc.SetEscapeHTML(false)
 	first := true
-	return cm.eachInput(func(path string, r io.Reader) error {
+	return cm.Read(func(path string, r io.Reader) error {
 		rep, err := stats.Run(c.Context, path, r, opt)
 		if err != nil {
 			return err
@@ -90,9 +90,9 @@ func runStats(c *cli.Context) error {
 			return enc.Encode(rep)
 		}
 		if !first {
-			cm.stdout.Write([]byte("\n"))
+			cm.Stdout.Write([]byte("\n"))
 		}
 		first = false
-		return stats.WriteText(cm.stdout, rep, text)
+		return stats.WriteText(cm.Stdout, rep, text)
 	})
 }

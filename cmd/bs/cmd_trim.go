@@ -64,7 +64,7 @@ func runTrim(c *cli.Context) error {
 		return usagef(msgTrimPlaceholder)
 	}
 	lossy := c.Bool("lossy") // wins over --store and BS_STORE
-	opt.Now, opt.Format, opt.Log, opt.OnBadLine = cm.now, cm.format, cm.log, cm.onBadLine
+	opt.Now, opt.Format, opt.Log, opt.OnBadLine = cm.now, cm.Format, cm.log, cm.onBadLine
 	opt.Workers = 4 * runtime.GOMAXPROCS(0)
 	if !lossy {
 		// The store is on when named, or when the default one exists.
@@ -81,7 +81,7 @@ func runTrim(c *cli.Context) error {
 		ix = openIndexWriter(c, cm)
 		defer ix.Close()
 	}
-	return cm.each(c.Context, func(ctx context.Context, name string, r io.Reader, w io.Writer) error {
+	return cm.Each(c.Context, func(ctx context.Context, name string, r io.Reader, w io.Writer) error {
 		o := opt
 		o.Session = sessionName(name)
 		if ix != nil {

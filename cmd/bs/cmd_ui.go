@@ -43,7 +43,7 @@ func runUI(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	roots := cm.files
+	roots := cm.Files
 	if len(roots) == 0 {
 		if roots = sessions.DefaultRoots(); len(roots) == 0 {
 			return usagef(msgUINoRoots, homeDirs(sessions.DefaultDirs()))
@@ -73,7 +73,7 @@ func runUI(c *cli.Context) error {
 		Store:       store,
 		Search:      searchIndex(indexPath(c)),
 		Checkpoints: cpDir,
-		Format:      cm.format,
+		Format:      cm.Format,
 		Window:      c.Int("context-window"),
 		Commands:    webui.CommandLines{Run: newUICommands(c).run},
 		ReadOnly:    c.Bool("read-only"),

@@ -49,7 +49,6 @@ const (
 	msgStoreOpen      = "cannot open the blob store at %s: %v"
 	msgInPlaceStdin   = "-i/--in-place needs file arguments"
 	msgInPlaceDash    = "-i/--in-place rewrites files: standard input (-) cannot be rewritten"
-	msgIsDirectory    = "%s: is a directory"
 	msgStoreDisk      = "blob store %s: %v"
 	msgMoreBadLines   = "%s: … and %d more lines that are not valid JSON"
 	msgNotTranscript  = "%s: not a transcript: none of its %d lines is a valid JSON entry"

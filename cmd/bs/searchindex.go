@@ -92,5 +92,5 @@ func rowStore(dir string) string { return searchqueue.RowStore(dir, xdg.Data()) 
 // writes, for the search index (searchqueue.SessionOf); the filter reads
 // the reader returned instead of r.
 func (cm *common) indexSession(name string, r io.Reader) (searchqueue.Session, io.Reader) {
-	return searchqueue.SessionOf(name, cm.inPlace, output.Path(cm.stdout), r)
+	return searchqueue.SessionOf(name, cm.InPlace, output.Path(cm.Stdout), r)
 }
