@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
 	"os"
 	"os/signal"
 	"slices"
@@ -166,23 +165,7 @@ func currentCommand(args []string) string {
 // check the filter it is given once rather than fail on every file.
 func checkingApp() *cli.App {
 	app := newApp(strings.NewReader(""), io.Discard, io.Discard)
-	var checking func([]*cli.Command)
-	checking = func(cmds []*cli.Command) {
-		for _, c := range cmds {
-			before := c.Before // withUsageErrors' checks
-			c.Before = func(c *cli.Context) error {
-				if before != nil {
-					if err := before(c); err != nil {
-						return err
-					}
-				}
-				return checkArgs(c)
-			}
-			c.Action = func(*cli.Context) error { return nil }
-			checking(c.Subcommands)
-		}
-	}
-	checking(app.Commands)
+	clidoc.CheckOnly(app, checkArgs) // after withUsageErrors' checks
 	return app
 }
 
@@ -236,29 +219,9 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		),
 	}
 	for _, c := range app.Commands {
-		withDocs(c, c.Name)
+		clidoc.WithDocs(c, c.Name, docs.Descriptions, docs.Examples)
 	}
 	return app
-}
-
-// withDocs gives c, whose full path is path ("checkpoint render"), and
-// its subcommands their descriptions (docs.Descriptions), and ends c's
-// --help with its examples, as its man page does.
-func withDocs(c *cli.Command, path string) {
-	c.Description = docs.Descriptions[path]
-	for _, sub := range c.Subcommands {
-		withDocs(sub, path+" "+sub.Name)
-	}
-	withExamples(c, path)
-}
-
-// withExamples ends c's --help with its examples (docs.Examples).
-func withExamples(c *cli.Command, path string) {
-	ex := docs.Examples[path]
-	if len(ex) == 0 {
-		return
-	}
-	c.CustomHelpTemplate = cli.SubcommandHelpTemplate + "\nEXAMPLES:\n   " + strings.Join(ex, "\n   ") + "\n"
 }
 
 // withUsageErrors makes a command's flag errors usage errors (exit 2, one
@@ -288,14 +251,29 @@ func withUsageErrors(cmds ...*cli.Command) []*cli.Command {
 // strconv takes for numbers: every comparison with NaN is false, so a
 // --trigger NaN would roll always and a --fail-above NaN never fail.
 func finiteFlags(c *cli.Context) error {
-	for _, f := range c.Command.Flags {
-		if f, ok := f.(*cli.Float64Flag); ok && c.IsSet(f.Name) {
-			if v := c.Float64(f.Name); math.IsNaN(v) || math.IsInf(v, 0) {
-				return usagef(msgNotFinite, v, f.Name)
-			}
-		}
+	if name, v, ok := clidoc.NotFinite(c); ok {
+		return usagef(msgNotFinite, v, name)
 	}
 	return nil
+}
+
+// flagError is the usage error of a flag urfave/cli refused. An unknown
+// flag is named as the user typed it, with the nearest of flags when one
+// is near: "unknown flag --formt (did you mean --format?)".
+func flagError(c *cli.Context, flags []cli.Flag, err error) error {
+	var line []string
+	if c != nil {
+		line = commandLine(c)
+	}
+	name, typed, ok := clidoc.UnknownFlag(err, line)
+	if !ok {
+		return &usageError{msg: err.Error()}
+	}
+	msg := fmt.Sprintf(msgUnknownFlag, typed)
+	if near := clidoc.NearestFlag(name, flags); near != "" {
+		msg += fmt.Sprintf(msgDidYouMean, near)
+	}
+	return &usageError{msg: msg}
 }
 
 // checkArgs is what a command checks of its arguments before it runs,

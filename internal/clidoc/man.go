@@ -2,9 +2,12 @@
 // ones --help shows: the man pages, one per command (bs-extract(1), the
 // convention of git and restic) and bs(1), with the same usage lines,
 // descriptions, flags and examples, and the shell completion scripts. It
-// also tidies those definitions' flags (one default each) and finds the
-// flag a mistyped one was meant to be, a flag written after the arguments,
-// the command a command line runs, and the build's version.
+// also gives --help the same descriptions and examples, tidies those
+// definitions' flags (one default each), reads urfave/cli's refusals (an
+// unknown flag, a ratio that is not a number), makes an app that only
+// checks its command lines, and finds the flag a mistyped one was meant to
+// be, a flag written after the arguments, the command a command line
+// runs, and the build's version.
 package clidoc
 
 import (

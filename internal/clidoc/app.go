@@ -1,0 +1,80 @@
+package clidoc
+
+import (
+	"math"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+)
+
+// WithDocs gives c, whose full path is path ("checkpoint render"), and its
+// subcommands their descriptions, and ends each one's --help with its
+// examples, as its man page does: both are keyed by path.
+func WithDocs(c *cli.Command, path string, descriptions map[string]string, examples map[string][]string) {
+	c.Description = descriptions[path]
+	for _, sub := range c.Subcommands {
+		WithDocs(sub, path+" "+sub.Name, descriptions, examples)
+	}
+	if ex := examples[path]; len(ex) > 0 {
+		c.CustomHelpTemplate = cli.SubcommandHelpTemplate + "\nEXAMPLES:\n   " + strings.Join(ex, "\n   ") + "\n"
+	}
+}
+
+// UnknownFlag reads urfave/cli's error for a flag it does not know: the
+// flag's name, and the flag as line (the command line) wrote it: "-x" or
+// "--name" (without a value given with =), or "--name" when line does
+// not hold it. ok is false for any other error.
+func UnknownFlag(err error, line []string) (name, typed string, ok bool) {
+	name, ok = strings.CutPrefix(err.Error(), "flag provided but not defined: -")
+	if !ok {
+		return "", "", false
+	}
+	typed = "--" + name // as the usage lines write it
+	if len(name) == 1 {
+		typed = "-" + name
+	}
+	for _, a := range line {
+		if n, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "="); strings.HasPrefix(a, "-") && n == name {
+			typed, _, _ = strings.Cut(a, "=")
+			break
+		}
+	}
+	return name, typed, true
+}
+
+// NotFinite is the first float flag of c's command set to NaN or an
+// infinity, which strconv takes for numbers; ok is false when there is
+// none.
+func NotFinite(c *cli.Context) (name string, v float64, ok bool) {
+	for _, f := range c.Command.Flags {
+		if f, isFloat := f.(*cli.Float64Flag); isFloat && c.IsSet(f.Name) {
+			if v := c.Float64(f.Name); math.IsNaN(v) || math.IsInf(v, 0) {
+				return f.Name, v, true
+			}
+		}
+	}
+	return "", 0, false
+}
+
+// CheckOnly makes every command of app (and subcommand) run its Before
+// and then check instead of its action: the command line is parsed and
+// checked, and none of the work is done.
+func CheckOnly(app *cli.App, check func(*cli.Context) error) {
+	var checking func([]*cli.Command)
+	checking = func(cmds []*cli.Command) {
+		for _, c := range cmds {
+			before := c.Before
+			c.Before = func(c *cli.Context) error {
+				if before != nil {
+					if err := before(c); err != nil {
+						return err
+					}
+				}
+				return check(c)
+			}
+			c.Action = func(*cli.Context) error { return nil }
+			checking(c.Subcommands)
+		}
+	}
+	checking(app.Commands)
+}

@@ -1,0 +1,94 @@
+package clidoc
+
+import (
+	"errors"
+	"io"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/urfave/cli/v2"
+)
+
+func TestUnknownFlag(t *testing.T) {
+	for _, tc := range []struct {
+		err         string
+		line        []string
+		name, typed string
+	}{
+		{"flag provided but not defined: -formt", []string{"bs", "gauge", "--formt=x", "f"}, "formt", "--formt"},
+		{"flag provided but not defined: -formt", []string{"bs", "gauge", "-formt", "f"}, "formt", "-formt"},
+		{"flag provided but not defined: -formt", nil, "formt", "--formt"},
+		{"flag provided but not defined: -x", nil, "x", "-x"},
+	} {
+		name, typed, ok := UnknownFlag(errors.New(tc.err), tc.line)
+		if !ok || name != tc.name || typed != tc.typed {
+			t.Errorf("UnknownFlag(%q, %q) = %q, %q, %v; want %q, %q", tc.err, tc.line, name, typed, ok, tc.name, tc.typed)
+		}
+	}
+	if _, _, ok := UnknownFlag(errors.New("invalid value"), nil); ok {
+		t.Error("another error read as an unknown flag")
+	}
+}
+
+// app is a command "run" with a ratio flag, whose action records that it
+// ran.
+func app(ran *bool) *cli.App {
+	return &cli.App{Writer: io.Discard, ErrWriter: io.Discard, Commands: []*cli.Command{{
+		Name:        "run",
+		Flags:       []cli.Flag{&cli.Float64Flag{Name: "ratio"}},
+		Subcommands: []*cli.Command{{Name: "sub", Action: func(*cli.Context) error { *ran = true; return nil }}},
+		Action: func(*cli.Context) error {
+			*ran = true
+			return nil
+		},
+	}}}
+}
+
+func TestNotFinite(t *testing.T) {
+	for _, v := range []string{"NaN", "Inf", "-inf", "0.5"} {
+		var got float64
+		var bad bool
+		a := app(new(bool))
+		a.Commands[0].Before = func(c *cli.Context) error {
+			_, got, bad = NotFinite(c)
+			return nil
+		}
+		if err := a.Run([]string{"bs", "run", "--ratio", v}); err != nil {
+			t.Fatal(err)
+		}
+		if want := v != "0.5"; bad != want || bad && !math.IsNaN(got) && !math.IsInf(got, 0) {
+			t.Errorf("--ratio %s: NotFinite gave %v, %v", v, got, bad)
+		}
+	}
+}
+
+func TestCheckOnly(t *testing.T) {
+	for _, line := range [][]string{{"bs", "run"}, {"bs", "run", "sub"}} {
+		ran, checked := false, false
+		a := app(&ran)
+		CheckOnly(a, func(*cli.Context) error {
+			checked = true
+			return nil
+		})
+		if err := a.Run(line); err != nil || ran || !checked {
+			t.Errorf("%v: err %v, ran %v, checked %v: want checked and not run", line, err, ran, checked)
+		}
+	}
+	a := app(new(bool))
+	CheckOnly(a, func(*cli.Context) error { return errors.New("refused") })
+	if err := a.Run([]string{"bs", "run"}); err == nil || err.Error() != "refused" {
+		t.Errorf("got %v, want the check's error", err)
+	}
+}
+
+func TestWithDocs(t *testing.T) {
+	c := &cli.Command{Name: "a", Subcommands: []*cli.Command{{Name: "b"}}}
+	WithDocs(c, "a", map[string]string{"a": "about a", "a b": "about b"}, map[string][]string{"a b": {"bs a b x"}})
+	if c.Description != "about a" || c.Subcommands[0].Description != "about b" {
+		t.Errorf("descriptions %q, %q", c.Description, c.Subcommands[0].Description)
+	}
+	if c.CustomHelpTemplate != "" || !strings.HasSuffix(c.Subcommands[0].CustomHelpTemplate, "EXAMPLES:\n   bs a b x\n") {
+		t.Errorf("templates %q, %q", c.CustomHelpTemplate, c.Subcommands[0].CustomHelpTemplate)
+	}
+}
