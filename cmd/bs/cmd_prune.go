@@ -100,16 +100,12 @@ func runPrune(c *cli.Context) error {
 	// sweep: listing the store (a count), sweeping what is unreferenced
 	// (of a total).
 	bar := progress.New(stderr, prgMark, int64(len(files)), false, unitTranscrip)
-	phase := ""
+	sweep := &progress.Phases{W: stderr, Label: func(ph string) string { return fmt.Sprintf(prgSweep, ph) }, Unit: unitBlobs}
 	opt := retention.Options{
 		SweepOptions: retention.SweepOptions{Cutoff: cutoff, DryRun: dryRun, RewriteAbove: rewrite,
 			Progress: func(ph string, done, total int) {
-				if ph != phase {
-					bar.Done()
-					phase = ph
-					bar = progress.New(stderr, fmt.Sprintf(prgSweep, ph), int64(total), false, unitBlobs)
-				}
-				bar.Set(int64(done))
+				bar.Done()
+				sweep.Set(ph, int64(done), int64(total))
 			}},
 		Keep: keep, Checkpoints: checkpointDirOf(c.String("checkpoint-dir")), Holders: c.String("holders"),
 		Marked: func(i int, path string, sc retention.Scan) {
@@ -122,6 +118,7 @@ func runPrune(c *cli.Context) error {
 	}
 	res, err := retention.Prune(ctx, store, files, opt)
 	bar.Done()
+	sweep.Done()
 	var unmarked *retention.MarkError
 	switch {
 	case errors.As(err, &unmarked):

@@ -209,15 +209,9 @@ func runStoreVerify(c *cli.Context) error {
 	asJSON := c.Bool("json")
 	opt := blobstore.VerifyOptions{Workers: c.Int("jobs")}
 	opt.OnProblem = func(p blobstore.Problem) { storereport.WriteProblem(w, p, asJSON) }
-	// The count only grows (progress.set), and the line is cleared
-	// before the summary.
-	var bar *progress.Bar
-	opt.Progress = func(done, total int64) {
-		if bar == nil {
-			bar = progress.New(c.App.ErrWriter, prgVerify, total, false, unitBlobs)
-		}
-		bar.Set(done)
-	}
+	// The line is cleared before the summary.
+	bar := &progress.Phases{W: c.App.ErrWriter, Label: func(string) string { return prgVerify }, Unit: unitBlobs}
+	opt.Progress = func(done, total int64) { bar.Set("", done, total) }
 	res, err := blobstore.Verify(c.Context, s, opt)
 	bar.Done()
 	if err != nil {
@@ -308,13 +302,8 @@ func runStoreRepack(c *cli.Context) error {
 		return fmt.Errorf(msgRepackNoPacks, cm.storeDir)
 	}
 	opt := blobstore.RepackOptions{Small: small, DryRun: c.Bool("dry-run")}
-	var bar *progress.Bar // bytes copied
-	opt.Progress = func(done, total int64) {
-		if bar == nil {
-			bar = progress.New(c.App.ErrWriter, prgRepack, total, true, "")
-		}
-		bar.Set(done)
-	}
+	bar := &progress.Phases{W: c.App.ErrWriter, Label: func(string) string { return prgRepack }, Bytes: true} // bytes copied
+	opt.Progress = func(done, total int64) { bar.Set("", done, total) }
 	res, err := pk.Repack(c.Context, opt)
 	bar.Done()
 	for _, p := range res.Damaged {

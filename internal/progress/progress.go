@@ -190,3 +190,31 @@ func File(w io.Writer, desc string, f *os.File) (stop func()) {
 		bar.Done()
 	}
 }
+
+// Phases shows work that reports how far it got as it goes, (done, total)
+// in each of its phases: a bar a phase, made at the phase's first report,
+// when its total is known (-1: not known), labelled Label(phase), and
+// done when the next phase begins or Done is called. Work of one phase
+// passes "" for it.
+type Phases struct {
+	W     io.Writer
+	Label func(phase string) string
+	Bytes bool   // the counts are bytes
+	Unit  string // else the items counted
+	phase string
+	bar   *Bar
+	begun bool
+}
+
+// Set records that done of total are done in phase.
+func (p *Phases) Set(phase string, done, total int64) {
+	if !p.begun || phase != p.phase {
+		p.bar.Done()
+		p.phase, p.begun = phase, true
+		p.bar = New(p.W, p.Label(phase), total, p.Bytes, p.Unit)
+	}
+	p.bar.Set(done)
+}
+
+// Done clears the line of the phase under way.
+func (p *Phases) Done() { p.bar.Done() }

@@ -99,3 +99,46 @@ func TestFileDrawsAndClears(t *testing.T) {
 		t.Errorf("the line is not cleared: %q", out)
 	}
 }
+
+// TestPhases: a bar a phase, made at its first report with its label and
+// total, the last phase's done at the next phase and by Done; nothing, and
+// no panic, where nothing is drawn.
+func TestPhases(t *testing.T) {
+	var buf bytes.Buffer
+	quiet := &Phases{W: &buf, Label: func(ph string) string { return "bs test: " + ph }, Unit: "items"}
+	quiet.Set("list", 1, -1)
+	quiet.Done()
+	if buf.Len() > 0 {
+		t.Errorf("drawn on a buffer: %q", buf.String())
+	}
+	_, tty, err := pty.Open()
+	if err != nil {
+		t.Skipf("no pseudo-terminal: %v", err)
+	}
+	defer tty.Close()
+	t.Setenv("TERM", "xterm")
+	p := &Phases{W: tty, Label: func(ph string) string { return "bs test: " + ph }, Unit: "items"}
+	p.Set("list", 3, -1)
+	list := p.bar
+	if list == nil || list.desc != "bs test: list" || list.total != -1 || list.n != 3 {
+		t.Fatalf("the list phase's bar: %+v", list)
+	}
+	p.Set("list", 5, -1)
+	if p.bar != list || list.n != 5 {
+		t.Errorf("a second report of the phase made a new bar or was lost")
+	}
+	p.Set("sweep", 1, 10)
+	if !list.closed || p.bar == list || p.bar.desc != "bs test: sweep" || p.bar.total != 10 {
+		t.Errorf("the next phase: the last bar closed %v, new bar %+v", list.closed, p.bar)
+	}
+	sweep := p.bar
+	p.Done()
+	if !sweep.closed {
+		t.Error("Done left the bar of the phase under way")
+	}
+	if q := New(tty, "after", 1, false, "items"); q == nil {
+		t.Error("a bar is still counted as drawn after Done")
+	} else {
+		q.Done()
+	}
+}
