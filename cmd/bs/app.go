@@ -160,13 +160,32 @@ func currentCommand(args []string) string {
 	return clidoc.CommandOf(args, newApp(nil, nil, nil).Commands)
 }
 
-// checkingApp is bs with commands that only check their arguments
-// (checkArgs) and then stop, doing none of their work: for bs watch to
-// check the filter it is given once rather than fail on every file.
-func checkingApp() *cli.App {
+// checkLine runs the command line line with commands that only check
+// their arguments (checkArgs) and then stop, doing none of their work: for
+// bs watch to check the filter it is given once rather than fail on every
+// file.
+func checkLine(ctx context.Context, line []string) error {
 	app := newApp(strings.NewReader(""), io.Discard, io.Discard)
 	clidoc.CheckOnly(app, checkArgs) // after withUsageErrors' checks
-	return app
+	return app.RunContext(ctx, line)
+}
+
+// runLine runs the command line line in this process as bs would run it,
+// for bs watch's passes and bs ui's actions; its error is neither shown
+// nor mapped to an exit code yet (exitCode).
+func runLine(ctx context.Context, line []string, stdout, stderr io.Writer) error {
+	app := newApp(strings.NewReader(""), stdout, stderr)
+	app.Metadata = map[string]any{argsKey: line}
+	return app.RunContext(ctx, line)
+}
+
+// selfLine is how a command line that runs bs as it runs now begins:
+// "bs", and --config FILE when given.
+func selfLine(c *cli.Context) []string {
+	if cfg := c.String("config"); cfg != "" {
+		return []string{"bs", "--config", cfg}
+	}
+	return []string{"bs"}
 }
 
 func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {

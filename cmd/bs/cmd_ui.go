@@ -96,7 +96,7 @@ func runUI(c *cli.Context) error {
 // and through the same code as on the command line: the filters' -i, with
 // its locks, quiet period and refusals, and their messages.
 type uiCommands struct {
-	bs    []string            // "bs", and --config FILE when given
+	bs    []string            // selfLine
 	flags map[string][]string // the ui's own flags a command takes too, by name, as --name=value
 }
 
@@ -105,10 +105,7 @@ type uiCommands struct {
 var uiForwardFlags = []string{"store", "cache", "cache-size", "encrypt-to", "identity", "format", "now", "log-level", "lock-timeout", "quiet-period", "index"}
 
 func newUICommands(c *cli.Context) *uiCommands {
-	u := &uiCommands{bs: []string{"bs"}, flags: map[string][]string{}}
-	if cfg := c.String("config"); cfg != "" {
-		u.bs = append(u.bs, "--config", cfg)
-	}
+	u := &uiCommands{bs: selfLine(c), flags: map[string][]string{}}
 	for _, name := range uiForwardFlags {
 		if !c.IsSet(name) {
 			continue
@@ -130,10 +127,8 @@ func newUICommands(c *cli.Context) *uiCommands {
 // failure is a *webui.CommandError with what bs would print on standard
 // error.
 func (u *uiCommands) run(ctx context.Context, cmd string, args []string, file string, stdout *bytes.Buffer, skip ...string) error {
-	var stderr bytes.Buffer
-	app := newApp(strings.NewReader(""), stdout, &stderr)
 	line := append(slices.Clone(u.bs), cmd)
-	for _, c := range app.Commands {
+	for _, c := range newApp(nil, nil, nil).Commands {
 		if c.Name != cmd {
 			continue
 		}
@@ -144,8 +139,8 @@ func (u *uiCommands) run(ctx context.Context, cmd string, args []string, file st
 		}
 	}
 	line = append(append(line, args...), "--", file)
-	app.Metadata = map[string]any{argsKey: line}
-	err := app.RunContext(ctx, line)
+	var stderr bytes.Buffer
+	err := runLine(ctx, line, stdout, &stderr)
 	if err == nil {
 		return nil
 	}

@@ -50,14 +50,11 @@ func runWatch(c *cli.Context) error {
 		return usagef(msgWatchFilter, filter[0], strings.Join(filterCommands(), ", "))
 	}
 	// The filter runs as bs itself would run it, with the same --config.
-	bs := []string{"bs"}
-	if cfg := c.String("config"); cfg != "" {
-		bs = append(bs, "--config", cfg)
-	}
-	// The filter's flags and rules are checked once, here: a mistake is a
-	// usage error or a bad rule now, not a warning on every file. The check
-	// does none of the filter's work.
-	if err := checkingApp().RunContext(c.Context, append(slices.Clone(bs), filter...)); err != nil {
+	// Its flags and rules are checked once, here: a mistake is a usage
+	// error or a bad rule now, not a warning on every file. The check does
+	// none of the filter's work.
+	bs := selfLine(c)
+	if err := checkLine(c.Context, append(slices.Clone(bs), filter...)); err != nil {
 		return err
 	}
 	interval := c.Duration("interval")
@@ -74,7 +71,7 @@ func runWatch(c *cli.Context) error {
 		w.StatePath = filepath.Join(xdg.State(), "watch.json")
 	}
 	w.Run = func(ctx context.Context, args []string) error {
-		return newApp(strings.NewReader(""), io.Discard, c.App.ErrWriter).RunContext(ctx, append(slices.Clone(bs), args...))
+		return runLine(ctx, append(slices.Clone(bs), args...), io.Discard, c.App.ErrWriter)
 	}
 	w.Busy = func(err error) (string, bool) {
 		var busy *busyError
