@@ -59,13 +59,16 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	out := output.New(stdout)
 	app := newApp(stdin, out, stderr)
 	app.Metadata = map[string]any{argsKey: args}
+	// The command named for messages, read before the run, which adds
+	// urfave's help command to the list.
+	cmd := clidoc.CommandOf(args, app.Commands)
 	err := app.RunContext(ctx, args)
 	if out.Err() != nil {
 		// Output that could not be written is the failure, whatever the
 		// command made of it (or whether it looked).
 		err = out.Err()
 	}
-	return exitCode(ctx, ui{stderr}, currentCommand(args), err)
+	return exitCode(ctx, ui{stderr}, cmd, err)
 }
 
 // exitCode maps an error to its exit code and shows it: the one place that
@@ -153,11 +156,6 @@ const argsKey = "args"
 func commandLine(c *cli.Context) []string {
 	line, _ := c.App.Metadata[argsKey].([]string)
 	return line
-}
-
-// currentCommand names the subcommand being run, for messages.
-func currentCommand(args []string) string {
-	return clidoc.CommandOf(args, newApp(nil, nil, nil).Commands)
 }
 
 // checkLine runs the command line line with commands that only check

@@ -89,3 +89,11 @@ func TestDescriptions(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkNewApp: what building the commands costs every run (and every
+// pass of bs watch and action of bs ui, which build them again).
+func BenchmarkNewApp(b *testing.B) {
+	for b.Loop() {
+		newApp(nil, nil, nil)
+	}
+}

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -27,14 +29,17 @@ func inPlaceFlags() []cli.Flag {
 }
 
 // isInPlaceFlag is whether name is one of inPlaceFlags.
-func isInPlaceFlag(name string) bool {
+func isInPlaceFlag(name string) bool { return slices.Contains(inPlaceNames(), name) }
+
+// inPlaceNames are the names of inPlaceFlags, read once: urfave/cli
+// reads a flag's names with a regular expression.
+var inPlaceNames = sync.OnceValue(func() []string {
+	var names []string
 	for _, f := range inPlaceFlags() {
-		if f.Names()[0] == name {
-			return true
-		}
+		names = append(names, f.Names()[0])
 	}
-	return false
-}
+	return names
+})
 
 // parseInPlace reads the -i flags of the command cmd; the progress of a
 // wait for the runtime's lock shows on standard error.

@@ -1,7 +1,6 @@
 package clidoc
 
 import (
-	"regexp"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -65,9 +64,54 @@ func editDistance(a, b string) int {
 	return d[len(a)][len(b)]
 }
 
-// usageDefault is a default a flag's usage states in words: "(default:
-// from the transcript's model, else 200000)".
-var usageDefault = regexp.MustCompile(`\s*\(default:? ([^()]*(\([^()]*\)[^()]*)*)\)`)
+// moveDefault takes the default a flag's usage states in words out of
+// it, with the white space before it, as the flag's default text unless
+// it has one: "… (default: from the transcript's model, else 200000)".
+// The words may hold parentheses one deep.
+func moveDefault(usage, text string) (string, string) {
+	for from := 0; ; from++ {
+		i := strings.Index(usage[from:], "(default")
+		if i < 0 {
+			return usage, text
+		}
+		from += i
+		words, end, ok := statedDefault(usage[from+len("(default"):])
+		if !ok {
+			continue
+		}
+		if text == "" {
+			text = words
+		}
+		start := len(strings.TrimRight(usage[:from], " \t\n\f\r"))
+		return usage[:start] + usage[from+len("(default")+end:], text
+	}
+}
+
+// statedDefault reads what follows "(default" in a usage: an optional
+// colon, a space, the words and the closing parenthesis; end is just past
+// it.
+func statedDefault(s string) (words string, end int, ok bool) {
+	at := len(s) - len(strings.TrimPrefix(s, ":"))
+	if !strings.HasPrefix(s[at:], " ") {
+		return "", 0, false
+	}
+	at++
+	depth := 0
+	for j := at; j < len(s); j++ {
+		switch s[j] {
+		case '(':
+			if depth++; depth > 1 {
+				return "", 0, false
+			}
+		case ')':
+			if depth == 0 {
+				return s[at:j], j + 1, true
+			}
+			depth--
+		}
+	}
+	return "", 0, false
+}
 
 // tidyFlags gives each flag one true default in --help and the man pages:
 // a default stated in the usage becomes the flag's default text (urfave
@@ -99,17 +143,4 @@ func Tidy(c *cli.Command) {
 	for _, sub := range c.Subcommands {
 		Tidy(sub)
 	}
-}
-
-// moveDefault takes the default stated in usage out of it, as the flag's
-// default text unless it has one.
-func moveDefault(usage, text string) (string, string) {
-	m := usageDefault.FindStringSubmatchIndex(usage)
-	if m == nil {
-		return usage, text
-	}
-	if text == "" {
-		text = usage[m[2]:m[3]]
-	}
-	return usage[:m[0]] + usage[m[1]:], text
 }
