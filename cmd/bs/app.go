@@ -379,10 +379,8 @@ func parseCommon(c *cli.Context) (*common, error) {
 	cm.Files, cm.Stdin, cm.Stdout, cm.InPlace = c.Args().Slice(), c.App.Reader, c.App.Writer, c.Bool("in-place")
 	cm.Progress, cm.Checked, cm.Refused = errw, cm.checked, cm.refused
 	cm.ReadLabel = func(path string) string { return fmt.Sprintf(prgRead, cm.cmd, path) }
-	for _, f := range clidoc.FlagLike(commandLine(c), cm.Files) {
-		if strings.HasPrefix(f, "-") && f != "-" {
-			return nil, usagef(msgFlagAfterFile, f)
-		}
+	if err := flagAfterFile(c, cm.Files); err != nil {
+		return nil, err
 	}
 	var err error
 	if cm.Format, err = transcript.ParseDialect(c.String("format")); err != nil {
@@ -410,6 +408,18 @@ func parseCommon(c *cli.Context) (*common, error) {
 		return nil, err
 	}
 	return cm, nil
+}
+
+// flagAfterFile refuses an argument among files, a command's last
+// arguments, that looks like a flag: urfave/cli stops reading flags at the
+// first argument.
+func flagAfterFile(c *cli.Context, files []string) error {
+	for _, f := range clidoc.FlagLike(commandLine(c), files) {
+		if strings.HasPrefix(f, "-") && f != "-" {
+			return usagef(msgFlagAfterFile, f)
+		}
+	}
+	return nil
 }
 
 // newLogger is the slog logger on stderr at --log-level.

@@ -204,15 +204,11 @@ func runCheckpoint(c *cli.Context) error {
 // (checkpoint.Dir.Find): a .yaml file, or the latest (or the given ID) of
 // the session key.
 func loadCheckpoint(c *cli.Context) (*checkpoint.Checkpoint, string, error) {
-	args := c.Args().Slice()
-	if f := misplacedFlag(c, args); f != "" {
-		return nil, "", usagef(msgFlagAfterArgs, f)
-	}
-	if len(args) > 2 {
-		return nil, "", usagef(msgCheckpointArgs)
+	if err := flagAfterFile(c, c.Args().Slice()); err != nil {
+		return nil, "", err
 	}
 	dir := checkpointDir(c)
-	cp, path, err := dir.Find(c.String("session-key"), args)
+	cp, path, err := dir.Find(c.String("session-key"), c.Args().Slice())
 	return cp, path, checkpointWorded(err, dir)
 }
 
@@ -222,6 +218,10 @@ func checkpointWorded(err error, dir checkpoint.Dir) error {
 	switch {
 	case errors.Is(err, checkpoint.ErrNoKey):
 		return usagef(msgCheckpointNoKey)
+	case errors.Is(err, checkpoint.ErrKeyAndFile):
+		return usagef(msgCheckpointKeyAndFile)
+	case errors.Is(err, checkpoint.ErrArgs):
+		return usagef(msgCheckpointArgs)
 	case errors.As(err, &missing) && missing.ID != "":
 		return fmt.Errorf(msgCheckpointNoID, missing.ID, missing.Key)
 	case errors.As(err, &missing):
@@ -261,8 +261,11 @@ func runCheckpointList(c *cli.Context) error {
 	if c.String("session-key") == "" && c.NArg() == 0 {
 		return dir.WriteKeys(c.App.Writer, c.Bool("json"))
 	}
-	if f := misplacedFlag(c, c.Args().Slice()); f != "" {
-		return usagef(msgFlagAfterArgs, f)
+	if err := flagAfterFile(c, c.Args().Slice()); err != nil {
+		return err
+	}
+	if c.NArg() > 1 {
+		return usagef(msgCheckpointArgs)
 	}
 	key, err := checkpoint.SessionKey(c.String("session-key"), c.Args().First())
 	if err != nil {

@@ -43,7 +43,9 @@ func runWatch(c *cli.Context) error {
 		return usagef(msgWatchArgs)
 	}
 	roots, filter := args[:dash], args[dash+1:]
-	if f := misplacedFlag(c, roots); f != "" {
+	// The whole of args, which ends the command line as misplacedFlag
+	// needs: the filter's flags, after the "--", are not counted.
+	if f := misplacedFlag(c, args); f != "" {
 		return usagef(msgFlagAfterArgs, f)
 	}
 	if !slices.ContainsFunc(filterCommands(), func(name string) bool { return name == filter[0] }) {

@@ -123,6 +123,7 @@ const (
 	msgCheckpointFailed     = "no checkpoint for %s: %v; the transcript was passed through unchanged"
 	msgCheckpointNoKey      = "name the session: --session-key KEY, or a transcript FILE"
 	msgCheckpointArgs       = "too many arguments"
+	msgCheckpointKeyAndFile = "--session-key and FILE both name the session: give one"
 	msgCheckpointNone       = "no checkpoint for session key %q in %s"
 	msgCheckpointNoID       = "no checkpoint %s for session key %q"
 	msgCheckpointNoneInject = "no checkpoint for session key %q: nothing injected"

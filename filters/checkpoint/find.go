@@ -26,13 +26,22 @@ func isFile(name string) bool {
 	return strings.HasSuffix(name, ".yaml") || strings.HasSuffix(name, ".yml")
 }
 
+// ErrKeyAndFile is a session named twice: by a key and by a transcript,
+// which could name another.
+var ErrKeyAndFile = errors.New("both a session key and a transcript name the session")
+
+// ErrArgs is more than one checkpoint ID, or more than one transcript.
+var ErrArgs = errors.New("too many arguments")
+
 // SessionKey is key when given, else the session key of the transcript
-// file (KeyOfFile); with neither it is ErrNoKey.
+// file (KeyOfFile); with neither it is ErrNoKey, with both ErrKeyAndFile.
 func SessionKey(key, file string) (string, error) {
-	if key != "" {
+	switch {
+	case key != "" && file != "":
+		return "", ErrKeyAndFile
+	case key != "":
 		return key, nil
-	}
-	if file == "" {
+	case file == "":
 		return "", ErrNoKey
 	}
 	return KeyOfFile(file, nil)
@@ -40,22 +49,32 @@ func SessionKey(key, file string) (string, error) {
 
 // Find reads the checkpoint args name, as bs checkpoint render and show
 // take them, and returns it with the path of its file: a checkpoint file
-// (isFile) named first, or else the checkpoint of a session key that an
+// (isFile), or else the checkpoint of a session key that an
 // argument cp_NNN names, or its latest. The key is key, else that of the
 // other argument, a transcript (SessionKey). A checkpoint that is not
-// there is a *NotFoundError.
+// there is a *NotFoundError; two IDs or two transcripts are ErrArgs.
 func (d Dir) Find(key string, args []string) (*Checkpoint, string, error) {
-	if len(args) > 0 && isFile(args[0]) {
-		cp, err := readFile(args[0])
-		return cp, args[0], err
-	}
 	file, id := "", ""
 	for _, a := range args {
-		if strings.HasPrefix(a, "cp_") && !strings.ContainsRune(a, os.PathSeparator) {
+		isID := strings.HasPrefix(a, "cp_") && !strings.ContainsRune(a, os.PathSeparator)
+		switch {
+		case isID && id == "":
 			id = a
-		} else {
+		case !isID && file == "":
 			file = a
+		default:
+			return nil, "", ErrArgs
 		}
+	}
+	if isFile(file) {
+		switch {
+		case id != "":
+			return nil, "", ErrArgs
+		case key != "":
+			return nil, "", ErrKeyAndFile
+		}
+		cp, err := readFile(file)
+		return cp, file, err
 	}
 	key, err := SessionKey(key, file)
 	if err != nil {

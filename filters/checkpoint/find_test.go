@@ -50,6 +50,23 @@ func TestFind(t *testing.T) {
 	if _, _, err := d.Find("", []string{filepath.Join(root, "missing.yaml")}); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a missing file: %v", err)
 	}
+	// The session is named once, and one checkpoint at most.
+	for _, tc := range []struct {
+		key  string
+		args []string
+		want error
+	}{
+		{"s", []string{transcript}, ErrKeyAndFile},
+		{"s", []string{"cp_001", "notes"}, ErrKeyAndFile},
+		{"s", []string{first}, ErrKeyAndFile},
+		{"", []string{first, "cp_001"}, ErrArgs},
+		{"s", []string{"cp_001", "cp_002"}, ErrArgs},
+		{"", []string{transcript, transcript}, ErrArgs},
+	} {
+		if _, _, err := d.Find(tc.key, tc.args); !errors.Is(err, tc.want) {
+			t.Errorf("Find(%q, %q) = %v; want %v", tc.key, tc.args, err, tc.want)
+		}
+	}
 }
 
 // TestLatestText: the newest checkpoint's text and id; none is ErrNone.
