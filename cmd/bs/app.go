@@ -453,6 +453,22 @@ func (cm *common) openStore() (blobstore.Store, error) {
 	return s, nil
 }
 
+// openReading opens --store for a command that only reads blobs from it
+// (restore, stats --exact, archive show): a local store that is not there
+// reads as an empty one, each blob not found, and is not created.
+func (cm *common) openReading() (blobstore.Store, error) {
+	opt := cm.storeOpt
+	opt.MustExist = true
+	s, err := blobstore.Open(context.Background(), cm.storeDir, opt)
+	if errors.Is(err, blobstore.ErrNoStore) {
+		return &blobstore.Mem{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf(msgStoreOpen, cm.storeDir, err)
+	}
+	return s, nil
+}
+
 // onBadLine warns about a line that is not valid JSON, or stops the run
 // under --strict.
 func (cm *common) onBadLine(e *transcript.BadLineError) error {

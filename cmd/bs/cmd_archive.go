@@ -163,7 +163,7 @@ func runArchiveShow(c *cli.Context) error {
 		_, err = io.Copy(out, f)
 		return err
 	}
-	store, err := cm.openStore()
+	store, err := cm.openReading()
 	if err != nil {
 		return err
 	}

@@ -69,7 +69,7 @@ func runRestore(c *cli.Context) error {
 		return usagef(msgRestoreWhat)
 	}
 	if opt.ID != "" || opt.All {
-		if opt.Store, err = cm.openStore(); err != nil {
+		if opt.Store, err = cm.openReading(); err != nil {
 			return err
 		}
 	}

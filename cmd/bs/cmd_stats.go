@@ -62,7 +62,7 @@ func runStats(c *cli.Context) error {
 		return err
 	}
 	if c.Bool("exact") {
-		if opt.Store, err = cm.openStore(); err != nil {
+		if opt.Store, err = cm.openReading(); err != nil {
 			return err
 		}
 		opt.OnBlobError = func(line int, id, _ string, err error) {

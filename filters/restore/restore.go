@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -219,6 +220,9 @@ func Run(ctx context.Context, name string, r io.Reader, w io.Writer, opt Options
 			x.fail(&NotFoundError{Msg: fmt.Sprintf("entry %s not found", id)})
 		}
 	}
+	// Values are fetched in parallel: their failures are told in the
+	// order of the lines, not of the fetches.
+	slices.SortStableFunc(x.errs, func(a, b error) int { return errorLine(a) - errorLine(b) })
 	if x.res != nil && len(x.errs) > 0 && x.res.Error == "" {
 		x.res.Error = x.errs[0].Error()
 	}
@@ -535,6 +539,15 @@ func withoutNewline(pieces [][]byte, line transcript.Line) [][]byte {
 func (x *run) keep(sink *transcript.Sink, err error) {
 	x.fail(err)
 	sink.FellBack()
+}
+
+// errorLine is the line a failure names, or past every line.
+func errorLine(err error) int {
+	var be *BlobError
+	if errors.As(err, &be) {
+		return be.Line
+	}
+	return math.MaxInt32
 }
 
 func (x *run) fail(err error) {
