@@ -105,7 +105,8 @@ var Descriptions = map[string]string{
 		"It takes the SmartPruningConfig names other purge tools use (keep_recent, min_value_length, trigger_types, " +
 		"scan_interval_seconds, retention, keep_purge_control_calls, keep_after_restore_seconds), any flag " +
 		"every filter takes (store, format, log-level, lock-timeout, ...), and any flag of a command under its " +
-		"name (trim: {soft-trim-ratio: 0.4}). A flag on the command line wins, then its BS_* variable, then the " +
+		"name (trim: {soft-trim-ratio: 0.4}); a command's settings and the common flags reach its subcommands " +
+		"that have the flag (checkpoint: {dir: D} is checkpoint render's --dir, store: S is bs store verify's). A flag on the command line wins, then its BS_* variable, then the " +
 		"file, then the default.",
 	"stats": "Breaks the gauge's estimate of the whole transcript (every line estimated, usage ignored; " +
 		"--tokenizer as for gauge) down by kind (user, assistant, thinking, tool_call, tool_result, image, other), " +

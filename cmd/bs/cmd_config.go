@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/bstools/bs/internal/clidoc"
 	"github.com/bstools/bs/internal/config"
 	"github.com/bstools/bs/internal/xdg"
 )
@@ -92,7 +93,7 @@ func applyConfig(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	return applyConfigOf(cfg, c, c.Command.Name, nil)
+	return applyConfigOf(cfg, c, clidoc.CommandPath(c), nil)
 }
 
 // applyConfigOf sets, from cfg's settings for command section, each flag
@@ -115,16 +116,26 @@ func configCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "config",
 		Usage: "show the configuration in effect",
-		Subcommands: []*cli.Command{{
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return usagef(msgConfigCommand, c.Args().First())
+			}
+			return cli.ShowSubcommandHelp(c)
+		},
+		Subcommands: withUsageErrors(&cli.Command{
 			Name:   "show",
 			Usage:  "print every setting, its value and where it came from (default, environment or file:line)",
 			Flags:  []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "one JSON object per setting"}},
+			Before: func(*cli.Context) error { return nil }, // the file is what it shows, not applies
 			Action: runConfigShow,
-		}},
+		}),
 	}
 }
 
 func runConfigShow(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return usagef(msgConfigShowArgs)
+	}
 	cfg, err := loadConfig(c)
 	if err != nil {
 		return err

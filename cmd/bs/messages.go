@@ -191,16 +191,18 @@ const (
 
 // bs store, and the store flags of every command.
 const (
-	msgCacheSize     = "bad --cache-size %q: want a positive number of bytes, with K, M or G"
-	msgStoreArgs     = "the store commands but cat take no arguments (bs store %s); name the store with --store"
-	msgStoreCatArgs  = "bs store cat takes one argument, a blob's digest (sha256:…)"
-	msgStoreCommand  = "unknown store command %q: want stats, verify, list, cat or repack"
-	msgVerifyFailed  = "%d corrupt and %d undecryptable blobs in %s"
-	msgVerifyDamaged = "%d damaged index files or pack trailers in %s: the blobs only they name cannot be found (bs store repack indexes a pack from its trailer)"
-	msgRepackSmall   = "bad --small %q: want a positive number of bytes, with K, M or G"
-	msgRepackNoPacks = "the store at %s keeps no packs"
-	msgRepackDamaged = "%v: left where it is (bs store verify lists every damaged copy)"
-	hintNoIdentity   = "the blob is encrypted: give the age identity it was encrypted to with --identity FILE (or BS_IDENTITY)"
+	msgCacheSize      = "bad --cache-size %q: want a positive number of bytes, with K, M or G"
+	msgStoreArgs      = "the store commands but cat take no arguments (bs store %s); name the store with --store"
+	msgStoreCatArgs   = "bs store cat takes one argument, a blob's digest (sha256:…)"
+	msgStoreCommand   = "unknown store command %q: want stats, verify, list, cat or repack"
+	msgConfigCommand  = "unknown config command %q: want show"
+	msgConfigShowArgs = "bs config show takes no arguments; name the file with bs --config FILE"
+	msgVerifyFailed   = "%d corrupt and %d undecryptable blobs in %s"
+	msgVerifyDamaged  = "%d damaged index files or pack trailers in %s: the blobs only they name cannot be found (bs store repack indexes a pack from its trailer)"
+	msgRepackSmall    = "bad --small %q: want a positive number of bytes, with K, M or G"
+	msgRepackNoPacks  = "the store at %s keeps no packs"
+	msgRepackDamaged  = "%v: left where it is (bs store verify lists every damaged copy)"
+	hintNoIdentity    = "the blob is encrypted: give the age identity it was encrypted to with --identity FILE (or BS_IDENTITY)"
 )
 
 // bs prune-retention.

@@ -78,3 +78,18 @@ func CheckOnly(app *cli.App, check func(*cli.Context) error) {
 	}
 	checking(app.Commands)
 }
+
+// CommandPath names the command c runs by its path from the app's
+// commands: "extract", "store verify".
+func CommandPath(c *cli.Context) string {
+	var names []string
+	for _, l := range c.Lineage() {
+		if l.Command != nil {
+			names = append([]string{l.Command.Name}, names...)
+		}
+	}
+	if len(names) > 0 {
+		names = names[1:] // the app's own command, named as the app
+	}
+	return strings.Join(names, " ")
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -90,5 +91,22 @@ func TestWithDocs(t *testing.T) {
 	}
 	if c.CustomHelpTemplate != "" || !strings.HasSuffix(c.Subcommands[0].CustomHelpTemplate, "EXAMPLES:\n   bs a b x\n") {
 		t.Errorf("templates %q, %q", c.CustomHelpTemplate, c.Subcommands[0].CustomHelpTemplate)
+	}
+}
+
+func TestCommandPath(t *testing.T) {
+	var got []string
+	record := func(c *cli.Context) error { got = append(got, CommandPath(c)); return nil }
+	a := &cli.App{Name: "bs", Commands: []*cli.Command{
+		{Name: "extract", Action: record},
+		{Name: "store", Subcommands: []*cli.Command{{Name: "verify", Action: record}}},
+	}}
+	for _, line := range [][]string{{"bs", "extract"}, {"bs", "store", "verify"}} {
+		if err := a.Run(line); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if want := []string{"extract", "store verify"}; !slices.Equal(got, want) {
+		t.Errorf("CommandPath = %q, want %q", got, want)
 	}
 }

@@ -44,7 +44,8 @@ type Setting struct {
 // File is a parsed configuration file.
 type File struct {
 	Path string
-	// Settings by command name, then flag name.
+	// Settings by command (its name, or its path for a subcommand:
+	// "store verify"), then flag name.
 	Settings map[string]map[string]Setting
 }
 
@@ -111,8 +112,11 @@ var Fixed = []string{"in-place", "help", "now", "dry-run", "once", "config"}
 
 // Load reads the configuration file at path and checks it against the
 // commands cmds: their flags, and common, the flags every filter takes
-// that a file sets for each command that has it. A missing file that was
-// not asked for (explicit) is an empty configuration.
+// that a file sets for each command that has it. A command's section sets
+// its subcommands' flags of the same names too (checkpoint's dir is
+// checkpoint render's), and a common flag is set for every subcommand
+// that has it (store for bs store verify). A missing file that was not
+// asked for (explicit) is an empty configuration.
 func Load(path string, explicit bool, commands []*cli.Command, common func(name string) bool) (*File, error) {
 	cfg := &File{Path: path, Settings: map[string]map[string]Setting{}}
 	data, err := os.ReadFile(path)
@@ -145,31 +149,74 @@ func Load(path string, explicit bool, commands []*cli.Command, common func(name 
 				if cmds[t.cmd] == nil {
 					continue // a command this build does not have
 				}
-				if err := cfg.set(cmds[t.cmd], t.flag, k.Value, v, t.unit); err != nil {
+				if err := cfg.set(t.cmd, cmds[t.cmd], t.flag, k.Value, v, t.unit); err != nil {
 					return nil, err
 				}
 			}
 		case cmds[k.Value] != nil && v.Kind == yaml.MappingNode:
 			for j := 0; j < len(v.Content); j += 2 {
 				fk, fv := v.Content[j], v.Content[j+1]
-				if err := cfg.set(cmds[k.Value], fk.Value, k.Value+"."+fk.Value, fv, ""); err != nil {
+				if err := cfg.setSection(cmds[k.Value], fk.Value, k.Value+"."+fk.Value, fv); err != nil {
 					return nil, err
 				}
 			}
 		case common(k.Value):
 			// A flag every filter takes: set it for each command that has it.
-			for _, cmd := range commands {
-				if findFlag(cmd, k.Value) != nil {
-					if err := cfg.set(cmd, k.Value, k.Value, v, ""); err != nil {
-						return nil, err
-					}
+			err := Walk(commands, func(path string, cmd *cli.Command) error {
+				if findFlag(cmd, k.Value) == nil {
+					return nil
 				}
+				return cfg.set(path, cmd, k.Value, k.Value, v, "")
+			})
+			if err != nil {
+				return nil, err
 			}
 		default:
 			return nil, &BadError{Path: path, Line: k.Line, Key: k.Value, Why: Unknown}
 		}
 	}
 	return cfg, nil
+}
+
+// Walk calls fn with each command of commands and each of their
+// subcommands, named by its path ("store verify"), parents first; it
+// stops at fn's first error. urfave/cli's help commands are left out.
+func Walk(commands []*cli.Command, fn func(path string, cmd *cli.Command) error) error {
+	var walk func(prefix string, cmds []*cli.Command) error
+	walk = func(prefix string, cmds []*cli.Command) error {
+		for _, cmd := range cmds {
+			if cmd.Name == "help" {
+				continue
+			}
+			path := prefix + cmd.Name
+			if err := fn(path, cmd); err != nil {
+				return err
+			}
+			if err := walk(path+" ", cmd.Subcommands); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return walk("", commands)
+}
+
+// setSection records a setting of cmd's section for cmd and for each of
+// its subcommands that has the flag; one of them at least must have it.
+func (cfg *File) setSection(cmd *cli.Command, flag, key string, v *yaml.Node) error {
+	found := false
+	err := Walk([]*cli.Command{cmd}, func(path string, sub *cli.Command) error {
+		if findFlag(sub, flag) == nil {
+			return nil
+		}
+		found = true
+		return cfg.set(path, sub, flag, key, v, "")
+	})
+	if err == nil && !found {
+		// Worded as the command's own: it has no such flag.
+		err = cfg.set(cmd.Name, cmd, flag, key, v, "")
+	}
+	return err
 }
 
 func findFlag(cmd *cli.Command, name string) cli.Flag {
@@ -181,12 +228,13 @@ func findFlag(cmd *cli.Command, name string) cli.Flag {
 	return nil
 }
 
-// set records value node v for cmd's flag, checking that the flag exists
-// and that the value parses as its type. unit "s" means seconds (a number
-// for a duration flag), "list" a list joined with commas.
-func (cfg *File) set(cmd *cli.Command, flag, key string, v *yaml.Node, unit string) error {
+// set records value node v for the flag of cmd, whose path is path,
+// checking that the flag exists and that the value parses as its type.
+// unit "s" means seconds (a number for a duration flag), "list" a list
+// joined with commas.
+func (cfg *File) set(path string, cmd *cli.Command, flag, key string, v *yaml.Node, unit string) error {
 	bad := func(why Why, value string) error {
-		return &BadError{Path: cfg.Path, Line: v.Line, Key: key, Why: why, Cmd: cmd.Name, Flag: flag, Value: value}
+		return &BadError{Path: cfg.Path, Line: v.Line, Key: key, Why: why, Cmd: path, Flag: flag, Value: value}
 	}
 	f := findFlag(cmd, flag)
 	if f == nil || slices.Contains(Fixed, flag) {
@@ -240,9 +288,9 @@ func (cfg *File) set(cmd *cli.Command, flag, key string, v *yaml.Node, unit stri
 			}
 		}
 	}
-	if cfg.Settings[cmd.Name] == nil {
-		cfg.Settings[cmd.Name] = map[string]Setting{}
+	if cfg.Settings[path] == nil {
+		cfg.Settings[path] = map[string]Setting{}
 	}
-	cfg.Settings[cmd.Name][f.Names()[0]] = Setting{Values: values, Line: v.Line, Key: key}
+	cfg.Settings[path][f.Names()[0]] = Setting{Values: values, Line: v.Line, Key: key}
 	return nil
 }

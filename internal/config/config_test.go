@@ -20,6 +20,41 @@ func commands() []*cli.Command {
 		}},
 		{Name: "trim", Flags: []cli.Flag{&cli.Float64Flag{Name: "soft-trim-ratio"}, &cli.StringFlag{Name: "store"}}},
 		{Name: "gauge", Flags: []cli.Flag{&cli.BoolFlag{Name: "json"}}},
+		{Name: "store", Subcommands: []*cli.Command{
+			{Name: "verify", Flags: []cli.Flag{&cli.StringFlag{Name: "store"}, &cli.IntFlag{Name: "jobs"}}},
+			{Name: "stats", Flags: []cli.Flag{&cli.StringFlag{Name: "store"}, &cli.BoolFlag{Name: "json"}}},
+		}},
+		{Name: "stats", Flags: []cli.Flag{&cli.IntFlag{Name: "keep-recent"}}},
+	}
+}
+
+// TestLoadSubcommands: a common flag and a command's section reach its
+// subcommands, by their paths; a section of a command whose name a
+// subcommand shares (stats, store stats) stays its own.
+func TestLoadSubcommands(t *testing.T) {
+	for _, tc := range []struct{ text, cmd, flag, want string }{
+		{"store: /s\n", "store verify", "store", "/s"},
+		{"store: /s\n", "store stats", "store", "/s"},
+		{"store:\n  jobs: 4\n", "store verify", "jobs", "4"},
+		{"stats:\n  keep-recent: 5\n", "stats", "keep-recent", "5"},
+	} {
+		cfg, err := load(t, tc.text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := cfg.Settings[tc.cmd][tc.flag].Values; !slices.Equal(got, []string{tc.want}) {
+			t.Errorf("%q: %s --%s = %v, want %s", tc.text, tc.cmd, tc.flag, got, tc.want)
+		}
+		if s := cfg.Settings["store stats"]; tc.cmd == "stats" && len(s) != 0 {
+			t.Errorf("%q: store stats got %v", tc.text, s)
+		}
+	}
+	var bad *BadError
+	if _, err := load(t, "store:\n  nope: 1\n"); !errors.As(err, &bad) || bad.Why != NoFlag || bad.Cmd != "store" {
+		t.Errorf("a flag no store command has: %v", err)
+	}
+	if _, err := load(t, "store:\n  jobs: many\n"); !errors.As(err, &bad) || bad.Why != NotInteger || bad.Cmd != "store verify" {
+		t.Errorf("a bad value for a subcommand's flag: %v", err)
 	}
 }
 

@@ -11,13 +11,13 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// Show prints every flag of commands that a file may set, its value and
-// where the value came from: the default, the environment, or cfg's
-// file:line. With asJSON, one object a setting.
+// Show prints every flag of commands and their subcommands that a file
+// may set, its value and where the value came from: the default, the
+// environment, or cfg's file:line. With asJSON, one object a setting.
 func Show(w io.Writer, commands []*cli.Command, cfg *File, asJSON bool) {
-	for _, cmd := range commands {
-		if cmd.Name == "config" || cmd.Name == "help" {
-			continue
+	Walk(commands, func(path string, cmd *cli.Command) error {
+		if path == "config" || strings.HasPrefix(path, "config ") {
+			return nil
 		}
 		for _, f := range cmd.Flags {
 			name := f.Names()[0]
@@ -27,17 +27,18 @@ func Show(w io.Writer, commands []*cli.Command, cfg *File, asJSON bool) {
 			value, source := flagDefault(f), "default"
 			if env, v, ok := flagEnv(f); ok {
 				value, source = v, "environment "+env
-			} else if s, ok := cfg.Settings[cmd.Name][name]; ok {
+			} else if s, ok := cfg.Settings[path][name]; ok {
 				value, source = strings.Join(s.Values, ","), fmt.Sprintf("%s:%d", cfg.Path, s.Line)
 			}
 			if asJSON {
-				b, _ := json.Marshal(map[string]string{"command": cmd.Name, "flag": name, "value": value, "source": source})
+				b, _ := json.Marshal(map[string]string{"command": path, "flag": name, "value": value, "source": source})
 				fmt.Fprintf(w, "%s\n", b)
 			} else {
-				fmt.Fprintf(w, "%s --%s = %s\t(%s)\n", cmd.Name, name, value, source)
+				fmt.Fprintf(w, "%s --%s = %s\t(%s)\n", path, name, value, source)
 			}
 		}
-	}
+		return nil
+	})
 }
 
 // flagDefault is a flag's default value as text.

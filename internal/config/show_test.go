@@ -27,6 +27,7 @@ func TestShow(t *testing.T) {
 		"extract --types = \t(default)\n",
 		"extract --index = /env.db\t(environment BS_TEST_SHOW_INDEX)\n",
 		"trim --store = /s\t(" + cfg.Path + ":2)\n",
+		"store verify --store = /s\t(" + cfg.Path + ":2)\n",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("no %q in\n%s", want, got)
@@ -36,7 +37,7 @@ func TestShow(t *testing.T) {
 		t.Errorf("a fixed flag shown:\n%s", got)
 	}
 	b.Reset()
-	Show(&b, cmds[2:], cfg, true)
+	Show(&b, cmds[2:3], cfg, true)
 	if b.String() != `{"command":"gauge","flag":"json","source":"default","value":"false"}`+"\n" {
 		t.Errorf("JSON: %s", b.String())
 	}
