@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -38,8 +39,10 @@ const (
 	exitInterrupted = 130
 )
 
-// usageError is a mistake in how bs was called.
-type usageError struct{ msg string }
+// usageError is a mistake in how bs was called; help is the command whose
+// --help the hint names, when not the one that ran (the filter bs watch
+// checks).
+type usageError struct{ msg, help string }
 
 func (e *usageError) Error() string { return e.msg }
 
@@ -103,8 +106,8 @@ func exitCode(ctx context.Context, u ui, cmd string, err error) int {
 		return exitInterrupted
 	case errors.As(err, &usage):
 		u.errorf(cmd, "%s", usage.msg)
-		if cmd != "" {
-			u.hintf("see 'bs %s --help'", cmd)
+		if help := cmp.Or(usage.help, cmd); help != "" {
+			u.hintf(hintHelp, help)
 		}
 		return exitUsage
 	case errors.As(err, &rule):
@@ -269,7 +272,7 @@ func withUsageErrors(cmds ...*cli.Command) []*cli.Command {
 // --trigger NaN would roll always and a --fail-above NaN never fail.
 func finiteFlags(c *cli.Context) error {
 	if name, v, ok := clidoc.NotFinite(c); ok {
-		return usagef(msgNotFinite, v, name)
+		return usagef(msgNotFinite, dashed(name), v)
 	}
 	return nil
 }
@@ -282,6 +285,14 @@ func flagError(c *cli.Context, flags []cli.Flag, err error) error {
 	if c != nil {
 		line = commandLine(c)
 	}
+	if name, value, missing, ok := clidoc.BadValue(err); ok {
+		if missing {
+			return usagef(msgNoValue, dashed(name))
+		}
+		if want := wantKind[clidoc.FlagKind(flags, name)]; want != "" {
+			return usagef(msgBadValue, dashed(name), value, want)
+		}
+	}
 	name, typed, ok := clidoc.UnknownFlag(err, line)
 	if !ok {
 		return &usageError{msg: err.Error()}
@@ -291,6 +302,14 @@ func flagError(c *cli.Context, flags []cli.Flag, err error) error {
 		msg += fmt.Sprintf(msgDidYouMean, near)
 	}
 	return &usageError{msg: msg}
+}
+
+// dashed is a flag's name as the usage lines write it: -j, --jobs.
+func dashed(name string) string {
+	if len(name) == 1 {
+		return "-" + name
+	}
+	return "--" + name
 }
 
 // checkArgs is what a command checks of its arguments before it runs,

@@ -145,6 +145,9 @@ func runArchiveShow(c *cli.Context) error {
 	}
 	id := cm.Files[0]
 	cm.Files = cm.Files[1:]
+	if id == "" {
+		return usagef(msgArchiveBadID, id)
+	}
 	out := c.App.Writer
 	if dir := c.String("holders"); dir != "" && len(cm.Files) == 0 {
 		path, err := archive.HolderFile(dir, id)
@@ -154,6 +157,7 @@ func runArchiveShow(c *cli.Context) error {
 		f, err := os.Open(path)
 		if errors.Is(err, fs.ErrNotExist) {
 			cm.ui.errorf("archive show", msgArchiveNotFound, id, dir)
+			cm.ui.hintf(hintArchiveList)
 			return &reported{code: exitFailure}
 		}
 		if err != nil {

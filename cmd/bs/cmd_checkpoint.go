@@ -162,11 +162,11 @@ func runCheckpoint(c *cli.Context) error {
 	if opt.Gauge.Estimator, err = estimatorFlag(c); err != nil {
 		return err
 	}
-	switch {
-	case opt.Trigger != "" && opt.Trigger != checkpoint.TriggerCompaction && opt.Trigger != checkpoint.TriggerSessionEnd:
+	if opt.Trigger != "" && opt.Trigger != checkpoint.TriggerCompaction && opt.Trigger != checkpoint.TriggerSessionEnd {
 		return usagef(msgCheckpointTrigger, opt.Trigger)
-	case opt.Threshold <= 0 || opt.Keep < 0 || opt.Gauge.Window < 0 || opt.NoticeFrom <= 0:
-		return usagef(msgCheckpointFlags)
+	}
+	if err := checkpointBounds(c); err != nil {
+		return err
 	}
 	failed := false
 	err = cm.Each(c.Context, func(ctx context.Context, name string, r io.Reader, w io.Writer) error {
@@ -196,6 +196,23 @@ func runCheckpoint(c *cli.Context) error {
 	}
 	if failed {
 		return &reported{code: exitFailure}
+	}
+	return nil
+}
+
+// checkpointBounds refuses the first of checkpoint's and hook's ratios
+// that is not above 0 and counts that are negative (a flag the command
+// lacks reads as 0).
+func checkpointBounds(c *cli.Context) error {
+	for _, name := range []string{"threshold", "notice-from"} {
+		if c.Float64(name) <= 0 {
+			return usagef(msgAboveZero, "--"+name, c.Float64(name))
+		}
+	}
+	for _, name := range []string{"keep", "context-window"} {
+		if c.Int(name) < 0 {
+			return usagef(msgNegative, "--"+name, c.Int(name))
+		}
 	}
 	return nil
 }
@@ -325,8 +342,8 @@ func runCheckpointHook(c *cli.Context) error {
 	opt.Dir, opt.SessionKey, opt.Now, opt.Keep, opt.Threshold = checkpointDir(c), key, cm.now, c.Int("keep"), c.Float64("threshold")
 	opt.NoticeFrom, opt.Inject = c.Float64("notice-from"), false // the notice goes to Claude Code, not into the file
 	opt.OnBadLine = cm.onBadLine
-	if opt.Threshold <= 0 || opt.Keep < 0 || opt.NoticeFrom <= 0 {
-		return usagef(msgCheckpointFlags)
+	if err := checkpointBounds(c); err != nil {
+		return err
 	}
 	res, err := h.Handle(opt)
 	if out := res.Ran; out != nil && out.Written != nil {

@@ -89,14 +89,9 @@ func tokenizerFlag() cli.Flag {
 }
 
 func estimatorFlag(c *cli.Context) (gauge.Estimator, error) {
-	switch name := c.String("tokenizer"); name {
-	case "chars4", "":
-		return gauge.CharsPer4{}, nil
-	default:
-		t, err := gauge.NewTokenizer(name)
-		if err != nil {
-			return nil, usagef(msgBadTokenizer, err)
-		}
-		return t, nil
+	est, err := gauge.NewEstimator(c.String("tokenizer"))
+	if err != nil {
+		return nil, usagef(msgBadTokenizer, err)
 	}
+	return est, nil
 }

@@ -57,6 +57,10 @@ func runWatch(c *cli.Context) error {
 	// none of the filter's work.
 	bs := selfLine(c)
 	if err := checkLine(c.Context, append(slices.Clone(bs), filter...)); err != nil {
+		var usage *usageError
+		if errors.As(err, &usage) {
+			usage.help = filter[0]
+		}
 		return err
 	}
 	interval := c.Duration("interval")

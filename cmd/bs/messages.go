@@ -31,6 +31,7 @@ const (
 	msgBadLine        = "%s:%d: not a valid JSON entry (%v); passed through unchanged"
 	msgGaugeOffPath   = "%s: read in file order, but the session's last entry is on a branch that leaves the usage counted (the user went back to an earlier entry): give the file as an argument for the runtime's own figure"
 	msgBadLineStrict  = "%s:%d: not a valid JSON entry: %v"
+	hintHelp          = "see 'bs %s --help'"
 	hintStrict        = "run without --strict to pass such lines through unchanged"
 	msgBadRule        = "bad --rule %q: %v"
 	hintRule          = "a rule is a jq expression yielding true, false, an integer or null, e.g. --rule '.message.role == \"toolResult\"'"
@@ -55,7 +56,11 @@ const (
 	msgFormatNoMatch  = "%s: --format %s matches none of its entries, which read as %s (without --format the dialect is detected)"
 	msgFlagAfterFile  = "%s: flags go before file names (bs COMMAND [FLAGS] FILE...); a file whose name starts with - is ./-name"
 	msgFlagAfterArgs  = "%s: flags go before the other arguments (see the usage line)"
-	msgNotFinite      = "invalid value %v for flag -%s: want a number"
+	msgNotFinite      = "%s %v: want a finite number"
+	msgBadValue       = "%s %q: want %s"
+	msgNoValue        = "%s needs a value"
+	msgAboveZero      = "%s %v: want a number above 0"
+	msgNegative       = "%s %v: must not be negative"
 
 	// In-place rewrites.
 	msgInPlaceNegative   = "--lock-timeout, --quiet-period, --idle and --min-savings must not be negative"
@@ -119,7 +124,6 @@ const (
 	// bs checkpoint
 	msgCheckpointTrigger    = "bad --trigger %q: want compaction or session-end"
 	msgCheckpointNoNotice   = "no new notice of the context to append"
-	msgCheckpointFlags      = "want --threshold > 0, --keep >= 0 and --context-window >= 0"
 	msgCheckpointFailed     = "no checkpoint for %s: %v; the transcript was passed through unchanged"
 	msgCheckpointNoKey      = "name the session: --session-key KEY, or a transcript FILE"
 	msgCheckpointArgs       = "too many arguments"
@@ -254,3 +258,11 @@ const (
 	msgUINotLoopback = "listening on %s, which is not loopback: anyone who can reach it and has the token can read these sessions and the store"
 	msgUIOpen        = "cannot open a browser (%v): open the URL above"
 )
+
+// wantKind says what a flag's value must be, by clidoc.FlagKind.
+var wantKind = map[string]string{
+	"integer":  "an integer",
+	"number":   "a number",
+	"duration": "a duration, such as 90s, 5m or 1h30m",
+	"boolean":  "true or false",
+}

@@ -24,6 +24,7 @@ import (
 	"github.com/bstools/bs/filters/index"
 	"github.com/bstools/bs/filters/restore"
 	"github.com/bstools/bs/filters/transcript"
+	"github.com/bstools/bs/internal/jsonerr"
 )
 
 // File is a session file as a rewrite sees it. Copying from it with
@@ -142,7 +143,7 @@ func decode(raw json.RawMessage, v any) error {
 	d := json.NewDecoder(bytes.NewReader(raw))
 	d.DisallowUnknownFields()
 	if err := d.Decode(v); err != nil {
-		return errorf("bad arguments: %v", strings.TrimPrefix(err.Error(), "json: "))
+		return errorf("bad arguments: %s", jsonerr.Words(err))
 	}
 	if d.More() {
 		return errorf("bad arguments: more than one JSON value")

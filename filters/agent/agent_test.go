@@ -335,7 +335,7 @@ func TestCall(t *testing.T) {
 		{"purge_control", `{"action":"x"}`, `unknown action "x": want get_context, restore, set_extractable`},
 		{"purge_control", ``, `missing argument action: want get_context, restore, set_extractable`},
 		{"purge_control", `{"action":"set_extractable","entry_id":"k1","value":1.5}`, `bad or missing argument value: want true, false or a number of messages (an integer >= 0)`},
-		{"restore", `[1]`, `bad arguments: cannot unmarshal array into Go value of type agent.RestoreArgs`},
+		{"restore", `[1]`, `bad arguments: want an object, got array`},
 		{"restore", `{"entry_id":"k1"} {}`, `bad arguments: more than one JSON value`},
 		{"search", `{"query":"q"}`, `no search index`},
 		{"checkpoint", `{}`, `no checkpoint directory`},

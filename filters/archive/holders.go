@@ -113,7 +113,7 @@ var ErrBadHolderID = errors.New("not a holder id")
 // --holders DIR writes holders to: DIR/<id>.jsonl, never a file outside
 // DIR (ErrBadHolderID).
 func HolderFile(dir, id string) (string, error) {
-	if strings.ContainsAny(id, `/\`) || id == "." || id == ".." {
+	if id == "" || strings.ContainsAny(id, `/\`) || id == "." || id == ".." {
 		return "", ErrBadHolderID
 	}
 	return filepath.Join(dir, id+".jsonl"), nil

@@ -77,7 +77,7 @@ func TestHolderFile(t *testing.T) {
 	if p, err := archive.HolderFile("h", "0123456789abcdef"); err != nil || p != filepath.Join("h", "0123456789abcdef.jsonl") {
 		t.Errorf("HolderFile = %q, %v", p, err)
 	}
-	for _, id := range []string{"../x", `a\b`, "a/b", ".", ".."} {
+	for _, id := range []string{"", "../x", `a\b`, "a/b", ".", ".."} {
 		if _, err := archive.HolderFile("h", id); !errors.Is(err, archive.ErrBadHolderID) {
 			t.Errorf("HolderFile(%q): %v, want ErrBadHolderID", id, err)
 		}

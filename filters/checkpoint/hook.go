@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/bstools/bs/internal/jsonerr"
 )
 
 // Hook is the JSON Claude Code sends a hook command on standard input.
@@ -17,11 +19,14 @@ type Hook struct {
 	Source         string `json:"source"`  // SessionStart: startup, resume, clear or compact
 }
 
-// ReadHook decodes a hook event.
+// ReadHook decodes a hook event; its error words what is wrong with the
+// JSON (jsonerr.Words).
 func ReadHook(r io.Reader) (Hook, error) {
 	var h Hook
-	err := json.NewDecoder(r).Decode(&h)
-	return h, err
+	if err := json.NewDecoder(r).Decode(&h); err != nil {
+		return h, errors.New(jsonerr.Words(err))
+	}
+	return h, nil
 }
 
 // The hook events that lack what they need.

@@ -129,3 +129,17 @@ func TestContentsSkipsRollNotes(t *testing.T) {
 		t.Errorf("EstimateAll = %d, want 100", all)
 	}
 }
+
+// TestNewEstimator: the names --tokenizer takes, and the error that lists
+// them.
+func TestNewEstimator(t *testing.T) {
+	for name, want := range map[string]string{"": "chars/4", "chars4": "chars/4", "o200k": "o200k", "cl100k": "cl100k"} {
+		est, err := NewEstimator(name)
+		if err != nil || est.Name() != want {
+			t.Errorf("NewEstimator(%q) = %v, %v; want %s", name, est, err, want)
+		}
+	}
+	if _, err := NewEstimator("bogus"); err == nil || !strings.Contains(err.Error(), "want chars4, o200k or cl100k") {
+		t.Errorf("a bad name: %v", err)
+	}
+}

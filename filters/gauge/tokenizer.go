@@ -21,6 +21,19 @@ type Tokenizer struct {
 	codec tokenizer.Codec
 }
 
+// NewEstimator returns the estimator a --tokenizer names: chars4 (or ""),
+// CharsPer4, else the tokenizer named o200k or cl100k.
+func NewEstimator(name string) (Estimator, error) {
+	if name == "chars4" || name == "" {
+		return CharsPer4{}, nil
+	}
+	t, err := NewTokenizer(name)
+	if err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
 // NewTokenizer returns the tokenizer named o200k or cl100k.
 func NewTokenizer(name string) (*Tokenizer, error) {
 	var enc tokenizer.Encoding
@@ -30,7 +43,7 @@ func NewTokenizer(name string) (*Tokenizer, error) {
 	case "cl100k":
 		enc = tokenizer.Cl100kBase
 	default:
-		return nil, fmt.Errorf("unknown tokenizer %q (want o200k or cl100k)", name)
+		return nil, fmt.Errorf("unknown tokenizer %q (want chars4, o200k or cl100k)", name)
 	}
 	c, err := tokenizer.Get(enc)
 	if err != nil {

@@ -2,6 +2,8 @@ package clidoc
 
 import (
 	"math"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -40,6 +42,58 @@ func UnknownFlag(err error, line []string) (name, typed string, ok bool) {
 		}
 	}
 	return name, typed, true
+}
+
+// BadValue reads the error of the standard flag package, which urfave/cli
+// parses with, for a flag given a value it cannot parse (value), or none
+// (missing): the flag's name. ok is false for any other error.
+func BadValue(err error) (name, value string, missing, ok bool) {
+	msg := err.Error()
+	if name, ok = strings.CutPrefix(msg, "flag needs an argument: -"); ok {
+		return name, "", true, true
+	}
+	rest, ok := strings.CutPrefix(msg, "invalid value ")
+	if !ok {
+		rest, ok = strings.CutPrefix(msg, "invalid boolean value ")
+	}
+	if !ok {
+		return "", "", false, false
+	}
+	// rest is "VALUE" for flag -NAME: why, or "VALUE" for -NAME: why, with
+	// VALUE quoted by %q.
+	for _, sep := range []string{" for flag -", " for -"} {
+		i := strings.LastIndex(rest, sep)
+		if i < 0 {
+			continue
+		}
+		v, err := strconv.Unquote(rest[:i])
+		n, _, cut := strings.Cut(rest[i+len(sep):], ":")
+		if err == nil && cut {
+			return n, v, false, true
+		}
+	}
+	return "", "", false, false
+}
+
+// FlagKind names, for a message, what a flag's value must be: "integer",
+// "number", "duration", "boolean" or "" (any text).
+func FlagKind(flags []cli.Flag, name string) string {
+	for _, f := range flags {
+		if !slices.Contains(f.Names(), name) {
+			continue
+		}
+		switch f.(type) {
+		case *cli.IntFlag, *cli.Int64Flag, *cli.UintFlag, *cli.Uint64Flag:
+			return "integer"
+		case *cli.Float64Flag:
+			return "number"
+		case *cli.DurationFlag:
+			return "duration"
+		case *cli.BoolFlag:
+			return "boolean"
+		}
+	}
+	return ""
 }
 
 // NotFinite is the first float flag of c's command set to NaN or an

@@ -110,3 +110,40 @@ func TestCommandPath(t *testing.T) {
 		t.Errorf("CommandPath = %q, want %q", got, want)
 	}
 }
+
+// TestBadValue reads the flag package's errors as urfave/cli passes them
+// on, whatever the value holds.
+func TestBadValue(t *testing.T) {
+	a := &cli.App{Name: "bs", Writer: io.Discard, ErrWriter: io.Discard,
+		Flags:        []cli.Flag{&cli.IntFlag{Name: "n"}, &cli.BoolFlag{Name: "b"}, &cli.DurationFlag{Name: "d"}, &cli.Float64Flag{Name: "f"}},
+		OnUsageError: func(_ *cli.Context, err error, _ bool) error { return err },
+		Action:       func(*cli.Context) error { return nil }}
+	for _, tc := range []struct {
+		args          []string
+		name, value   string
+		missing, kind string
+	}{
+		{[]string{"--n", "x"}, "n", "x", "", "integer"},
+		{[]string{"--n="}, "n", "", "", "integer"},
+		{[]string{"--n", `a" for flag -z: b`}, "n", `a" for flag -z: b`, "", "integer"},
+		{[]string{"--b=maybe"}, "b", "maybe", "", "boolean"},
+		{[]string{"--d", "soon"}, "d", "soon", "", "duration"},
+		{[]string{"--f", "1,5"}, "f", "1,5", "", "number"},
+		{[]string{"--n"}, "n", "", "missing", "integer"},
+	} {
+		err := a.Run(append([]string{"bs"}, tc.args...))
+		if err == nil {
+			t.Fatalf("%q: no error", tc.args)
+		}
+		name, value, missing, ok := BadValue(err)
+		if !ok || name != tc.name || value != tc.value || missing != (tc.missing != "") {
+			t.Errorf("%q: BadValue(%q) = %q, %q, %v, %v", tc.args, err, name, value, missing, ok)
+		}
+		if k := FlagKind(a.Flags, name); k != tc.kind {
+			t.Errorf("%q: FlagKind = %q, want %q", tc.args, k, tc.kind)
+		}
+	}
+	if _, _, _, ok := BadValue(errors.New("flag provided but not defined: -x")); ok {
+		t.Error("an unknown flag read as a bad value")
+	}
+}
