@@ -304,6 +304,35 @@ func flagError(c *cli.Context, flags []cli.Flag, err error) error {
 	return &usageError{msg: msg}
 }
 
+// notNegative refuses the first of c's flags named (integers, numbers or
+// durations) that is below 0; aboveZero the first that is not above 0. A
+// flag the command lacks reads as 0.
+func notNegative(c *cli.Context, names ...string) error {
+	return firstOut(c, msgNegative, func(v float64) bool { return v < 0 }, names)
+}
+
+func aboveZero(c *cli.Context, names ...string) error {
+	return firstOut(c, msgAboveZero, func(v float64) bool { return v <= 0 }, names)
+}
+
+func firstOut(c *cli.Context, msg string, out func(float64) bool, names []string) error {
+	for _, name := range names {
+		var v float64
+		switch x := c.Value(name).(type) {
+		case int:
+			v = float64(x)
+		case float64:
+			v = x
+		case time.Duration:
+			v = float64(x)
+		}
+		if out(v) {
+			return usagef(msg, dashed(name), c.Value(name))
+		}
+	}
+	return nil
+}
+
 // dashed is a flag's name as the usage lines write it: -j, --jobs.
 func dashed(name string) string {
 	if len(name) == 1 {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"io"
@@ -81,8 +82,8 @@ func runArchive(c *cli.Context) error {
 	if opt.Style != archive.Structured && opt.Style != archive.Paragraph {
 		return usagef(msgArchiveStyle, opt.Style)
 	}
-	if opt.TokenThreshold < 0 || opt.ToolCallThreshold < 0 || opt.DepthCap < 0 || opt.KeepRecent < 0 || opt.SummarizeTimeout <= 0 {
-		return usagef(msgArchiveFlags)
+	if err := cmp.Or(notNegative(c, "token-threshold", "tool-call-threshold", "depth-cap", "keep-recent"), aboveZero(c, "summarize-timeout")); err != nil {
+		return err
 	}
 	if opt.Estimator, err = estimatorFlag(c); err != nil {
 		return err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -200,21 +201,10 @@ func runCheckpoint(c *cli.Context) error {
 	return nil
 }
 
-// checkpointBounds refuses the first of checkpoint's and hook's ratios
-// that is not above 0 and counts that are negative (a flag the command
-// lacks reads as 0).
+// checkpointBounds refuses the first of checkpoint's and hook's flags
+// that is out of its bounds.
 func checkpointBounds(c *cli.Context) error {
-	for _, name := range []string{"threshold", "notice-from"} {
-		if c.Float64(name) <= 0 {
-			return usagef(msgAboveZero, "--"+name, c.Float64(name))
-		}
-	}
-	for _, name := range []string{"keep", "context-window"} {
-		if c.Int(name) < 0 {
-			return usagef(msgNegative, "--"+name, c.Int(name))
-		}
-	}
-	return nil
+	return cmp.Or(aboveZero(c, "threshold", "notice-from"), notNegative(c, "keep", "context-window"))
 }
 
 // loadCheckpoint reads the checkpoint the arguments name

@@ -56,8 +56,8 @@ func extractPlan(c *cli.Context) (extract.Options, error) {
 	opt.KeepRecent = c.Int("keep-recent")
 	opt.MinLength = c.Int("min-length")
 	opt.KeepAfterRestore = c.Duration("keep-after-restore")
-	if opt.KeepRecent < 0 || opt.MinLength < 0 {
-		return opt, usagef(msgExtractNegative)
+	if err := notNegative(c, "keep-recent", "min-length"); err != nil {
+		return opt, err
 	}
 	var err error
 	if opt.Types, err = transcript.ParseKinds(c.String("types")); err != nil {

@@ -34,14 +34,11 @@ func runGauge(c *cli.Context) error {
 	if opt.Estimator, err = estimatorFlag(c); err != nil {
 		return err
 	}
-	if opt.Window < 0 {
-		return usagef(msgContextWindow)
+	if err := notNegative(c, "context-window", "fail-above"); err != nil {
+		return err
 	}
 	asJSON, tee, failAbove := c.Bool("json"), c.Bool("tee"), c.Float64("fail-above")
 	named := len(cm.Files) > 1 // each line says which file it is of
-	if failAbove < 0 {
-		return usagef(msgFailAbove)
-	}
 	out := cm.Stdout
 	if tee {
 		out = c.App.ErrWriter

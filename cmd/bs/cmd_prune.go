@@ -49,8 +49,8 @@ func runPrune(c *cli.Context) error {
 		return usagef(msgPruneNoSessions)
 	}
 	olderThan, keep := c.Duration("older-than"), c.Int("keep")
-	if olderThan < 0 || keep < 0 {
-		return usagef(msgPruneFlags)
+	if err := notNegative(c, "older-than", "keep"); err != nil {
+		return err
 	}
 	rewrite := c.Float64("rewrite-above")
 	if rewrite <= 0 || rewrite > 1 {

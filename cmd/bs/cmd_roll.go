@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -42,8 +43,11 @@ func runRoll(c *cli.Context) error {
 	if opt.Estimator, err = estimatorFlag(c); err != nil {
 		return err
 	}
-	if opt.Target <= 0 || opt.Trigger <= 0 || opt.Target > opt.Trigger || opt.MinKeep < 0 || opt.Window < 0 {
-		return usagef(msgRollFlags)
+	if err := cmp.Or(aboveZero(c, "target", "trigger"), notNegative(c, "min-keep", "context-window")); err != nil {
+		return err
+	}
+	if opt.Target > opt.Trigger {
+		return usagef(msgRollTarget, opt.Target, opt.Trigger)
 	}
 	opt.Now, opt.Format, opt.Log, opt.OnBadLine, opt.Strict = cm.now, cm.Format, cm.log, cm.onBadLine, cm.strict
 	if opt.Store, err = cm.openStore(); err != nil {

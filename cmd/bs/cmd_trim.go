@@ -55,9 +55,10 @@ func runTrim(c *cli.Context) error {
 	opt.Allow, opt.Deny = c.StringSlice("allow"), c.StringSlice("deny")
 	opt.TTL = c.Duration("ttl")
 	opt.Window = c.Int("context-window")
+	if err := notNegative(c, "keep-last-assistants", "min-prunable-chars", "soft-max", "soft-head", "soft-tail", "context-window", "ttl"); err != nil {
+		return err
+	}
 	switch {
-	case opt.KeepLastAssistants < 0 || opt.MinPrunableChars < 0 || opt.SoftMax < 0 || opt.SoftHead < 0 || opt.SoftTail < 0 || opt.Window < 0 || opt.TTL < 0:
-		return usagef(msgTrimNegative)
 	case opt.SoftTrimRatio < 0 || opt.SoftTrimRatio > 1 || opt.HardClearRatio < 0 || opt.HardClearRatio > 1:
 		return usagef(msgTrimRatio)
 	case opt.Placeholder == "":

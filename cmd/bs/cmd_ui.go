@@ -49,8 +49,8 @@ func runUI(c *cli.Context) error {
 			return usagef(msgUINoRoots, homeDirs(sessions.DefaultDirs()))
 		}
 	}
-	if c.Int("context-window") < 0 {
-		return usagef(msgUIWindow)
+	if err := notNegative(c, "context-window"); err != nil {
+		return err
 	}
 	store, err := cm.openStore()
 	if err != nil {

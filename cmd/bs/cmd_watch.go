@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -64,8 +65,8 @@ func runWatch(c *cli.Context) error {
 		return err
 	}
 	interval := c.Duration("interval")
-	if interval <= 0 || c.Duration("retention-interval") < 0 || c.Duration("retention") < 0 {
-		return usagef(msgWatchFlags)
+	if err := cmp.Or(aboveZero(c, "interval"), notNegative(c, "retention-interval", "retention")); err != nil {
+		return err
 	}
 	cm, err := parseLogLevel(c)
 	if err != nil {

@@ -46,8 +46,8 @@ var inPlaceNames = sync.OnceValue(func() []string {
 func parseInPlace(c *cli.Context) (inplace.Options, error) {
 	ip := inPlaceOptions(c.Duration("lock-timeout"), c.Bool("force"), c.App.ErrWriter)
 	ip.Quiet, ip.Idle, ip.MinSavings = c.Duration("quiet-period"), c.Duration("idle"), int64(c.Int("min-savings"))
-	if ip.LockTimeout < 0 || ip.Quiet < 0 || ip.Idle < 0 || ip.MinSavings < 0 {
-		return ip, usagef(msgInPlaceNegative)
+	if err := notNegative(c, "lock-timeout", "quiet-period", "idle", "min-savings"); err != nil {
+		return ip, err
 	}
 	return ip, nil
 }

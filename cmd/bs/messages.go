@@ -59,11 +59,10 @@ const (
 	msgNotFinite      = "%s %v: want a finite number"
 	msgBadValue       = "%s %q: want %s"
 	msgNoValue        = "%s needs a value"
-	msgAboveZero      = "%s %v: want a number above 0"
+	msgAboveZero      = "%s %v: must be above 0"
 	msgNegative       = "%s %v: must not be negative"
 
 	// In-place rewrites.
-	msgInPlaceNegative   = "--lock-timeout, --quiet-period, --idle and --min-savings must not be negative"
 	msgNotIdle           = "modified %v ago, not idle for --idle %v"
 	msgMinSavings        = "the pass would free about %d tokens, under --min-savings %d"
 	msgQuietPeriod       = "changed %v ago, within --quiet-period %v: the agent may be writing it (retry later, or --force)"
@@ -92,7 +91,6 @@ const (
 	msgWatchArgs    = "want: bs watch [FLAGS] DIR|GLOB... -- FILTER [FLAGS]"
 	msgWatchNoRoot  = "%s does not exist (yet): watching for it"
 	msgWatchFilter  = "bs watch cannot run %q in place: want one of %s"
-	msgWatchFlags   = "want --interval > 0 and --retention-interval, --retention >= 0"
 	msgWatchGlob    = "bad pattern %q: %v"
 	msgWatchState   = "%s is damaged (%v): delete it and every file is processed again on the next pass"
 	msgJobs         = "--jobs must be at least 1"
@@ -106,20 +104,17 @@ const (
 	msgPendingBad   = "pending index rows %s are damaged (%v): the rows before the damage were added, the file is kept as .bad"
 
 	// Flags and arguments of the filters.
-	msgExtractNegative = "--keep-recent and --min-length must not be negative"
-	msgBadTypes        = "bad --types: %v"
-	msgFailAbove       = "--fail-above must not be negative (0, the default, is off)"
-	msgContextWindow   = "--context-window must be positive"
-	msgBadTokenizer    = "bad --tokenizer: %v"
-	msgIndexArgs       = "give the transcripts to index: bs index FILE..."
-	msgIndexRolled     = "%s: rolled range: %v"
-	msgRollFlags       = "want 0 < --target <= --trigger, --min-keep >= 0 and --context-window >= 0"
-	msgRollNoIndex     = "--no-index: the evicted entries are not searchable; the note says so, and 'bs restore --all' brings them back"
-	msgSearchArgs      = "give a query: bs search WORDS..."
-	msgSearchKind      = "unknown --kind %q: want one of %s"
-	msgSearchLimit     = "--limit must be at least 1"
-	msgIndexArchived   = "%s: archived turn %s: %v"
-	msgIndexValue      = "%s: entry %s: %s: %v"
+	msgBadTypes      = "bad --types: %v"
+	msgBadTokenizer  = "bad --tokenizer: %v"
+	msgIndexArgs     = "give the transcripts to index: bs index FILE..."
+	msgIndexRolled   = "%s: rolled range: %v"
+	msgRollTarget    = "--target %v is above --trigger %v: roll down to a ratio at most the one it rolls at"
+	msgRollNoIndex   = "--no-index: the evicted entries are not searchable; the note says so, and 'bs restore --all' brings them back"
+	msgSearchArgs    = "give a query: bs search WORDS..."
+	msgSearchKind    = "unknown --kind %q: want one of %s"
+	msgSearchLimit   = "--limit must be at least 1"
+	msgIndexArchived = "%s: archived turn %s: %v"
+	msgIndexValue    = "%s: entry %s: %s: %v"
 
 	// bs checkpoint
 	msgCheckpointTrigger    = "bad --trigger %q: want compaction or session-end"
@@ -155,7 +150,6 @@ const (
 
 // bs trim.
 const (
-	msgTrimNegative    = "--keep-last-assistants, --min-prunable-chars, --soft-max, --soft-head, --soft-tail, --context-window and --ttl must not be negative"
 	msgTrimRatio       = "--soft-trim-ratio and --hard-clear-ratio must lie between 0 and 1"
 	msgTrimPlaceholder = "--placeholder must not be empty"
 	msgTrimNoStore     = "no blob store at %s: pruned tool results are not kept (give --store DIR to keep them, or --lossy to say you mean it)"
@@ -163,7 +157,6 @@ const (
 
 // bs archive.
 const (
-	msgArchiveFlags     = "want --token-threshold, --tool-call-threshold, --depth-cap and --keep-recent >= 0 and --summarize-timeout > 0"
 	msgArchiveStyle     = "bad --summary-style %q: want structured or paragraph"
 	msgArchiveSummarize = "%s: holder %s: --summarize-cmd failed (%v); the mechanical summary was used"
 	msgArchiveBadMarker = "%s:%d: damaged archive marker (%v); skipped"
@@ -212,7 +205,6 @@ const (
 // bs prune-retention.
 const (
 	msgPruneNoSessions = "name the live transcripts with --sessions DIR|GLOB (repeatable): without them every blob would look unreferenced"
-	msgPruneFlags      = "want --older-than >= 0 and --keep >= 0"
 	msgPruneRewrite    = "bad --rewrite-above %v: want a share of a pack's bytes, above 0 and at most 1"
 	msgPruneNoMatch    = "--sessions %q is no directory and matches no file"
 	msgPruneSession    = "cannot read the transcript %s: %v; nothing was deleted"
@@ -253,7 +245,6 @@ const (
 // bs ui.
 const (
 	msgUINoRoots     = "no sessions to serve: name a directory, glob or file, or keep sessions where OpenClaw, pi, Claude Code or Codex do (%s)" // the runtimes' session directories (sessions.DefaultDirs)
-	msgUIWindow      = "--context-window must not be negative"
 	msgUIListen      = "cannot listen on %s: %v"
 	msgUINotLoopback = "listening on %s, which is not loopback: anyone who can reach it and has the token can read these sessions and the store"
 	msgUIOpen        = "cannot open a browser (%v): open the URL above"
