@@ -152,7 +152,8 @@ var Descriptions = map[string]string{
 		"unreferenced blob last written (or re-used) more than --older-than before the mark began; a referenced " +
 		"blob is never deleted, however old, nor one written while the sweep runs (a filter stores a blob before " +
 		"the line that references it is written, so keep --older-than longer than any filter run). If a transcript or a " +
-		"referenced chunk or holder cannot be read, nothing is deleted. It also deletes checkpoints beyond the " +
+		"referenced chunk or holder cannot be read, or a symbolic link among the sessions leads nowhere, nothing is " +
+		"deleted; a line that is not valid JSON keeps every blob it names. It also deletes checkpoints beyond the " +
 		"newest --keep of each session key under --checkpoint-dir, and, with --holders DIR, the DIR/<id>.jsonl " +
 		"files of holders no transcript references (older than --older-than too; only files named like a holder id, " +
 		"16 lowercase hex digits, and never one read as a session). The store is opened as the filters open it " +

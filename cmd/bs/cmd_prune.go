@@ -45,7 +45,10 @@ const remotePruneFloor = 2 * blobstore.DefaultRefreshAfter
 
 func runPrune(c *cli.Context) error {
 	roots := c.StringSlice("sessions")
-	if len(roots) == 0 || c.NArg() > 0 {
+	if c.NArg() > 0 {
+		return usagef(msgPruneArgs, c.Args().First())
+	}
+	if len(roots) == 0 {
 		return usagef(msgPruneNoSessions)
 	}
 	olderThan, keep := c.Duration("older-than"), c.Int("keep")

@@ -108,12 +108,15 @@ func sessionsWorded(err error) error {
 		glob    *sessions.GlobError
 		nomatch *sessions.NoMatchError
 		damaged *sessions.DamagedStateError
+		link    *sessions.DanglingError
 	)
 	switch {
 	case errors.As(err, &glob):
 		return usagef(msgWatchGlob, glob.Pattern, glob.Err)
 	case errors.As(err, &nomatch):
 		return fmt.Errorf(msgPruneNoMatch, nomatch.Root)
+	case errors.As(err, &link):
+		return fmt.Errorf(msgPruneDangling, link.Path)
 	case errors.As(err, &damaged):
 		return fmt.Errorf(msgWatchState, damaged.Path, damaged.Err)
 	}

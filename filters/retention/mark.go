@@ -107,7 +107,8 @@ func (e *DamagedError) Unwrap() error { return e.Err }
 
 // Transcript marks everything the transcript read from r references,
 // following referenced chunks and holders into the store. A line that is
-// not valid JSON is counted and skipped. A referenced chunk or holder that
+// not valid JSON is counted, and every blob it names kept (unparsed).
+// A referenced chunk or holder that
 // cannot be read is an *UnreadableError, a damaged reference a
 // *DamagedError; either means the marks are incomplete and no sweep may
 // follow.
@@ -144,7 +145,11 @@ func (m *Marks) file(ctx context.Context, path string) (Scan, error) {
 
 // fields are the members a line that references blobs has; a line holding
 // none of them is not parsed.
-var fields = [][]byte{[]byte(`"_extracted"`), []byte(`"` + transcript.EvictedField + `"`), []byte(`"` + transcript.ArchivedField + `"`)}
+var (
+	evictedField  = []byte(`"` + transcript.EvictedField + `"`)
+	archivedField = []byte(`"` + transcript.ArchivedField + `"`)
+	fields        = [][]byte{[]byte(`"_extracted"`), evictedField, archivedField}
+)
 
 // lines marks the references of each line of r. top is the line of the
 // named transcript the lines come from (0: they are its own).
@@ -178,6 +183,9 @@ func (m *Marks) lines(ctx context.Context, name string, r io.Reader, top, depth 
 		if err != nil {
 			if depth == 0 {
 				sc.BadLines++
+			}
+			if err := m.unparsed(ctx, name, at, line.Body, depth, sc); err != nil {
+				return err
 			}
 			continue
 		}
@@ -214,6 +222,60 @@ func (m *Marks) lines(ctx context.Context, name string, r io.Reader, top, depth 
 			}
 		}
 	}
+}
+
+// digestText is how a reference names its blob.
+var digestText = []byte("sha256:")
+
+// unparsed marks every blob that body, a line that is not valid JSON (a
+// write cut short, a damaged byte), names: what its references were cannot
+// be read, but each digest in it may be one. Where it names chunks or
+// holders, the blobs it names that the store has are read as a group of
+// them, as its references would have been.
+func (m *Marks) unparsed(ctx context.Context, name string, at int, body []byte, depth int, sc *Scan) error {
+	var named []blobstore.Digest
+	for rest := body; ; {
+		i := bytes.Index(rest, digestText)
+		if i < 0 {
+			break
+		}
+		rest = rest[i:]
+		if d, err := blobstore.ParseDigest(string(rest[:min(len(rest), len(digestText)+64)])); err == nil {
+			named = append(named, d)
+		}
+		rest = rest[len(digestText):]
+	}
+	if len(named) == 0 {
+		return nil
+	}
+	m.mu.Lock()
+	for _, d := range named {
+		m.blobs[d] = struct{}{}
+	}
+	m.mu.Unlock()
+	sc.Refs += len(named)
+	kind := restore.RefEvicted
+	switch {
+	case bytes.Contains(body, evictedField):
+	case bytes.Contains(body, archivedField):
+		kind = restore.RefArchived
+	default:
+		return nil // extracted values hold no references
+	}
+	var present []blobstore.Digest
+	for _, d := range named {
+		ok, err := m.store.Has(ctx, d)
+		if err != nil {
+			return &UnreadableError{Name: name, Line: at, Kind: kind, Blob: d, Err: err}
+		}
+		if ok {
+			present = append(present, d)
+		}
+	}
+	if len(present) == 0 {
+		return nil
+	}
+	return m.nested(ctx, name, at, kind, present, depth, sc)
 }
 
 // nested marks the references of the lines held by a group of chunk or

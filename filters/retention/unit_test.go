@@ -101,6 +101,34 @@ func TestBadLinesSkipped(t *testing.T) {
 	}
 }
 
+// TestCutLinesKeepTheirBlobs: a line cut short (or damaged) is no JSON,
+// but each blob it names is kept, and a chunk it names is read for the
+// references its lines hold, as if the line were whole.
+func TestCutLinesKeepTheirBlobs(t *testing.T) {
+	ctx := context.Background()
+	store := newClockStore(t0)
+	value, _ := store.Put(ctx, []byte(`"a value"`))
+	deep, _ := store.Put(ctx, []byte(`"deep value"`))
+	chunk, _ := store.Put(ctx, []byte(extracted(deep)))
+	orphan, _ := store.Put(ctx, []byte("orphan"))
+	gone := blobstore.Sum([]byte("never stored"))
+	cut := func(line string) string { return line[:len(line)-4] + "\n" }
+	in := "{}\n" + cut(extracted(value)) + cut(rolled(chunk, gone))
+	marks := retention.NewMarks(store)
+	sc, err := marks.Transcript(ctx, "s", strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []blobstore.Digest{value, chunk, deep, gone} {
+		if !marks.Blob(d) {
+			t.Errorf("%s not marked", d)
+		}
+	}
+	if marks.Blob(orphan) || sc.BadLines != 2 {
+		t.Errorf("orphan marked %v, scan %+v", marks.Blob(orphan), sc)
+	}
+}
+
 // A writer re-uses an old unreferenced blob after the sweep listed it:
 // the look just before Delete keeps it.
 func TestReusedDuringSweepKept(t *testing.T) {

@@ -32,6 +32,17 @@ type NoMatchError struct{ Root string }
 
 func (e *NoMatchError) Error() string { return e.Root + " matches nothing" }
 
+// DanglingError is a symbolic link among the sessions that leads nowhere:
+// a file or a directory (an unmounted disk, a deleted target) whose
+// transcripts cannot be read.
+type DanglingError struct {
+	Path string
+	Err  error
+}
+
+func (e *DanglingError) Error() string { return fmt.Sprintf("%s leads nowhere: %v", e.Path, e.Err) }
+func (e *DanglingError) Unwrap() error { return e.Err }
+
 // DamagedStateError is a state file that cannot be read as one.
 type DamagedStateError struct {
 	Path string
@@ -69,9 +80,10 @@ func DefaultRoots() []string {
 
 // Find lists the *.jsonl files under each directory root and the files
 // each glob root names, sorted, absolute, without duplicates. When strict,
-// a directory that cannot be read or a root that names nothing (a
-// *NoMatchError) is an error instead of being skipped; a bad pattern is a
-// *GlobError.
+// a directory that cannot be read, a root that names nothing (a
+// *NoMatchError) and a link that leads nowhere (a *DanglingError: it may
+// stand for transcripts that are only out of reach) are errors instead of
+// being skipped; a bad pattern is a *GlobError.
 // Symbolic links are followed: a linked root, linked directories inside
 // it (each real directory walked once, so a loop ends) and linked *.jsonl
 // files. A glob match that is a directory is walked like a root.
@@ -103,8 +115,11 @@ func Find(roots []string, strict bool) ([]string, error) {
 			mode := d.Type()
 			if mode&fs.ModeSymlink != 0 {
 				info, err := os.Stat(p)
+				if err != nil && strict {
+					return &DanglingError{p, err}
+				}
 				if err != nil {
-					continue // a dangling link names nothing
+					continue // a dangling link names nothing now
 				}
 				mode = info.Mode().Type()
 			}
@@ -137,6 +152,8 @@ func Find(roots []string, strict bool) ([]string, error) {
 		for _, m := range matches {
 			info, err := os.Stat(m)
 			switch {
+			case err != nil && strict:
+				return nil, &DanglingError{m, err}
 			case err != nil:
 			case info.IsDir():
 				if err := walk(m); err != nil {

@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -49,6 +50,20 @@ func TestFind(t *testing.T) {
 	}
 	if HasGlob(filepath.Join(dir, "a")) || !HasGlob("x/*.jsonl") {
 		t.Error("HasGlob")
+	}
+
+	// A link that leads nowhere (a disk not mounted) is skipped by a
+	// watch, but prune, which must read every live transcript, stops.
+	os.Symlink(filepath.Join(dir, "unmounted"), filepath.Join(dir, "a", "proj"))
+	os.Symlink(filepath.Join(dir, "gone.jsonl"), filepath.Join(dir, "b", "four.jsonl"))
+	if got, err := Find([]string{filepath.Join(dir, "a")}, false); err != nil || len(got) != 3 {
+		t.Errorf("not strict, a dangling link: %v, %v", got, err)
+	}
+	var dangling *DanglingError
+	for _, root := range []string{filepath.Join(dir, "a"), filepath.Join(dir, "b", "*.jsonl")} {
+		if _, err := Find([]string{root}, true); !errors.As(err, &dangling) || !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("strict, a dangling link under %s: %v", root, err)
+		}
 	}
 }
 
