@@ -1,6 +1,7 @@
 package blobstore
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"hash/crc32"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"slices"
 	"sync"
@@ -394,6 +396,9 @@ func (p *packs) verify(ctx context.Context, lt looseTier, v *verifier) error {
 		lists[i] = es
 		v.total += int64(len(es))
 	}
+	if err := p.verifyListed(ctx, all, v); err != nil {
+		return err
+	}
 	var loose []Digest
 	if err := lt.listLoose(ctx, func(d Digest) error { loose = append(loose, d); return nil }); err != nil {
 		return err
@@ -405,7 +410,13 @@ func (p *packs) verify(ctx context.Context, lt looseTier, v *verifier) error {
 		buf := plain.Get().(*[]byte)
 		defer plain.Put(buf)
 		for j, e := range lists[i] {
-			stored, err := r.stored(ctx, e, lists[i][j+1:])
+			stored, err := r.storedWhole(ctx, e, lists[i][j+1:])
+			if errors.Is(err, ErrCorrupt) {
+				if err := v.checked(Problem{Digest: e.d, Err: err, Pack: e.pack.String()}); err != nil {
+					return err
+				}
+				continue
+			}
 			if errors.Is(err, fs.ErrNotExist) {
 				return nil // deleted by a repack meanwhile
 			}
@@ -432,6 +443,42 @@ func (p *packs) verify(ctx context.Context, lt looseTier, v *verifier) error {
 		_, err := lt.getLoose(ctx, d)
 		return v.checked(Problem{Digest: d, Err: err})
 	})
+}
+
+// verifyListed reports each pack the indexes name that is not among the
+// packs listed: the copies the indexes say it holds are lost. A pack a
+// repack deleted meanwhile is no problem: the indexes, read again, name
+// its copies in another.
+func (p *packs) verifyListed(ctx context.Context, listed []packFile, v *verifier) error {
+	there := make(map[packID]bool, len(listed))
+	for _, pf := range listed {
+		there[pf.id] = true
+	}
+	missing := func() map[packID]int {
+		out := map[packID]int{}
+		merged(p.snap.Load().files, func(e entry) error {
+			if !there[e.pack] {
+				out[e.pack]++
+			}
+			return nil
+		})
+		return out
+	}
+	if len(missing()) == 0 {
+		return nil
+	}
+	if err := p.refresh(ctx); err != nil {
+		return err
+	}
+	gone := missing()
+	ids := slices.SortedFunc(maps.Keys(gone), func(a, b packID) int { return bytes.Compare(a[:], b[:]) })
+	for _, id := range ids {
+		if _, err := p.be.statPack(ctx, id); !errors.Is(err, fs.ErrNotExist) {
+			continue // there after all: written since the listing
+		}
+		v.damaged(Problem{Err: fmt.Errorf("pack %s of %s is missing: the indexes name %d blob copies in it", id, p.be.where(), gone[id]), Pack: id.String()})
+	}
+	return nil
 }
 
 // checkCRC checks the CRC that index records of copy e (its pack and

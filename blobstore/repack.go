@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"slices"
 	"time"
@@ -48,6 +49,19 @@ func (r *packReader) stored(ctx context.Context, e entry, next []entry) ([]byte,
 		r.buf, r.lo, r.hi = b, off, hi
 	}
 	return r.buf[off-r.lo : end-r.lo], nil
+}
+
+// storedWhole is stored, and a copy a pack cut short lacks bytes of
+// corrupt: when the read ahead of it falls short, the copy alone is read
+// again, for it may still be whole.
+func (r *packReader) storedWhole(ctx context.Context, e entry, next []entry) ([]byte, error) {
+	stored, err := r.stored(ctx, e, next)
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		if stored, err = r.stored(ctx, e, nil); errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, corrupt(e.d, "its pack is cut short", err)
+		}
+	}
+	return stored, err
 }
 
 // trailer reads pack id's own list of its copies.
@@ -152,7 +166,11 @@ func (p *packs) copyOut(ctx context.Context, sink *packSink, id packID, es []ent
 	plain := getBuf()
 	defer putBuf(plain)
 	for i, e := range es {
-		stored, err := r.stored(ctx, e, es[i+1:])
+		stored, err := r.storedWhole(ctx, e, es[i+1:])
+		if errors.Is(err, ErrCorrupt) {
+			bad = append(bad, Problem{Digest: e.d, Err: err, Pack: id.String()})
+			continue
+		}
 		if err != nil {
 			return nil, fmt.Errorf("pack %s: %w", id, err)
 		}

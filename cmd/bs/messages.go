@@ -195,7 +195,7 @@ const (
 	msgConfigCommand  = "unknown config command %q: want show"
 	msgConfigShowArgs = "bs config show takes no arguments; name the file with bs --config FILE"
 	msgVerifyFailed   = "%d corrupt and %d undecryptable blobs in %s"
-	msgVerifyDamaged  = "%d damaged index files or pack trailers in %s: the blobs only they name cannot be found (bs store repack indexes a pack from its trailer)"
+	msgVerifyDamaged  = "%d index files, pack trailers or packs in %s are damaged or missing: the blobs only they held cannot be found (bs store repack indexes a pack from its trailer)"
 	msgRepackSmall    = "bad --small %q: want a positive number of bytes, with K, M or G"
 	msgRepackNoPacks  = "the store at %s keeps no packs"
 	msgRepackDamaged  = "%v: left where it is (bs store verify lists every damaged copy)"

@@ -91,7 +91,7 @@ func WriteVerify(w io.Writer, res blobstore.VerifyResult, asJSON bool) {
 	}
 	fmt.Fprintf(w, "checked %d blobs: %d corrupt, %d undecryptable", res.Checked, res.Corrupt, res.Undecryptable)
 	if res.Damaged > 0 {
-		fmt.Fprintf(w, ", %d damaged index files or pack trailers", res.Damaged)
+		fmt.Fprintf(w, ", %d index files, pack trailers or packs damaged or missing", res.Damaged)
 	}
 	fmt.Fprintln(w)
 }

@@ -62,7 +62,7 @@ func TestWriteCopiesAndResults(t *testing.T) {
 	}
 	b.Reset()
 	WriteVerify(&b, blobstore.VerifyResult{Checked: 4, Corrupt: 1, Damaged: 2}, false)
-	if want := "checked 4 blobs: 1 corrupt, 0 undecryptable, 2 damaged index files or pack trailers\n"; b.String() != want {
+	if want := "checked 4 blobs: 1 corrupt, 0 undecryptable, 2 index files, pack trailers or packs damaged or missing\n"; b.String() != want {
 		t.Errorf("verify %q", b.String())
 	}
 	b.Reset()
