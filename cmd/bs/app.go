@@ -50,6 +50,14 @@ func usagef(format string, args ...any) error {
 	return &usageError{msg: fmt.Sprintf(format, args...)}
 }
 
+// hinted is an error shown with a hint on the line after it.
+type hinted struct {
+	error
+	hint string
+}
+
+func (e *hinted) Unwrap() error { return e.error }
+
 // reported marks an error whose message has already been shown.
 type reported struct{ code int }
 
@@ -139,6 +147,10 @@ func exitCode(ctx context.Context, u ui, cmd string, err error) int {
 		}
 	} else {
 		show(err)
+	}
+	var h *hinted
+	if errors.As(err, &h) {
+		u.hintf("%s", h.hint)
 	}
 	if errors.Is(err, blobstore.ErrNoIdentity) {
 		u.hintf(hintNoIdentity)

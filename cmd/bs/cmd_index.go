@@ -60,8 +60,7 @@ func indexCommand() *cli.Command {
 			}
 			ix, err := openIndex(c.Context, indexPath(c), cm.ui)
 			if err != nil {
-				cm.ui.hintf(hintIndex)
-				return err
+				return &hinted{err, hintIndex}
 			}
 			ix.Close()
 			fmt.Fprintf(c.App.Writer, "indexed %d values from %d transcripts\n", total, read)

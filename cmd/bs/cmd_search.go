@@ -67,7 +67,7 @@ func runSearch(c *cli.Context) error {
 	ix, err := openIndex(c.Context, path, ui{c.App.ErrWriter})
 	if err != nil {
 		if c.Context.Err() == nil { // not interrupted: the index is at fault
-			ui{c.App.ErrWriter}.hintf(hintIndex)
+			return &hinted{err, hintIndex}
 		}
 		return err
 	}
@@ -78,8 +78,7 @@ func runSearch(c *cli.Context) error {
 	}
 	hits, err := ix.SearchEntries(c.Context, index.Query{Text: query, Session: session, Kind: c.String("kind"), Tool: c.String("tool"), Limit: c.Int("limit")})
 	if err != nil {
-		ui{c.App.ErrWriter}.hintf(hintIndex)
-		return err
+		return &hinted{err, hintIndex}
 	}
 	here := restoreStore(c)
 	for _, h := range hits {
