@@ -109,12 +109,15 @@ func sessionsWorded(err error) error {
 		nomatch *sessions.NoMatchError
 		damaged *sessions.DamagedStateError
 		link    *sessions.DanglingError
+		failed  *watch.FailedError
 	)
 	switch {
 	case errors.As(err, &glob):
 		return usagef(msgWatchGlob, glob.Pattern, glob.Err)
 	case errors.As(err, &nomatch):
 		return fmt.Errorf(msgPruneNoMatch, nomatch.Root)
+	case errors.As(err, &failed):
+		return fmt.Errorf(msgWatchFailed, failed.Runs)
 	case errors.As(err, &link):
 		return fmt.Errorf(msgPruneDangling, link.Path)
 	case errors.As(err, &damaged):

@@ -92,6 +92,7 @@ const (
 	msgWatchNoRoot  = "%s does not exist (yet): watching for it"
 	msgWatchFilter  = "bs watch cannot run %q in place: want one of %s"
 	msgWatchGlob    = "bad pattern %q: %v"
+	msgWatchFailed  = "the pass ran, but %d runs failed (the warnings above say which)"
 	msgWatchState   = "%s is damaged (%v): delete it and every file is processed again on the next pass"
 	msgJobs         = "--jobs must be at least 1"
 	msgIndexWrite   = "the search index %s could not be updated: %v; the removed content is safe in the store"

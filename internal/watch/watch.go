@@ -7,6 +7,7 @@ package watch
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -45,14 +46,25 @@ type Logger interface {
 	Warn(msg string, args ...any)
 }
 
+// FailedError is a single pass (once) in which the filter, or retention,
+// failed on Runs of its runs: each was logged as it failed.
+type FailedError struct{ Runs int }
+
+func (e *FailedError) Error() string { return fmt.Sprintf("%d runs failed", e.Runs) }
+
 // Watch makes a pass every interval until ctx is done (a clean end), or
-// one pass only. A pass's error ends it: a bad glob among the roots
-// (*sessions.GlobError), a damaged state file
+// one pass only, whose failed runs are then a *FailedError (a watch that
+// goes on logs them and goes on). A pass's error ends it: a bad glob among
+// the roots (*sessions.GlobError), a damaged state file
 // (*sessions.DamagedStateError), a state file that cannot be written.
 func (w *Watcher) Watch(ctx context.Context, interval time.Duration, once bool) error {
 	for {
-		if err := w.pass(ctx); err != nil && ctx.Err() == nil {
+		failed, err := w.pass(ctx)
+		if err != nil && ctx.Err() == nil {
 			return err
+		}
+		if once && failed > 0 && ctx.Err() == nil {
+			return &FailedError{failed}
 		}
 		if once || ctx.Err() != nil {
 			return nil
@@ -67,23 +79,24 @@ func (w *Watcher) Watch(ctx context.Context, interval time.Duration, once bool) 
 	}
 }
 
-// pass runs the filter on every changed file, then retention when due.
-func (w *Watcher) pass(ctx context.Context) error {
+// pass runs the filter on every changed file, then retention when due,
+// and counts the runs that failed.
+func (w *Watcher) pass(ctx context.Context) (failed int, err error) {
 	if err := os.MkdirAll(filepath.Dir(w.StatePath), 0o700); err != nil {
-		return err
+		return 0, err
 	}
 	unlock, err := lockedfile.MutexAt(w.StatePath + ".lock").Lock()
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer unlock()
 	st, err := sessions.ReadState(w.StatePath)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	files, err := sessions.Find(w.Roots, false)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	bar := progress.New(w.Progress, w.Label, int64(len(files)), false, w.Unit)
 	defer bar.Done()
@@ -111,6 +124,7 @@ func (w *Watcher) pass(ctx context.Context) error {
 		case err != nil:
 			if ctx.Err() == nil {
 				w.Log.Warn("filter failed", "file", f, "filter", w.Filter[0], "err", err)
+				failed++
 			}
 			continue
 		case serr != nil:
@@ -137,11 +151,12 @@ func (w *Watcher) pass(ctx context.Context) error {
 		args = append(args, storeArgs(w.Filter[1:])...)
 		if err := w.Run(ctx, args); err != nil {
 			w.Log.Warn("retention failed", "err", err)
+			failed++
 		} else {
 			st.Retention = time.Now().UTC()
 		}
 	}
-	return sessions.WriteState(w.StatePath, st)
+	return failed, sessions.WriteState(w.StatePath, st)
 }
 
 // pruneStoreFlags are the store flags of a filter that prune-retention

@@ -2,12 +2,14 @@ package watch
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/bstools/bs/internal/sessions"
 )
@@ -32,8 +34,8 @@ func TestWatchReadsOnlyChanged(t *testing.T) {
 		Busy: func(error) (string, bool) { return "", false }}
 	pass := func() []string {
 		ran = nil
-		if err := w.pass(context.Background()); err != nil {
-			t.Fatal(err)
+		if failed, err := w.pass(context.Background()); err != nil || failed != 0 {
+			t.Fatal(failed, err)
 		}
 		slices.Sort(ran)
 		return ran
@@ -57,6 +59,33 @@ func TestWatchReadsOnlyChanged(t *testing.T) {
 	st, err := sessions.ReadState(w.StatePath)
 	if err != nil || len(st.Files) != 2 {
 		t.Fatalf("state %+v %v: want a and b only", st, err)
+	}
+}
+
+// TestWatchOnceFailed: a single pass whose runs failed is a FailedError
+// counting them, after running every file; a watch that goes on does not
+// stop for them.
+func TestWatchOnceFailed(t *testing.T) {
+	dir := t.TempDir()
+	for _, n := range []string{"a", "b"} {
+		if err := os.WriteFile(filepath.Join(dir, n+".jsonl"), []byte(`{"role":"user","content":"x"}`+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runs := 0
+	w := &Watcher{Roots: []string{dir}, Filter: []string{"restore"}, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Progress: io.Discard, StatePath: filepath.Join(dir, "state", "watch.json"),
+		Run:  func(context.Context, []string) error { runs++; return errors.New("no store") },
+		Busy: func(error) (string, bool) { return "", false }}
+	var failed *FailedError
+	if err := w.Watch(context.Background(), time.Hour, true); !errors.As(err, &failed) || failed.Runs != 2 || runs != 2 {
+		t.Fatalf("Watch once = %v after %d runs; want 2 runs failed", err, runs)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	w.Run = func(context.Context, []string) error { cancel(); return errors.New("no store") }
+	os.WriteFile(filepath.Join(dir, "a.jsonl"), []byte("{}\n"), 0o600)
+	if err := w.Watch(ctx, time.Millisecond, false); err != nil {
+		t.Fatalf("a watch that goes on: %v", err)
 	}
 }
 
