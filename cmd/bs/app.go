@@ -517,16 +517,23 @@ func (cm *common) openStore() (blobstore.Store, error) {
 // (restore, stats --exact, archive show): a local store that is not there
 // reads as an empty one, each blob not found, and is not created.
 func (cm *common) openReading() (blobstore.Store, error) {
-	opt := cm.storeOpt
-	opt.MustExist = true
-	s, err := blobstore.Open(context.Background(), cm.storeDir, opt)
+	s, err := cm.openMustExist()
 	if errors.Is(err, blobstore.ErrNoStore) {
 		return &blobstore.Mem{}, nil
 	}
-	if err != nil {
+	return s, err
+}
+
+// openMustExist opens --store creating nothing: a local store that is not
+// there is blobstore.ErrNoStore, for the caller to word.
+func (cm *common) openMustExist() (blobstore.Store, error) {
+	opt := cm.storeOpt
+	opt.MustExist = true
+	s, err := blobstore.Open(context.Background(), cm.storeDir, opt)
+	if err != nil && !errors.Is(err, blobstore.ErrNoStore) {
 		return nil, fmt.Errorf(msgStoreOpen, cm.storeDir, err)
 	}
-	return s, nil
+	return s, err
 }
 
 // onBadLine warns about a line that is not valid JSON, or stops the run

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -157,16 +156,11 @@ func parseStore(c *cli.Context, args int) (*common, error) {
 // store that is not there is the error noStore (naming the store), never
 // a new empty one.
 func openExisting(cm *common, noStore string) (blobstore.Store, error) {
-	opt := cm.storeOpt
-	opt.MustExist = true
-	s, err := blobstore.Open(context.Background(), cm.storeDir, opt)
+	s, err := cm.openMustExist()
 	if errors.Is(err, blobstore.ErrNoStore) {
 		return nil, fmt.Errorf(noStore, cm.storeDir)
 	}
-	if err != nil {
-		return nil, fmt.Errorf(msgStoreOpen, cm.storeDir, err)
-	}
-	return s, nil
+	return s, err
 }
 
 func runStoreStats(c *cli.Context) error {
