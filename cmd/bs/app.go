@@ -284,7 +284,7 @@ func withUsageErrors(cmds ...*cli.Command) []*cli.Command {
 // --trigger NaN would roll always and a --fail-above NaN never fail.
 func finiteFlags(c *cli.Context) error {
 	if name, v, ok := clidoc.NotFinite(c); ok {
-		return usagef(msgNotFinite, dashed(name), v)
+		return usagef(msgNotFinite, clidoc.Dashed(name), v)
 	}
 	return nil
 }
@@ -299,10 +299,10 @@ func flagError(c *cli.Context, flags []cli.Flag, err error) error {
 	}
 	if name, value, missing, ok := clidoc.BadValue(err); ok {
 		if missing {
-			return usagef(msgNoValue, dashed(name))
+			return usagef(msgNoValue, clidoc.Dashed(name))
 		}
 		if want := wantKind[clidoc.FlagKind(flags, name)]; want != "" {
-			return usagef(msgBadValue, dashed(name), value, want)
+			return usagef(msgBadValue, clidoc.Dashed(name), value, want)
 		}
 	}
 	name, typed, ok := clidoc.UnknownFlag(err, line)
@@ -339,18 +339,10 @@ func firstOut(c *cli.Context, msg string, out func(float64) bool, names []string
 			v = float64(x)
 		}
 		if out(v) {
-			return usagef(msg, dashed(name), c.Value(name))
+			return usagef(msg, clidoc.Dashed(name), c.Value(name))
 		}
 	}
 	return nil
-}
-
-// dashed is a flag's name as the usage lines write it: -j, --jobs.
-func dashed(name string) string {
-	if len(name) == 1 {
-		return "-" + name
-	}
-	return "--" + name
 }
 
 // checkArgs is what a command checks of its arguments before it runs,

@@ -1,6 +1,7 @@
 package clidoc
 
 import (
+	"errors"
 	"math"
 	"slices"
 	"strconv"
@@ -31,10 +32,7 @@ func UnknownFlag(err error, line []string) (name, typed string, ok bool) {
 	if !ok {
 		return "", "", false
 	}
-	typed = "--" + name // as the usage lines write it
-	if len(name) == 1 {
-		typed = "-" + name
-	}
+	typed = Dashed(name)
 	for _, a := range line {
 		if n, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "="); strings.HasPrefix(a, "-") && n == name {
 			typed, _, _ = strings.Cut(a, "=")
@@ -131,6 +129,45 @@ func CheckOnly(app *cli.App, check func(*cli.Context) error) {
 		}
 	}
 	checking(app.Commands)
+}
+
+// Dashed is a flag's name as the usage lines write it: -j, --jobs.
+func Dashed(name string) string {
+	if len(name) == 1 {
+		return "-" + name
+	}
+	return "--" + name
+}
+
+// SkipCommand, returned by Walk's fn, skips the command's subcommands.
+var SkipCommand = errors.New("skip this command's subcommands")
+
+// Walk calls fn with each command of commands and each of their
+// subcommands, named by its path ("store verify"), parents first; it
+// stops at fn's first error but SkipCommand. urfave/cli's help commands
+// are left out.
+func Walk(commands []*cli.Command, fn func(path string, c *cli.Command) error) error {
+	var walk func(prefix string, cmds []*cli.Command) error
+	walk = func(prefix string, cmds []*cli.Command) error {
+		for _, c := range cmds {
+			if c.Name == "help" {
+				continue
+			}
+			path := prefix + c.Name
+			err := fn(path, c)
+			if err == SkipCommand {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			if err := walk(path+" ", c.Subcommands); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return walk("", commands)
 }
 
 // CommandPath names the command c runs by its path from the app's

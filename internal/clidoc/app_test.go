@@ -147,3 +147,28 @@ func TestBadValue(t *testing.T) {
 		t.Error("an unknown flag read as a bad value")
 	}
 }
+
+// TestWalk: every command and subcommand by its path, parents first,
+// without help commands; SkipCommand skips a command's subcommands.
+func TestWalk(t *testing.T) {
+	cmds := []*cli.Command{
+		{Name: "store", Subcommands: []*cli.Command{{Name: "verify"}, {Name: "help"}}},
+		{Name: "config", Subcommands: []*cli.Command{{Name: "show"}}},
+		{Name: "help"},
+	}
+	var got []string
+	err := Walk(cmds, func(path string, c *cli.Command) error {
+		got = append(got, path)
+		if c.Name == "config" {
+			return SkipCommand
+		}
+		return nil
+	})
+	if want := []string{"store", "store verify", "config"}; err != nil || !slices.Equal(got, want) {
+		t.Errorf("Walk = %q, %v; want %q", got, err, want)
+	}
+	stop := errors.New("stop")
+	if err := Walk(cmds, func(string, *cli.Command) error { return stop }); err != stop {
+		t.Errorf("Walk's error = %v, want fn's", err)
+	}
+}

@@ -27,38 +27,30 @@ type completableFlag struct {
 // completionTree lists every command and subcommand, sorted by path.
 func completionTree(cmds []*cli.Command) []completable {
 	var out []completable
-	var walk func(prefix string, cmds []*cli.Command)
-	walk = func(prefix string, cmds []*cli.Command) {
-		for _, c := range cmds {
-			if c.Name == "help" || c.Hidden {
-				continue
-			}
-			cc := completable{path: strings.TrimSpace(prefix + " " + c.Name), usage: c.Usage}
-			for _, f := range c.Flags {
-				cf := completableFlag{}
-				for _, n := range f.Names() {
-					if len(n) == 1 {
-						cf.names = append(cf.names, "-"+n)
-					} else {
-						cf.names = append(cf.names, "--"+n)
-					}
-				}
-				if d, ok := f.(cli.DocGenerationFlag); ok {
-					cf.usage, cf.values = d.GetUsage(), d.TakesValue()
-				}
-				cc.flags = append(cc.flags, cf)
-			}
-			cc.flags = append(cc.flags, completableFlag{names: []string{"--help", "-h"}, usage: "show help"})
-			for _, s := range c.Subcommands {
-				if s.Name != "help" {
-					cc.subs = append(cc.subs, s.Name)
-				}
-			}
-			out = append(out, cc)
-			walk(cc.path, c.Subcommands)
+	Walk(cmds, func(path string, c *cli.Command) error {
+		if c.Hidden {
+			return SkipCommand
 		}
-	}
-	walk("", cmds)
+		cc := completable{path: path, usage: c.Usage}
+		for _, f := range c.Flags {
+			cf := completableFlag{}
+			for _, n := range f.Names() {
+				cf.names = append(cf.names, Dashed(n))
+			}
+			if d, ok := f.(cli.DocGenerationFlag); ok {
+				cf.usage, cf.values = d.GetUsage(), d.TakesValue()
+			}
+			cc.flags = append(cc.flags, cf)
+		}
+		cc.flags = append(cc.flags, completableFlag{names: []string{"--help", "-h"}, usage: "show help"})
+		for _, s := range c.Subcommands {
+			if s.Name != "help" {
+				cc.subs = append(cc.subs, s.Name)
+			}
+		}
+		out = append(out, cc)
+		return nil
+	})
 	sort.Slice(out, func(i, j int) bool { return out[i].path < out[j].path })
 	return out
 }

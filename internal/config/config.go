@@ -32,6 +32,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/bstools/bs/internal/clidoc"
 )
 
 // Setting is one value the file gives a command's flag.
@@ -162,7 +164,7 @@ func Load(path string, explicit bool, commands []*cli.Command, common func(name 
 			}
 		case common(k.Value):
 			// A flag every filter takes: set it for each command that has it.
-			err := Walk(commands, func(path string, cmd *cli.Command) error {
+			err := clidoc.Walk(commands, func(path string, cmd *cli.Command) error {
 				if findFlag(cmd, k.Value) == nil {
 					return nil
 				}
@@ -178,34 +180,11 @@ func Load(path string, explicit bool, commands []*cli.Command, common func(name 
 	return cfg, nil
 }
 
-// Walk calls fn with each command of commands and each of their
-// subcommands, named by its path ("store verify"), parents first; it
-// stops at fn's first error. urfave/cli's help commands are left out.
-func Walk(commands []*cli.Command, fn func(path string, cmd *cli.Command) error) error {
-	var walk func(prefix string, cmds []*cli.Command) error
-	walk = func(prefix string, cmds []*cli.Command) error {
-		for _, cmd := range cmds {
-			if cmd.Name == "help" {
-				continue
-			}
-			path := prefix + cmd.Name
-			if err := fn(path, cmd); err != nil {
-				return err
-			}
-			if err := walk(path+" ", cmd.Subcommands); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	return walk("", commands)
-}
-
 // setSection records a setting of cmd's section for cmd and for each of
 // its subcommands that has the flag; one of them at least must have it.
 func (cfg *File) setSection(cmd *cli.Command, flag, key string, v *yaml.Node) error {
 	found := false
-	err := Walk([]*cli.Command{cmd}, func(path string, sub *cli.Command) error {
+	err := clidoc.Walk([]*cli.Command{cmd}, func(path string, sub *cli.Command) error {
 		if findFlag(sub, flag) == nil {
 			return nil
 		}

@@ -9,15 +9,17 @@ import (
 	"strings"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/bstools/bs/internal/clidoc"
 )
 
 // Show prints every flag of commands and their subcommands that a file
 // may set, its value and where the value came from: the default, the
 // environment, or cfg's file:line. With asJSON, one object a setting.
 func Show(w io.Writer, commands []*cli.Command, cfg *File, asJSON bool) {
-	Walk(commands, func(path string, cmd *cli.Command) error {
-		if path == "config" || strings.HasPrefix(path, "config ") {
-			return nil
+	clidoc.Walk(commands, func(path string, cmd *cli.Command) error {
+		if path == "config" {
+			return clidoc.SkipCommand
 		}
 		for _, f := range cmd.Flags {
 			name := f.Names()[0]
