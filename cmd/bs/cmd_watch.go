@@ -92,7 +92,12 @@ func runWatch(c *cli.Context) error {
 			cm.ui.warnf(msgWatchNoRoot, r)
 		}
 	}
-	return sessionsWorded(w.Watch(c.Context, interval, c.Bool("once")))
+	err = w.Watch(c.Context, interval, c.Bool("once"))
+	var failed *watch.FailedError
+	if errors.As(err, &failed) {
+		return fmt.Errorf(msgWatchFailed, failed.Runs)
+	}
+	return sessionsWorded(err)
 }
 
 // findSessions is sessions.Find with its errors worded.
@@ -109,15 +114,12 @@ func sessionsWorded(err error) error {
 		nomatch *sessions.NoMatchError
 		damaged *sessions.DamagedStateError
 		link    *sessions.DanglingError
-		failed  *watch.FailedError
 	)
 	switch {
 	case errors.As(err, &glob):
 		return usagef(msgWatchGlob, glob.Pattern, glob.Err)
 	case errors.As(err, &nomatch):
 		return fmt.Errorf(msgPruneNoMatch, nomatch.Root)
-	case errors.As(err, &failed):
-		return fmt.Errorf(msgWatchFailed, failed.Runs)
 	case errors.As(err, &link):
 		return fmt.Errorf(msgPruneDangling, link.Path)
 	case errors.As(err, &damaged):
